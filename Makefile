@@ -1,0 +1,51 @@
+# The two commands of the README: `make preview` and `make test`.
+# Everything else here is what they are made of.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+
+.PHONY: preview test venv tools lint typecheck generate goldens check-generated clean
+
+## preview: build the environment and preview the quickstart fleet offline
+preview: $(STAMP)
+	$(BIN)/modelplane preview examples/quickstart
+
+## test: every test tier (unit, function, render, validation, gRPC) plus lint and type checks
+test: $(STAMP) tools lint typecheck
+	CROSSPLANE="$$(tools/crossplane.sh)" $(BIN)/pytest
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "modelplane needs Python 3.11 or newer; set PYTHON=")'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	@rm -f $(VENV)/.installed-* && touch $@
+
+venv: $(STAMP)
+
+## tools: install the pinned Crossplane CLI into a cache outside the repo
+tools:
+	@tools/crossplane.sh >/dev/null
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+## generate: regenerate schemas/ (JSON schemas and pydantic models) from apis/
+generate: $(STAMP)
+	$(BIN)/python schemas/generate.py
+
+check-generated: $(STAMP)
+	$(BIN)/python schemas/generate.py --check
+
+## goldens: regenerate the golden render files under tests/render/golden/
+goldens: $(STAMP)
+	$(BIN)/python -m tests.render.regenerate
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""compose-inference-class: the composition function that validates an InferenceClass, a tested recipe for one kind of GPU node pool."""

@@ -1,0 +1,5 @@
+"""Run with ``python -m compose_inference_cluster``."""
+
+from compose_inference_cluster.main import main
+
+main()

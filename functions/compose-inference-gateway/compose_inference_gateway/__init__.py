@@ -1,0 +1,1 @@
+"""compose-inference-gateway: the composition function that composes the control plane's inference gateway."""

@@ -1,0 +1,5 @@
+"""Run with ``python -m compose_inference_gateway``."""
+
+from compose_inference_gateway.main import main
+
+main()

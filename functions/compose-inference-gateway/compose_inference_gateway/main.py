@@ -1,0 +1,12 @@
+"""Serve compose-inference-gateway over gRPC."""
+
+import sys
+
+from modelplane.fnkit import serve
+
+from compose_inference_gateway.fn import FunctionRunner
+
+
+def main() -> None:
+    """Serve the function until terminated; exit non-zero if it cannot start."""
+    sys.exit(serve.main("compose-inference-gateway", FunctionRunner()))

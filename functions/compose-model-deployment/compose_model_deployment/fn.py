@@ -1,0 +1,11 @@
+"""The ModelDeployment function. Its behaviour is not built yet: it answers with a Warning."""
+
+from modelplane.fnkit.pending import NotImplementedRunner
+
+
+class FunctionRunner(NotImplementedRunner):
+    """Answers ModelDeployment requests with a not-implemented Warning, changing nothing."""
+
+    def __init__(self) -> None:
+        """Create the runner."""
+        super().__init__("ModelDeployment")

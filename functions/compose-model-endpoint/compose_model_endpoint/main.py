@@ -1,0 +1,12 @@
+"""Serve compose-model-endpoint over gRPC."""
+
+import sys
+
+from modelplane.fnkit import serve
+
+from compose_model_endpoint.fn import FunctionRunner
+
+
+def main() -> None:
+    """Serve the function until terminated; exit non-zero if it cannot start."""
+    sys.exit(serve.main("compose-model-endpoint", FunctionRunner()))

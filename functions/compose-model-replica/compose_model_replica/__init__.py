@@ -1,0 +1,1 @@
+"""compose-model-replica: the composition function that composes one serving instance on its workload cluster."""

@@ -1,0 +1,5 @@
+"""Run with ``python -m compose_model_service``."""
+
+from compose_model_service.main import main
+
+main()

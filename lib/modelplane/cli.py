@@ -1,0 +1,30 @@
+"""The ``modelplane`` command: ``render`` (crossplane render, in-process) and ``preview``."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+USAGE = """usage: modelplane <command> [args]
+
+commands:
+  render   render one XR through its Composition in-process, like `crossplane render`
+  preview  simulate a directory of manifests as a fleet and summarise it
+"""
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Dispatch to a subcommand and exit with its code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in {"-h", "--help"}:
+        sys.stdout.write(USAGE)
+        sys.exit(0 if args else 2)
+    command, rest = args[0], args[1:]
+    if command == "render":
+        from modelplane.render.command import main as run  # noqa: PLC0415 - load only what runs
+    elif command == "preview":
+        from modelplane.preview.command import main as run  # noqa: PLC0415 - load only what runs
+    else:
+        sys.stderr.write(f"modelplane: unknown command {command!r}\n{USAGE}")
+        sys.exit(2)
+    sys.exit(run(rest))

@@ -1,0 +1,5 @@
+"""What every Modelplane composition function shares: serving, loading, request helpers.
+
+This package is the layer between the Crossplane SDK and the pure ``modelplane``
+core; the core modules never import it.
+"""

@@ -1,0 +1,21 @@
+"""Write pure conditions and readiness into a RunFunctionResponse."""
+
+from __future__ import annotations
+
+from crossplane.function import resource, response
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+
+from modelplane.conditions import Condition
+
+
+def set_conditions(rsp: fnv1.RunFunctionResponse, *conditions: Condition) -> None:
+    """Report ``conditions`` on the XR."""
+    response.set_conditions(
+        rsp,
+        *(resource.Condition(typ=c.type, status=c.status, reason=c.reason, message=c.message or None) for c in conditions),
+    )
+
+
+def set_ready(rsp: fnv1.RunFunctionResponse, *, ready: bool) -> None:
+    """Tell Crossplane whether the XR itself is ready."""
+    rsp.desired.composite.ready = fnv1.READY_TRUE if ready else fnv1.READY_FALSE

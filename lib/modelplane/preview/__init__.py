@@ -1,0 +1,1 @@
+"""``modelplane preview``: simulate a whole fleet offline and summarise it."""

@@ -1,0 +1,39 @@
+"""``modelplane preview DIR``: the main job, an offline preview of a fleet."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from modelplane.kinds import KINDS
+from modelplane.preview.fleet import DEFAULT_MAX_PASSES, DidNotConvergeError, simulate
+from modelplane.preview.manifests import ManifestError, load_dir
+from modelplane.preview.summary import summarize
+from modelplane.preview.targets import group_by_target, to_yaml
+from modelplane.repo import CompositionNotFoundError, load_composition
+
+
+def main(argv: Sequence[str]) -> int:
+    """Run ``modelplane preview``; return the exit code."""
+    parser = argparse.ArgumentParser(
+        prog="modelplane preview",
+        description="Render every Modelplane object in DIR offline, feeding composed objects back "
+        "until the fleet settles, and summarise where replicas land.",
+    )
+    parser.add_argument("dir", type=Path, help="A directory (or file) of manifests: classes, clusters, deployments...")
+    parser.add_argument("-o", "--output", choices=("summary", "yaml"), default="summary",
+                        help="summary (default), or every object as YAML grouped by target cluster.")
+    parser.add_argument("--max-passes", type=int, default=DEFAULT_MAX_PASSES,
+                        help=f"Give up if the fleet has not settled after this many passes (default {DEFAULT_MAX_PASSES}).")
+    args = parser.parse_args(argv)
+    try:
+        loaded = load_dir(args.dir)
+        compositions = {k.kind: load_composition(k.kind) for k in KINDS}
+        fleet = simulate(loaded, compositions, max_passes=args.max_passes)
+    except (ManifestError, CompositionNotFoundError, DidNotConvergeError, OSError) as err:
+        sys.stderr.write(f"modelplane preview: {err}\n")
+        return 1
+    sys.stdout.write(summarize(fleet, str(args.dir)) if args.output == "summary" else to_yaml(group_by_target(fleet)))
+    return 1 if fleet.errors else 0

@@ -1,0 +1,164 @@
+"""Simulate a fleet offline: render every XR, feed composed XRs back, repeat until stable.
+
+Each pass renders every XR known at its start with the whole fleet as required
+resources and the XR's own previous composed resources as observed state. XRs
+that a pass composes (ModelReplicas, ModelEndpoints, ServingStacks...) join the
+fleet and are rendered in the next pass. The loop ends when a pass changes
+nothing, or fails after ``max_passes``.
+
+Simulated state comes from the manifests: a ``status`` written in a manifest
+stands for what a live system observed, so it wins over what a render reports
+for the same field (conditions are merged by type).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from modelplane.preview.manifests import Key, Loaded, Manifest, is_modelplane, key_of
+from modelplane.render import RenderInputs, RenderOutput, render
+
+DEFAULT_MAX_PASSES = 10
+
+Renderer = Callable[[RenderInputs], RenderOutput]
+
+
+class DidNotConvergeError(RuntimeError):
+    """The fleet still changed after the last allowed pass."""
+
+
+@dataclass(frozen=True)
+class XRState:
+    """One XR of the simulated fleet after a pass."""
+
+    xr: Manifest
+    composed: tuple[Manifest, ...] = ()
+    results: tuple[dict[str, Any], ...] = ()
+    parent: Key | None = None  # the XR that composed this one; None for the user's manifests
+
+
+@dataclass(frozen=True)
+class Fleet:
+    """The converged fleet."""
+
+    states: dict[Key, XRState]
+    others: tuple[Manifest, ...]
+    passes: int
+    errors: dict[Key, str] = field(default_factory=dict)
+
+
+def merge_status(simulated: Mapping[str, Any] | None, rendered: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Overlay a manifest's simulated status on a rendered one (simulated wins)."""
+    merged = dict(rendered or {})
+    for name, value in (simulated or {}).items():
+        if name == "conditions":
+            by_type = {c.get("type"): c for c in merged.get("conditions", [])}
+            by_type.update({c.get("type"): c for c in value})
+            merged["conditions"] = sorted(by_type.values(), key=lambda c: str(c.get("type")))
+        else:
+            merged[name] = value
+    return merged
+
+
+def _named(child: Manifest, parent: Key) -> Manifest:
+    """Give a composed XR that only has generateName a stable name, as the API server would."""
+    meta = child.get("metadata", {})
+    if meta.get("name"):
+        return child
+    resource_name = meta.get("annotations", {}).get("crossplane.io/composition-resource-name", "")
+    digest = hashlib.sha256(f"{parent}/{resource_name}".encode()).hexdigest()[:5]
+    return {**child, "metadata": {**meta, "name": f"{meta.get('generateName', 'x-')}{digest}"}}
+
+
+def _fingerprint(states: Mapping[Key, XRState]) -> dict[Key, str]:
+    return {k: json.dumps([s.xr, s.composed], sort_keys=True) for k, s in states.items()}
+
+
+def simulate(
+    loaded: Loaded,
+    compositions: Mapping[str, Manifest],
+    *,
+    max_passes: int = DEFAULT_MAX_PASSES,
+    renderer: Renderer = render,
+) -> Fleet:
+    """Render the fleet until nothing changes.
+
+    Args:
+        loaded: The manifests of the fleet.
+        compositions: The Composition of each kind, by kind.
+        max_passes: Give up after this many passes.
+        renderer: The render implementation (the in-process renderer by default).
+
+    Raises:
+        DidNotConvergeError: the fleet still changed in the last pass; the
+            message names the objects that did.
+    """
+    sources = {key_of(x): x for x in loaded.xrs}
+    states = {k: XRState(xr=x) for k, x in sorted(sources.items())}
+    errors: dict[Key, str] = {}
+    for n in range(1, max_passes + 1):
+        required = [s.xr for s in states.values()] + list(loaded.others)
+        outputs: dict[Key, RenderOutput] = {}
+        errors = {}
+        for key, state in states.items():
+            try:
+                outputs[key] = renderer(
+                    RenderInputs(
+                        xr=state.xr,
+                        composition=compositions[key[0]],
+                        observed=state.composed,
+                        required=required,
+                    )
+                )
+            except Exception as err:  # noqa: BLE001 - a failing XR is reported, the rest goes on
+                errors[key] = str(err)
+        after = _next_states(sources, states, outputs)
+        if _fingerprint(after) == _fingerprint(states):
+            return Fleet(states=after, others=loaded.others, passes=n, errors=errors)
+        changed = sorted(k for k, v in _fingerprint(after).items() if _fingerprint(states).get(k) != v)
+        states = after
+    names = ", ".join(f"{k[0]} {'/'.join(filter(None, k[1:]))}" for k in changed[:10])
+    msg = f"the fleet did not settle after {max_passes} passes; still changing: {names}"
+    raise DidNotConvergeError(msg)
+
+
+def _next_states(
+    sources: Mapping[Key, Manifest], states: Mapping[Key, XRState], outputs: Mapping[Key, RenderOutput]
+) -> dict[Key, XRState]:
+    after: dict[Key, XRState] = {}
+    # Every XR keeps its own desired spec; its status is what it rendered, under what the manifest simulates.
+    for key, state in states.items():
+        out = outputs.get(key)
+        if out is None:  # render failed: keep the last known state
+            after[key] = state
+            continue
+        base = sources.get(key, state.xr)
+        xr = {**base, "status": merge_status(base.get("status") if key in sources else None, out.xr.get("status"))}
+        after[key] = XRState(xr=xr, composed=tuple(out.composed), results=tuple(out.results), parent=state.parent)
+    # XRs composed by a parent take their spec and metadata from the parent's desired state.
+    for parent, out in outputs.items():
+        for child in out.composed:
+            if not is_modelplane(child):
+                continue
+            named = _named(child, parent)
+            ckey = key_of(named)
+            own = after.get(ckey)
+            status = own.xr.get("status") if own else None
+            xr = {**named, "status": status} if status else named
+            after[ckey] = XRState(
+                xr=xr,
+                composed=own.composed if own else (),
+                results=own.results if own else (),
+                parent=parent,
+            )
+    # A composed XR its parent no longer composes is gone, as Crossplane would delete it.
+    composed_now = {key_of(_named(c, p)) for p, out in outputs.items() for c in out.composed if is_modelplane(c)}
+    return {
+        k: v
+        for k, v in sorted(after.items())
+        if v.parent is None or k in composed_now or v.parent not in outputs
+    }
