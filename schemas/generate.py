@@ -19,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
 
@@ -79,13 +79,17 @@ def xr_schema(xrd: dict[str, Any]) -> dict[str, Any]:
         "items": _CONDITION,
     }
     props["metadata"] = _METADATA
-    props["apiVersion"] = {"type": "string", "description": "API version.", "default": f"{spec['group']}/{version['name']}"}
+    props["apiVersion"] = {
+        "type": "string",
+        "description": "API version.",
+        "default": f"{spec['group']}/{version['name']}",
+    }
     props["kind"] = {"type": "string", "description": "Kind.", "default": spec["names"]["kind"]}
     schema["title"] = spec["names"]["kind"]
-    return _to_json_schema(schema)
+    return cast("dict[str, Any]", _to_json_schema(schema))
 
 
-def _to_json_schema(node: Any) -> Any:
+def _to_json_schema(node: object) -> object:
     """Drop the OpenAPI extensions the generator does not understand."""
     if isinstance(node, dict):
         out: dict[str, Any] = {}
@@ -122,27 +126,40 @@ def generate(json_dir: Path, models_dir: Path) -> None:
         schema_path = json_dir / f"{plural}.json"
         schema_path.write_text(json.dumps(xr_schema(xrd), indent=2, sort_keys=True) + "\n")
         module = snake(kind)
-        subprocess.run(  # noqa: S603 - a fixed tool with arguments built here
+        subprocess.run(
             [
-                sys.executable, "-m", "datamodel_code_generator",
-                "--input", str(schema_path),
-                "--input-file-type", "jsonschema",
-                "--output", str(models_dir / f"{module}.py"),
-                "--output-model-type", "pydantic_v2.BaseModel",
-                "--target-python-version", "3.11",
-                "--class-name", kind,
+                sys.executable,
+                "-m",
+                "datamodel_code_generator",
+                "--input",
+                str(schema_path),
+                "--input-file-type",
+                "jsonschema",
+                "--output",
+                str(models_dir / f"{module}.py"),
+                "--output-model-type",
+                "pydantic_v2.BaseModel",
+                "--target-python-version",
+                "3.11",
+                "--class-name",
+                kind,
                 "--use-standard-collections",
                 "--use-union-operator",
                 "--use-annotated",
                 "--field-constraints",
                 "--use-field-description",
                 "--use-schema-description",
-                "--enum-field-as-literal", "all",
+                "--enum-field-as-literal",
+                "all",
                 "--use-default",
                 "--disable-timestamp",
                 "--keep-model-order",
-                "--formatters", "ruff-format",
-                "--custom-file-header", HEADER.format(plural=plural),
+                "--reuse-model",
+                "--collapse-reuse-models",
+                "--formatters",
+                "ruff-format",
+                "--custom-file-header",
+                HEADER.format(plural=plural),
             ],
             check=True,
         )
@@ -153,21 +170,34 @@ def generate(json_dir: Path, models_dir: Path) -> None:
 
 
 def _tree(root: Path) -> dict[str, str]:
-    return {p.relative_to(root).as_posix(): p.read_text() for p in sorted(root.rglob("*")) if p.is_file() and p.suffix in {".py", ".json"}}
+    return {
+        p.relative_to(root).as_posix(): p.read_text()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and p.suffix in {".py", ".json"}
+    }
 
 
 def check() -> int:
     """Regenerate into a temporary directory; report drift from the checked-in files."""
     with tempfile.TemporaryDirectory() as tmp:
         generate(Path(tmp) / "json", Path(tmp) / "models")
-        want = {**{f"json/{k}": v for k, v in _tree(Path(tmp) / "json").items()},
-                **{f"models/{k}": v for k, v in _tree(Path(tmp) / "models").items()}}
-    have = {**{f"json/{k}": v for k, v in _tree(JSON_DIR).items()},
-            **{f"models/{k}": v for k, v in _tree(MODELS_DIR).items()}}
+        want = {
+            **{f"json/{k}": v for k, v in _tree(Path(tmp) / "json").items()},
+            **{f"models/{k}": v for k, v in _tree(Path(tmp) / "models").items()},
+        }
+    have = {
+        **{f"json/{k}": v for k, v in _tree(JSON_DIR).items()},
+        **{f"models/{k}": v for k, v in _tree(MODELS_DIR).items()},
+    }
     drift = sorted(k for k in want.keys() | have.keys() if want.get(k) != have.get(k))
     for name in drift:
-        diff = difflib.unified_diff(have.get(name, "").splitlines(), want.get(name, "").splitlines(),
-                                    f"checked-in/{name}", f"generated/{name}", lineterm="")
+        diff = difflib.unified_diff(
+            have.get(name, "").splitlines(),
+            want.get(name, "").splitlines(),
+            f"checked-in/{name}",
+            f"generated/{name}",
+            lineterm="",
+        )
         sys.stdout.write("\n".join(diff) + "\n")
     if drift:
         sys.stdout.write(f"schemas drifted from apis/ in {len(drift)} file(s): run `make generate`\n")

@@ -1,1 +1,4 @@
-"""compose-inference-class: the composition function that validates an InferenceClass, a tested recipe for one kind of GPU node pool."""
+"""compose-inference-class.
+
+The composition function that validates an InferenceClass, a tested recipe for one kind of GPU node pool.
+"""

@@ -1,1 +1,5 @@
-"""compose-inference-cluster: the composition function that composes a GPU cluster of the fleet: the managed cluster, its ProviderConfigs and its ServingStack."""
+"""compose-inference-cluster.
+
+The composition function that composes a GPU cluster of the fleet:
+the managed cluster, its ProviderConfigs and its ServingStack.
+"""

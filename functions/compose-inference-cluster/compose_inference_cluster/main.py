@@ -2,9 +2,8 @@
 
 import sys
 
-from modelplane.fnkit import serve
-
 from compose_inference_cluster.fn import FunctionRunner
+from modelplane.fnkit import serve
 
 
 def main() -> None:

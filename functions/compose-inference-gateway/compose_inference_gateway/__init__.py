@@ -1,1 +1,4 @@
-"""compose-inference-gateway: the composition function that composes the control plane's inference gateway."""
+"""compose-inference-gateway.
+
+The composition function that composes the control plane's inference gateway.
+"""

@@ -1,1 +1,4 @@
-"""compose-model-deployment: the composition function that schedules a model deployment's replicas onto the fleet."""
+"""compose-model-deployment.
+
+The composition function that schedules a model deployment's replicas onto the fleet.
+"""

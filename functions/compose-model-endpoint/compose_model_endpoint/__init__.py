@@ -1,1 +1,4 @@
-"""compose-model-endpoint: the composition function that composes an Envoy Gateway Backend for one inference endpoint."""
+"""compose-model-endpoint.
+
+The composition function that composes an Envoy Gateway Backend for one inference endpoint.
+"""

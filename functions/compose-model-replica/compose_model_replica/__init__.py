@@ -1,1 +1,4 @@
-"""compose-model-replica: the composition function that composes one serving instance on its workload cluster."""
+"""compose-model-replica.
+
+The composition function that composes one serving instance on its workload cluster.
+"""

@@ -1,1 +1,4 @@
-"""compose-model-service: the composition function that composes the HTTPRoute that exposes a model behind the inference gateway."""
+"""compose-model-service.
+
+The composition function that composes the HTTPRoute that exposes a model behind the inference gateway.
+"""

@@ -1,1 +1,4 @@
-"""compose-serving-stack: the composition function that installs the serving software on a workload cluster through provider-helm Releases."""
+"""compose-serving-stack.
+
+The composition function that installs the serving software on a workload cluster through provider-helm Releases.
+"""

@@ -38,7 +38,9 @@ def main(prog: str, runner: grpcv1.FunctionRunnerServiceServicer, argv: Sequence
     args = parse_args(prog, argv)
     logging.configure(logging.Level.DEBUG if args.debug else logging.Level.INFO)
     if not args.insecure and not args.tls_certs_dir:
-        sys.stderr.write(f"{prog}: no TLS certificates: pass --tls-certs-dir (or set {TLS_CERTS_DIR_ENV}) or --insecure\n")
+        sys.stderr.write(
+            f"{prog}: no TLS certificates: pass --tls-certs-dir (or set {TLS_CERTS_DIR_ENV}) or --insecure\n"
+        )
         return 2
     try:
         creds = runtime.load_credentials(args.tls_certs_dir) if args.tls_certs_dir else None

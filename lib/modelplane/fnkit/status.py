@@ -12,7 +12,10 @@ def set_conditions(rsp: fnv1.RunFunctionResponse, *conditions: Condition) -> Non
     """Report ``conditions`` on the XR."""
     response.set_conditions(
         rsp,
-        *(resource.Condition(typ=c.type, status=c.status, reason=c.reason, message=c.message or None) for c in conditions),
+        *(
+            resource.Condition(typ=c.type, status=c.status, reason=c.reason, message=c.message or None)
+            for c in conditions
+        ),
     )
 
 

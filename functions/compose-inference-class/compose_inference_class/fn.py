@@ -1,0 +1,74 @@
+"""The InferenceClass function: validate the class and report its accelerator.
+
+An InferenceClass composes nothing. The function reviews it, reports a
+``Valid`` condition that names every invalid field, publishes the class's
+accelerator in ``status`` (what pool capacity is counted in) and marks the
+class ready only when it is valid.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import grpc
+import structlog
+from crossplane.function import logging, resource, response
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
+
+from modelplane.classes import ClassReview, review_class
+from modelplane.conditions import Condition, Reason, Status, Type
+from modelplane.fnkit.status import set_conditions, set_ready
+from modelplane.fnkit.xr import InvalidXRError, parse_composite
+from modelplane.problems import Problem, describe
+from modelplane_models.inference_class import InferenceClass
+
+
+class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
+    """Runs the InferenceClass function."""
+
+    def __init__(self) -> None:
+        """Create the runner."""
+        self.log = logging.get_logger()
+
+    async def RunFunction(
+        self, req: fnv1.RunFunctionRequest, _: grpc.aio.ServicerContext | None
+    ) -> fnv1.RunFunctionResponse:
+        """Review the observed InferenceClass and answer with its status."""
+        log = self.log.bind(tag=req.meta.tag)
+        rsp = response.to(req)
+        compose(req, rsp, log)
+        return rsp
+
+
+def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: structlog.stdlib.BoundLogger) -> None:
+    """Review the class, then write its status, conditions and readiness."""
+    try:
+        xr = parse_composite(req, InferenceClass)
+        review = review_class(xr.spec) if xr.spec is not None else None
+        problems = list(review.problems) if review else [Problem("spec", "required")]
+    except InvalidXRError as err:
+        review, problems = None, err.problems
+    if review is not None:
+        resource.update(rsp.desired.composite, {"status": _status(review)})
+    if problems:
+        message = describe(problems)
+        log.info("invalid class", problems=message)
+        response.warning(rsp, f"InferenceClass is invalid: {message}")
+        set_conditions(rsp, Condition(Type.VALID, Status.FALSE, Reason.INVALID_SPEC, message))
+    else:
+        set_conditions(rsp, Condition(Type.VALID, Status.TRUE, Reason.VALID, "the class is valid"))
+    set_ready(rsp, ready=not problems)
+
+
+def _status(review: ClassReview) -> dict[str, Any]:
+    status: dict[str, Any] = {"summary": review.summary}
+    acc = review.accelerator
+    if acc is not None:
+        accelerator: dict[str, Any] = {"device": acc.device, "driver": acc.driver, "countPerNode": acc.count_per_node}
+        if acc.memory is not None:
+            accelerator["memory"] = acc.memory
+        if acc.product_name is not None:
+            accelerator["productName"] = acc.product_name
+        status["accelerator"] = accelerator
+    return status

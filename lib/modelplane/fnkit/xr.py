@@ -1,0 +1,53 @@
+"""Parse the observed XR of a request into its generated model, once."""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+import pydantic
+from crossplane.function import resource
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+
+from modelplane.problems import Problem
+
+M = TypeVar("M", bound=pydantic.BaseModel)
+
+
+class InvalidXRError(ValueError):
+    """The observed XR does not fit its schema (admission was bypassed, or the XRD changed)."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        """Keep the problems for the condition message."""
+        super().__init__("; ".join(str(p) for p in problems))
+        self.problems = problems
+
+
+def _path(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, str) and part[:1].isupper():
+            continue  # the name of a union member's model (e.g. an int-or-string's branch), not a field
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _problems(err: pydantic.ValidationError) -> list[Problem]:
+    # Each branch of a union reports its own error on the same field: say them as one problem.
+    by_field: dict[str, list[str]] = {}
+    for e in err.errors(include_url=False):
+        messages = by_field.setdefault(_path(e["loc"]), [])
+        if e["msg"] not in messages:
+            messages.append(e["msg"])
+    return [Problem(field, " or ".join(messages)) for field, messages in by_field.items()]
+
+
+def parse_composite(req: fnv1.RunFunctionRequest, model: type[M]) -> M:
+    """Return the observed XR as ``model``.
+
+    Raises:
+        InvalidXRError: the XR does not validate; each problem names its field.
+    """
+    try:
+        return model.model_validate(resource.struct_to_dict(req.observed.composite.resource))
+    except pydantic.ValidationError as err:
+        raise InvalidXRError(_problems(err)) from err
