@@ -43,9 +43,9 @@ generate: $(STAMP)
 check-generated: $(STAMP)
 	$(BIN)/python schemas/generate.py --check
 
-## goldens: regenerate the golden render files under tests/render/golden/
+## goldens: regenerate the golden render files under tests/golden/files/
 goldens: $(STAMP)
-	$(BIN)/python -m tests.render.regenerate
+	$(BIN)/python -m tests.golden.regenerate
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

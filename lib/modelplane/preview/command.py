@@ -7,6 +7,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from modelplane.fnkit import configure_cli_logging
 from modelplane.kinds import KINDS
 from modelplane.preview.fleet import DEFAULT_MAX_PASSES, DidNotConvergeError, simulate
 from modelplane.preview.manifests import ManifestError, load_dir
@@ -23,11 +24,21 @@ def main(argv: Sequence[str]) -> int:
         "until the fleet settles, and summarise where replicas land.",
     )
     parser.add_argument("dir", type=Path, help="A directory (or file) of manifests: classes, clusters, deployments...")
-    parser.add_argument("-o", "--output", choices=("summary", "yaml"), default="summary",
-                        help="summary (default), or every object as YAML grouped by target cluster.")
-    parser.add_argument("--max-passes", type=int, default=DEFAULT_MAX_PASSES,
-                        help=f"Give up if the fleet has not settled after this many passes (default {DEFAULT_MAX_PASSES}).")
+    parser.add_argument(
+        "-o",
+        "--output",
+        choices=("summary", "yaml"),
+        default="summary",
+        help="summary (default), or every object as YAML grouped by target cluster.",
+    )
+    parser.add_argument(
+        "--max-passes",
+        type=int,
+        default=DEFAULT_MAX_PASSES,
+        help=f"Give up if the fleet has not settled after this many passes (default {DEFAULT_MAX_PASSES}).",
+    )
     args = parser.parse_args(argv)
+    configure_cli_logging()
     try:
         loaded = load_dir(args.dir)
         compositions = {k.kind: load_composition(k.kind) for k in KINDS}

@@ -96,6 +96,7 @@ def simulate(
     Raises:
         DidNotConvergeError: the fleet still changed in the last pass; the
             message names the objects that did.
+
     """
     sources = {key_of(x): x for x in loaded.xrs}
     states = {k: XRState(xr=x) for k, x in sorted(sources.items())}
@@ -157,8 +158,4 @@ def _next_states(
             )
     # A composed XR its parent no longer composes is gone, as Crossplane would delete it.
     composed_now = {key_of(_named(c, p)) for p, out in outputs.items() for c in out.composed if is_modelplane(c)}
-    return {
-        k: v
-        for k, v in sorted(after.items())
-        if v.parent is None or k in composed_now or v.parent not in outputs
-    }
+    return {k: v for k, v in sorted(after.items()) if v.parent is None or k in composed_now or v.parent not in outputs}

@@ -43,6 +43,7 @@ def load_dir(root: Path) -> Loaded:
     Raises:
         ManifestError: a file does not parse, or a document is not a Kubernetes object,
             or two documents name the same object.
+
     """
     paths = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.suffix in {".yaml", ".yml"})
     if not paths:
