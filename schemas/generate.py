@@ -179,7 +179,8 @@ def _tree(root: Path) -> dict[str, str]:
 
 def check() -> int:
     """Regenerate into a temporary directory; report drift from the checked-in files."""
-    with tempfile.TemporaryDirectory() as tmp:
+    # Inside the repository, so the formatter finds the project's settings as it does for the real output.
+    with tempfile.TemporaryDirectory(dir=ROOT / "schemas", prefix=".check-") as tmp:
         generate(Path(tmp) / "json", Path(tmp) / "models")
         want = {
             **{f"json/{k}": v for k, v in _tree(Path(tmp) / "json").items()},

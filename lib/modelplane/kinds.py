@@ -58,6 +58,7 @@ class Kind:
 
     @property
     def namespaced(self) -> bool:
+        """Whether objects of this kind live in a namespace."""
         return self.scope == "Namespaced"
 
 

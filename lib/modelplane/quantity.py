@@ -35,6 +35,7 @@ def parse_quantity(value: str | int | float) -> Fraction:
 
     Raises:
         QuantityError: ``value`` is not a quantity in Kubernetes' grammar.
+
     """
     if isinstance(value, bool):
         msg = f"quantity must be a number or string, not {value!r}"

@@ -32,7 +32,7 @@ def _free_port() -> int:
 @contextmanager
 def _serving(kind: Kind, *flags: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     address = f"127.0.0.1:{_free_port()}"
-    proc = subprocess.Popen(  # noqa: S603 - our own interpreter and module
+    proc = subprocess.Popen(
         [sys.executable, "-m", kind.module, "--address", address, *flags],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -94,7 +94,9 @@ def test_serves_insecure(kind: Kind) -> None:
 @pytest.mark.parametrize("kind", [pytest.param(k, id=k.function) for k in KINDS[:1] + KINDS[-1:]])
 def test_serves_mtls(kind: Kind, tmp_path: Path) -> None:
     ca, client = write_tls_dir(tmp_path)
-    creds = grpc.ssl_channel_credentials(root_certificates=ca.cert, private_key=client.key, certificate_chain=client.cert)
+    creds = grpc.ssl_channel_credentials(
+        root_certificates=ca.cert, private_key=client.key, certificate_chain=client.cert
+    )
     with _serving(kind, "--tls-certs-dir", str(tmp_path)) as (address, proc):
         _wait_listening(address, proc)
         with grpc.secure_channel(address, creds) as channel:

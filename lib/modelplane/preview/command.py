@@ -1,4 +1,4 @@
-"""``modelplane preview DIR``: the main job, an offline preview of a fleet."""
+"""``modelplane preview DIR [DIR...]``: the main job, an offline preview of a fleet."""
 
 from __future__ import annotations
 
@@ -23,7 +23,13 @@ def main(argv: Sequence[str]) -> int:
         description="Render every Modelplane object in DIR offline, feeding composed objects back "
         "until the fleet settles, and summarise where replicas land.",
     )
-    parser.add_argument("dir", type=Path, help="A directory (or file) of manifests: classes, clusters, deployments...")
+    parser.add_argument(
+        "dirs",
+        type=Path,
+        nargs="+",
+        metavar="DIR",
+        help="Directories (or files) of manifests applied together: classes, clusters, deployments...",
+    )
     parser.add_argument(
         "-o",
         "--output",
@@ -40,11 +46,15 @@ def main(argv: Sequence[str]) -> int:
     args = parser.parse_args(argv)
     configure_cli_logging()
     try:
-        loaded = load_dir(args.dir)
+        loaded = load_dir(*args.dirs)
         compositions = {k.kind: load_composition(k.kind) for k in KINDS}
         fleet = simulate(loaded, compositions, max_passes=args.max_passes)
     except (ManifestError, CompositionNotFoundError, DidNotConvergeError, OSError) as err:
         sys.stderr.write(f"modelplane preview: {err}\n")
         return 1
-    sys.stdout.write(summarize(fleet, str(args.dir)) if args.output == "summary" else to_yaml(group_by_target(fleet)))
+    sys.stdout.write(
+        summarize(fleet, " ".join(str(d) for d in args.dirs))
+        if args.output == "summary"
+        else to_yaml(group_by_target(fleet))
+    )
     return 1 if fleet.errors else 0

@@ -37,18 +37,27 @@ class Loaded:
     others: tuple[Manifest, ...]
 
 
-def load_dir(root: Path) -> Loaded:
-    """Load every ``*.yaml``/``*.yml`` under ``root`` (or ``root`` itself if it is a file).
-
-    Raises:
-        ManifestError: a file does not parse, or a document is not a Kubernetes object,
-            or two documents name the same object.
-
-    """
-    paths = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.suffix in {".yaml", ".yml"})
+def _files(root: Path) -> list[Path]:
+    if root.is_file():
+        return [root]
+    if not root.is_dir():
+        msg = f"{root}: no such file or directory"
+        raise ManifestError(msg)
+    paths = sorted(p for p in root.rglob("*") if p.suffix in {".yaml", ".yml"})
     if not paths:
         msg = f"{root}: no .yaml files found"
         raise ManifestError(msg)
+    return paths
+
+
+def load_dir(*roots: Path) -> Loaded:
+    """Load every ``*.yaml``/``*.yml`` under each root (or the root itself if it is a file).
+
+    Raises:
+        ManifestError: a path holds no manifests, a file does not parse, a document
+            is not a Kubernetes object, or two documents name the same object.
+    """
+    paths = [p for root in roots for p in _files(root)]
     seen: dict[Key, Path] = {}
     xrs: list[Manifest] = []
     others: list[Manifest] = []

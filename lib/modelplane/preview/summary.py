@@ -130,7 +130,8 @@ def summarize(fleet: Fleet, source: str) -> str:
     out += _section("Inference gateways", rows)
 
     rows = [
-        f"{_INDENT}{r.get('severity', '?')} {key[0]} {_name(key)}: {r.get('message', '')}"
+        f"{_INDENT}{str(r.get('severity', '?')).removeprefix('SEVERITY_').capitalize()} "
+        f"{key[0]} {_name(key)}: {r.get('message', '')}"
         for key, state in fleet.states.items()
         for r in state.results
     ]

@@ -1,0 +1,235 @@
+"""``modelplane render`` prints what the real ``crossplane render`` prints.
+
+The toy function (toys.py) is served over gRPC for the CLI (Development
+runtime) and run in-process for ours; the two stdout streams must be equal
+after normalize() (owner-reference UIDs only), and both must fail the same
+way on a fatal result. Skipped without the CLI (``tools/crossplane.sh``
+installs it) unless ``CI`` is set, where a missing CLI is a failure.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import io
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from modelplane.render import command, engine, goyaml
+from modelplane.render.normalize import normalize
+from tests.render.crossplane_cli import crossplane_binary, functions_manifest, run_render, serve_functions
+from tests.render.toys import ToyRunner
+
+BINARY = crossplane_binary()
+if BINARY is None and not os.environ.get("CI"):
+    pytest.skip(
+        "the Crossplane CLI is not installed (run tools/crossplane.sh, or set CROSSPLANE); CI requires it",
+        allow_module_level=True,
+    )
+
+
+def _cm(name: str, **labels: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "labels": labels}, "data": {"n": name}}
+
+
+def _xr(*, namespace: str | None = "team-a") -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": "thing", "labels": {"env": "dev"}}
+    if namespace:
+        meta["namespace"] = namespace
+    return {"apiVersion": "example.org/v1", "kind": "XThing", "metadata": meta, "spec": {"size": 2, "on": "yes"}}
+
+
+def _composition(*scripts: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": "apiextensions.crossplane.io/v1",
+        "kind": "Composition",
+        "metadata": {"name": "xthings.example.org"},
+        "spec": {
+            "compositeTypeRef": {"apiVersion": "example.org/v1", "kind": "XThing"},
+            "mode": "Pipeline",
+            "pipeline": [
+                {
+                    "step": f"step-{i}",
+                    "functionRef": {"name": "toy"},
+                    "input": {"apiVersion": "toy/v1", "kind": "Script", **s},
+                }
+                for i, s in enumerate(scripts)
+            ],
+        },
+    }
+
+
+_RESOURCES = {
+    "bucket": {
+        "resource": {"apiVersion": "v1", "kind": "ConfigMap", "data": {"a": "true", "b": "1.5", "c": "x: y"}},
+        "ready": "True",
+    },
+    "named": {"resource": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "fixed"}}},
+    "10-later": {"resource": {"apiVersion": "v1", "kind": "Secret", "stringData": {"multi": "line one\nline two\n"}}},
+}
+
+
+@dataclass(frozen=True)
+class Case:
+    xr: dict[str, Any]
+    composition: dict[str, Any]
+    flags: tuple[str, ...] = ()
+    observed: list[dict[str, Any]] = field(default_factory=list)
+    required: list[dict[str, Any]] = field(default_factory=list)
+
+
+CASES = [
+    pytest.param(Case(_xr(), _composition({})), id="empty-pipeline"),
+    pytest.param(
+        Case(
+            _xr(),
+            _composition(
+                {
+                    "resources": _RESOURCES,
+                    "compositeStatus": {"phase": "Provisioning", "replicas": 3, "ratio": 0.25},
+                    "conditions": [
+                        {"type": "Scheduled", "status": "True", "reason": "Placed", "message": "on 2 clusters"}
+                    ],
+                    "results": [
+                        {"severity": "Warning", "message": "careful"},
+                        {"severity": "Normal", "message": "composed 3"},
+                    ],
+                }
+            ),
+            ("--include-function-results",),
+        ),
+        id="compose-conditions-results",
+    ),
+    pytest.param(
+        Case(_xr(namespace=None), _composition({"resources": _RESOURCES, "compositeReady": "True"}), ("-x",)),
+        id="cluster-scoped-full-xr-composite-ready",
+    ),
+    pytest.param(
+        Case(_xr(), _composition({"resources": {"a": _RESOURCES["bucket"]}, "compositeReady": "False"})),
+        id="composite-not-ready",
+    ),
+    pytest.param(
+        Case(
+            _xr(),
+            _composition(
+                {
+                    "require": {
+                        "byname": {"apiVersion": "v1", "kind": "ConfigMap", "name": "one"},
+                        "bylabel": {"apiVersion": "v1", "kind": "ConfigMap", "matchLabels": {"tier": "gpu"}},
+                        "missing": {"apiVersion": "v1", "kind": "ConfigMap", "name": "nope"},
+                    }
+                }
+            ),
+            ("-r",),
+            required=[_cm("two", tier="gpu"), _cm("one", tier="gpu"), _cm("three", tier="cpu")],
+        ),
+        id="required-resources",
+    ),
+    pytest.param(
+        Case(
+            _xr(),
+            _composition(
+                {"setContext": {"from-one": {"n": 1, "s": "x"}}},
+                {"contextToResource": {"key": "from-one", "resource": "ctx"}},
+                {"contextToResource": {"key": "seed", "resource": "seeded"}},
+            ),
+            ("--include-context", "--context-values", 'seed={"list": [1, 2.5, "on"]}'),
+        ),
+        id="context-between-steps",
+    ),
+    pytest.param(
+        Case(
+            _xr(),
+            _composition({"resources": {"bucket": _RESOURCES["bucket"], "named": _RESOURCES["named"]}}),
+            observed=[
+                {
+                    "apiVersion": "v1",
+                    "kind": "ConfigMap",
+                    "metadata": {
+                        "name": "thing-abcde",
+                        "namespace": "team-a",
+                        "annotations": {"crossplane.io/composition-resource-name": "bucket"},
+                    },
+                }
+            ],
+        ),
+        id="observed-keeps-name",
+    ),
+]
+
+
+def _write(tmp: Path, case: Case) -> tuple[Path, Path, list[str]]:
+    xr, comp = tmp / "xr.yaml", tmp / "composition.yaml"
+    xr.write_text(goyaml.dump_document(case.xr))
+    comp.write_text(goyaml.dump_document(case.composition))
+    flags = list(case.flags)
+    for name, docs in (("--observed-resources", case.observed), ("--required-resources", case.required)):
+        if docs:
+            path = tmp / f"{name.strip('-')}.yaml"
+            path.write_text("".join("---\n" + goyaml.dump_document(d) for d in docs))
+            flags += [name, str(path)]
+    return xr, comp, flags
+
+
+def _ours(monkeypatch: pytest.MonkeyPatch, xr: Path, comp: Path, flags: list[str]) -> tuple[int, str, str]:
+    monkeypatch.setattr(engine, "_loader", lambda: lambda _ref: ToyRunner())
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = command.main([str(xr), "--composition", str(comp), *flags])
+    return rc, out.getvalue(), err.getvalue()
+
+
+def _theirs(tmp: Path, xr: Path, comp: Path, flags: list[str]) -> tuple[int, str, str]:
+    if BINARY is None:
+        pytest.fail("CI is set but the Crossplane CLI is not installed: run tools/crossplane.sh")
+    with serve_functions({"toy": ToyRunner()}) as targets:
+        fns = tmp / "functions.yaml"
+        fns.write_text(functions_manifest(targets))
+        proc = run_render(BINARY, xr, comp, fns, *flags)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_matches_crossplane_render(case: Case, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    xr, comp, flags = _write(tmp_path, case)
+    rc, stdout, stderr = _theirs(tmp_path, xr, comp, flags)
+    assert rc == 0, stderr
+    our_rc, ours, our_err = _ours(monkeypatch, xr, comp, flags)
+    assert our_rc == 0, our_err
+    want, got = normalize(stdout), normalize(ours)
+    diff = "".join(difflib.unified_diff(want.splitlines(True), got.splitlines(True), "crossplane", "modelplane"))
+    assert got == want, diff
+
+
+@pytest.mark.parametrize(
+    ("case", "message"),
+    [
+        pytest.param(
+            Case(
+                _xr(),
+                _composition(
+                    {"resources": _RESOURCES}, {"results": [{"severity": "Fatal", "message": "cannot ever work"}]}
+                ),
+            ),
+            'cannot render composite resource: pipeline step "step-1" returned a fatal result: cannot ever work',
+            id="fatal",
+        ),
+        pytest.param(
+            Case(_xr(), _composition({"flapRequirements": True})),
+            'cannot render composite resource: cannot run pipeline step "step-0": '
+            "requirements didn't stabilize after the maximum number of iterations (5)",
+            id="requirements-never-stabilise",
+        ),
+    ],
+)
+def test_fails_like_crossplane_render(
+    case: Case, message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    xr, comp, flags = _write(tmp_path, case)
+    rc, stdout, stderr = _theirs(tmp_path, xr, comp, flags)
+    assert (rc, stdout, stderr) == (1, "", f"crossplane: error: {message}\n")
+    assert _ours(monkeypatch, xr, comp, flags) == (1, "", f"modelplane: error: {message}\n")
