@@ -13,7 +13,7 @@ from google.protobuf import json_format
 
 from compose_inference_class.fn import FunctionRunner
 
-H100 = {
+H100: dict[str, Any] = {
     "name": "gpu",
     "driver": "gpu.nvidia.com",
     "deviceClassName": "gpu.nvidia.com",
@@ -24,7 +24,7 @@ H100 = {
     },
     "capacity": {"memory": {"value": "80Gi"}},
 }
-IB = {"name": "ib", "driver": "ib.nvidia.com", "claim": "Synthetic", "count": 8}
+IB: dict[str, Any] = {"name": "ib", "driver": "ib.nvidia.com", "claim": "Synthetic", "count": 8}
 
 
 def _class(
@@ -65,7 +65,7 @@ def _want(*, status: dict[str, Any] | None, valid: bool, message: str) -> dict[s
     return want
 
 
-H100_STATUS = {
+H100_STATUS: dict[str, Any] = {
     "summary": "8x gpu.nvidia.com (NVIDIA H100 80GB HBM3, 80Gi)",
     "accelerator": {
         "device": "gpu",
@@ -75,7 +75,7 @@ H100_STATUS = {
         "productName": "NVIDIA H100 80GB HBM3",
     },
 }
-GKE = {
+GKE: dict[str, Any] = {
     "provider": "GKE",
     "gke": {"machineType": "a3-highgpu-8g", "accelerator": {"type": "nvidia-h100-80gb", "count": 8}},
 }

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import sys
 
+from modelplane.fnkit import configure_cli_logging
 from tests.golden.cases import GOLDEN, cases, render_case
 
 
 def main() -> int:
     """Write each case's golden file and delete files no case produces."""
+    configure_cli_logging()
     wanted = set()
     for case in cases():
         case.golden.parent.mkdir(parents=True, exist_ok=True)

@@ -45,9 +45,8 @@ def _serving(kind: Kind, *flags: str) -> Iterator[tuple[str, subprocess.Popen[by
 
 
 def _request(kind: Kind) -> fnv1.RunFunctionRequest:
-    xr = {"apiVersion": API_VERSION, "kind": kind.kind, "metadata": {"name": "probe"}, "spec": {}}
-    if kind.namespaced:
-        xr["metadata"]["namespace"] = "default"
+    metadata = {"name": "probe", "namespace": "default"} if kind.namespaced else {"name": "probe"}
+    xr = {"apiVersion": API_VERSION, "kind": kind.kind, "metadata": metadata, "spec": {}}
     return fnv1.RunFunctionRequest(
         meta=fnv1.RequestMeta(tag="probe"),
         observed=fnv1.State(composite=fnv1.Resource(resource=resource.dict_to_struct(xr))),
@@ -70,7 +69,7 @@ def _wait_listening(address: str, proc: subprocess.Popen[bytes]) -> None:
 
 
 def _call(channel: grpc.Channel, kind: Kind) -> fnv1.RunFunctionResponse:
-    stub = grpcv1.FunctionRunnerServiceStub(channel)
+    stub = grpcv1.FunctionRunnerServiceStub(channel)  # type: ignore[no-untyped-call]  # generated stub is untyped
     rsp: fnv1.RunFunctionResponse = stub.RunFunction(_request(kind), timeout=_START_TIMEOUT)
     return rsp
 
@@ -104,7 +103,7 @@ def test_serves_mtls(kind: Kind, tmp_path: Path) -> None:
         # A caller without a client certificate is refused.
         anonymous = grpc.ssl_channel_credentials(root_certificates=ca.cert)
         with grpc.secure_channel(address, anonymous) as channel, pytest.raises(grpc.RpcError):
-            grpcv1.FunctionRunnerServiceStub(channel).RunFunction(_request(kind), timeout=5)
+            grpcv1.FunctionRunnerServiceStub(channel)  # type: ignore[no-untyped-call]  # generated stub is untyped.RunFunction(_request(kind), timeout=5)
 
 
 @pytest.mark.parametrize(
