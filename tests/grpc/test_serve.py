@@ -96,14 +96,16 @@ def test_serves_mtls(kind: Kind, tmp_path: Path) -> None:
     creds = grpc.ssl_channel_credentials(
         root_certificates=ca.cert, private_key=client.key, certificate_chain=client.cert
     )
+    # Each channel gets its own connection: gRPC would otherwise share one between them.
+    own = [("grpc.use_local_subchannel_pool", 1)]
     with _serving(kind, "--tls-certs-dir", str(tmp_path)) as (address, proc):
         _wait_listening(address, proc)
-        with grpc.secure_channel(address, creds) as channel:
+        with grpc.secure_channel(address, creds, options=own) as channel:
             _assert_answered(kind, _call(channel, kind))
         # A caller without a client certificate is refused.
         anonymous = grpc.ssl_channel_credentials(root_certificates=ca.cert)
-        with grpc.secure_channel(address, anonymous) as channel, pytest.raises(grpc.RpcError):
-            grpcv1.FunctionRunnerServiceStub(channel)  # type: ignore[no-untyped-call]  # generated stub is untyped.RunFunction(_request(kind), timeout=5)
+        with grpc.secure_channel(address, anonymous, options=own) as channel, pytest.raises(grpc.RpcError):
+            grpcv1.FunctionRunnerServiceStub(channel).RunFunction(_request(kind), timeout=5)  # type: ignore[no-untyped-call]  # generated stub is untyped
 
 
 @pytest.mark.parametrize(
