@@ -6,13 +6,13 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: preview test venv tools lint typecheck generate goldens check-generated clean
+.PHONY: preview test venv tools package lint typecheck generate goldens check-generated clean
 
 ## preview: build the environment and preview the quickstart fleet offline
 preview: $(STAMP)
 	$(BIN)/modelplane preview examples/quickstart
 
-## test: every test tier (unit, function, render, validation, gRPC) plus lint and type checks
+## test: every test tier (unit, function, render, validation, gRPC, conformance with the real Crossplane CLI) plus lint and type checks
 test: $(STAMP) tools lint typecheck
 	CROSSPLANE="$$(tools/crossplane.sh)" $(BIN)/pytest
 
@@ -27,6 +27,10 @@ venv: $(STAMP)
 ## tools: install the pinned Crossplane CLI into a cache outside the repo
 tools:
 	@tools/crossplane.sh >/dev/null
+
+## package: build the Configuration and Function xpkgs into _output/packages with `crossplane xpkg build`
+package: tools
+	CROSSPLANE="$$(tools/crossplane.sh)" tools/package.sh _output/packages
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -48,4 +52,4 @@ goldens: $(STAMP)
 	$(BIN)/python -m tests.golden.regenerate
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache _output

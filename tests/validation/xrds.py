@@ -13,7 +13,7 @@ This is a test helper, not a test. It:
 - finds the schema of any other kind in the shared CRDs, or for built-in kinds
   in the Kubernetes OpenAPI document.
 
-Set ``MODELPLANE_CRDS`` to use a CRD directory other than ``/work/shared/crds``.
+Set ``MODELPLANE_CRDS`` to use a CRD directory other than ``../shared/crds`` beside the repository.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ REPO = Path(__file__).resolve().parents[2]
 APIS_DIR = REPO / "apis"
 EXAMPLES_DIR = REPO / "examples"
 CEL_CASES_DIR = Path(__file__).resolve().parent / "cel_cases"
-CRDS_DIR = Path(os.environ.get("MODELPLANE_CRDS", "/work/shared/crds"))
+CRDS_DIR = Path(os.environ.get("MODELPLANE_CRDS") or REPO.parent / "shared" / "crds")
 XRD_CRD = CRDS_DIR / "crossplane" / "crds" / "apiextensions.crossplane.io_compositeresourcedefinitions.yaml"
 COMPOSITION_CRD = CRDS_DIR / "crossplane" / "crds" / "apiextensions.crossplane.io_compositions.yaml"
 KUBERNETES_OPENAPI = CRDS_DIR / "kubernetes-openapi" / "swagger.json.unprocessed"

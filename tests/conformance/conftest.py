@@ -1,0 +1,69 @@
+"""Session fixtures: the CLI, and every golden case rendered once by the real ``crossplane render``."""
+
+from __future__ import annotations
+
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from modelplane.fnkit.registry import load_runner
+from modelplane.kinds import KINDS
+from modelplane.render import goyaml
+from modelplane.repo import composition_path
+from tests.conformance.cli import WORKERS, require_binary, run
+from tests.golden.cases import Case, cases
+from tests.render.crossplane_cli import functions_manifest, serve_functions
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """One golden case's inputs as files, and what ``crossplane render`` printed for them."""
+
+    case: Case
+    xr: Path
+    composition: Path
+    required: Path
+    flags: tuple[str, ...]
+    proc: subprocess.CompletedProcess[str]
+
+
+# What every case is rendered with: its fleet as required resources, and the results.
+RENDER_FLAGS = ("--include-function-results",)
+
+
+@pytest.fixture(scope="session")
+def binary() -> Path:
+    return require_binary()
+
+
+@pytest.fixture(scope="session")
+def cli_renders(binary: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Rendered]:
+    """Every golden case through ``crossplane render``, with every function served over gRPC on a free port."""
+    tmp = tmp_path_factory.mktemp("renders")
+    fleets: dict[str, Path] = {}
+    jobs: list[tuple[Case, Path, Path, Path]] = []
+    for n, case in enumerate(cases()):
+        fleet = "".join("---\n" + goyaml.dump_document(d) for d in case.fleet)
+        if fleet not in fleets:
+            fleets[fleet] = tmp / f"fleet-{len(fleets)}.yaml"
+            fleets[fleet].write_text(fleet)
+        xr = tmp / f"xr-{n}.yaml"
+        xr.write_text(goyaml.dump_document(case.xr))
+        jobs.append((case, xr, composition_path(case.xr["kind"]), fleets[fleet]))
+
+    runners = {k.function_ref: load_runner(k.function_ref) for k in KINDS}
+    with serve_functions(runners) as targets:
+        functions = tmp / "functions.yaml"
+        functions.write_text(functions_manifest(targets))
+
+        def render(job: tuple[Case, Path, Path, Path]) -> Rendered:
+            case, xr, comp, required = job
+            flags = ("--required-resources", str(required), *RENDER_FLAGS)
+            proc = run(binary, "render", str(xr), str(comp), str(functions), *flags, timeout=120)
+            return Rendered(case, xr, comp, required, flags, proc)
+
+        with ThreadPoolExecutor(max_workers=WORKERS) as pool:
+            return {r.case.id: r for r in pool.map(render, jobs)}
