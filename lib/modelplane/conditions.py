@@ -22,6 +22,13 @@ class Reason(StrEnum):
 
     VALID = "Valid"
     INVALID_SPEC = "InvalidSpec"
+    # Scheduling a ModelDeployment (the scheduler's own reasons share these values).
+    SCHEDULED = "Scheduled"
+    WAITING_FOR_FLEET = "WaitingForFleet"
+    NO_MATCHING_CLUSTERS = "NoMatchingClusters"
+    NO_MATCHING_POOLS = "NoMatchingPools"
+    CEL_ERROR = "CELError"
+    INSUFFICIENT_CAPACITY = "InsufficientCapacity"
 
 
 class Status(StrEnum):

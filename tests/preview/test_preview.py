@@ -59,7 +59,7 @@ def test_summary_of_a_small_fleet(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert "settled after 2 pass(es)" in out
     assert "l4: 2 accelerator(s) per node; Valid: True (Valid): the class is valid" in out
     assert "edge: Existing, scheduler None, backend KServe; Ready: True (Available) [region=local]" in out
-    assert "pool pool-a (l4): 3 nodes, 6 GPUs declared (source: spec)" in out
+    assert "pool pool-a (l4): 3 nodes x 2 GPUs = 6 declared, 0 in use, 6 free (source: Declared)" in out
     # The cluster's function is not built yet: the preview says so instead of hiding it.
     assert "InferenceCluster is not implemented yet" in out
 
@@ -147,5 +147,18 @@ def test_merge_status(simulated: dict[str, Any] | None, rendered: dict[str, Any]
 def test_quickstart_preview(capsys: pytest.CaptureFixture[str]) -> None:
     assert command.main([str(ROOT / "examples" / "quickstart")]) == 0
     out = capsys.readouterr().out
-    assert "Inference clusters" in out
-    assert "quickstart: Existing" in out
+    # The one-GPU deployment lands on the quickstart cluster and takes one of its two L4s.
+    assert "pool l4 (nvidia-l4): 2 nodes x 1 GPUs = 2 declared, 1 in use, 1 free (source: Declared)" in out
+    assert "replicas: default/qwen-0 on pool(s) l4" in out
+    assert "default/qwen: 0/1 ready; Scheduled: True (Scheduled): placed 1 of 1" in out
+
+
+def test_replicas_of_the_whole_fleet_never_overcommit(capsys: pytest.CaptureFixture[str]) -> None:
+    examples = ROOT / "examples"
+    assert command.main([str(examples / "platform"), str(examples / "models")]) == 0
+    out = capsys.readouterr().out
+    assert "OVERCOMMITTED" not in out
+    # Each deployment is rendered seeing the replicas composed before it: kimi-k2 (TP8 x PP2) fills
+    # eu-west-kueue's two nodes, so both llama-70b replicas go to us-east-kai.
+    assert "replicas: ml-team/kimi-k2-0 on pool(s) h100" in out
+    assert "replicas: ml-team/llama-70b-0 on pool(s) h100; ml-team/llama-70b-1 on pool(s) h100" in out

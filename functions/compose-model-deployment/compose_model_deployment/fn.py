@@ -1,11 +1,242 @@
-"""The ModelDeployment function. Its behaviour is not built yet: it answers with a Warning."""
+"""The ModelDeployment function: schedule replicas onto the fleet and compose them.
 
-from modelplane.fnkit.pending import NotImplementedRunner
+Each call reads the fleet through required resources (every InferenceCluster,
+InferenceClass and ModelReplica), asks the pure scheduler where each replica
+runs, and composes one ModelReplica per placed replica plus, once a replica
+reports where it is reachable, one ModelEndpoint for it. When an input is
+missing or invalid it keeps what it composed before: a serving replica is only
+ever deleted by the user's own change (scaling down or deleting the deployment).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import grpc
+import pydantic
+import structlog
+from crossplane.function import logging, resource, response
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
+
+from modelplane.conditions import Condition, Reason, Status, Type
+from modelplane.fnkit.keep import keep_observed
+from modelplane.fnkit.required import Requirement
+from modelplane.fnkit.status import set_conditions, set_ready
+from modelplane.fnkit.xr import InvalidXRError, parse_composite
+from modelplane.kinds import API_VERSION
+from modelplane.names import DEPLOYMENT_LABEL, endpoint_key, replica_key
+from modelplane.problems import describe
+from modelplane.scheduling import InvalidDeploymentError, Placement, Schedule, schedule
+from modelplane.topology import Role
+from modelplane_models.inference_class import InferenceClass
+from modelplane_models.inference_cluster import InferenceCluster
+from modelplane_models.model_deployment import ModelDeployment
+from modelplane_models.model_replica import ModelReplica
+
+CLUSTERS = Requirement("clusters", API_VERSION, "InferenceCluster")
+CLASSES = Requirement("classes", API_VERSION, "InferenceClass")
+REPLICAS = Requirement("replicas", API_VERSION, "ModelReplica")
+REQUIREMENTS = (CLUSTERS, CLASSES, REPLICAS)
+
+# What a replica carries over from its deployment: the serving shape, without replicas and clusterSelector.
+_SHAPE = ("nodeSelector", "workers")
 
 
-class FunctionRunner(NotImplementedRunner):
-    """Answers ModelDeployment requests with a not-implemented Warning, changing nothing."""
+class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
+    """Runs the ModelDeployment function."""
 
     def __init__(self) -> None:
         """Create the runner."""
-        super().__init__("ModelDeployment")
+        self.log = logging.get_logger()
+
+    async def RunFunction(
+        self, req: fnv1.RunFunctionRequest, _: grpc.aio.ServicerContext | None
+    ) -> fnv1.RunFunctionResponse:
+        """Schedule the observed ModelDeployment and answer with its replicas."""
+        log = self.log.bind(tag=req.meta.tag)
+        rsp = response.to(req)
+        compose(req, rsp, log)
+        return rsp
+
+
+def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: structlog.stdlib.BoundLogger) -> None:
+    """Resolve the fleet, schedule, write the replicas and endpoints, then status and conditions."""
+    for requirement in REQUIREMENTS:
+        requirement.request(rsp)
+    try:
+        xr = parse_composite(req, ModelDeployment)
+    except InvalidXRError as err:
+        _hold(req, rsp, log, Reason.INVALID_SPEC, f"the ModelDeployment is invalid: {err}")
+        return
+    if not all(r.fetched(req) for r in REQUIREMENTS):
+        # Crossplane answers the requirements and calls again: keep everything meanwhile.
+        keep_observed(req, rsp)
+        set_conditions(rsp, Condition(Type.SCHEDULED, Status.UNKNOWN, Reason.WAITING_FOR_FLEET, "reading the fleet"))
+        return
+    fleet = _Fleet.read(req)
+    for skipped in fleet.skipped:
+        response.warning(rsp, f"ignoring {skipped}")
+    try:
+        plan = schedule(xr, fleet.clusters, fleet.classes, fleet.replicas)
+    except InvalidDeploymentError as err:
+        _hold(req, rsp, log, Reason.INVALID_SPEC, describe([err.problem]))
+        return
+    meta = xr.metadata
+    deployment = _Deployment(
+        name=(meta.name if meta else None) or "",
+        namespace=(meta.namespace if meta else None) or "",
+        spec=resource.struct_to_dict(req.observed.composite.resource).get("spec", {}),
+    )
+    ready = _write_desired(req, rsp, plan, deployment)
+    _write_status(rsp, plan, deployment.name, ready)
+    if plan.complete:
+        set_conditions(rsp, Condition(Type.SCHEDULED, Status.TRUE, Reason.SCHEDULED, plan.message))
+    else:
+        reason = Reason(str(plan.reason)) if plan.reason else Reason.INSUFFICIENT_CAPACITY
+        set_conditions(rsp, Condition(Type.SCHEDULED, Status.FALSE, reason, plan.message))
+        response.warning(rsp, f"not every replica could be scheduled: {plan.message}")
+        log.info("replicas unplaced", message=plan.message)
+    set_ready(rsp, ready=plan.complete and len(ready) == plan.desired)
+
+
+M = TypeVar("M", InferenceCluster, InferenceClass, ModelReplica)
+
+
+@dataclass(frozen=True)
+class _Deployment:
+    """The deployment being composed: its identity and its spec as the user wrote it."""
+
+    name: str
+    namespace: str
+    spec: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class _Fleet:
+    """The fleet as the scheduler reads it, parsed once per call."""
+
+    clusters: list[InferenceCluster]
+    classes: list[InferenceClass]
+    replicas: list[ModelReplica]
+    skipped: list[str]
+
+    @classmethod
+    def read(cls, req: fnv1.RunFunctionRequest) -> _Fleet:
+        skipped: list[str] = []
+        return cls(
+            _parse_each(CLUSTERS, req, InferenceCluster, skipped),
+            _parse_each(CLASSES, req, InferenceClass, skipped),
+            _parse_each(REPLICAS, req, ModelReplica, skipped),
+            skipped,
+        )
+
+
+def _parse_each(requirement: Requirement, req: fnv1.RunFunctionRequest, model: type[M], skipped: list[str]) -> list[M]:
+    # One malformed object must not stop the fleet from being scheduled: leave it out and say so.
+    parsed = []
+    for item in requirement.items(req):
+        try:
+            parsed.append(model.model_validate(item))
+        except pydantic.ValidationError as err:
+            name = item.get("metadata", {}).get("name", "?")
+            skipped.append(f"{requirement.kind} {name}: {err.errors()[0]['msg']}")
+    return parsed
+
+
+def _hold(
+    req: fnv1.RunFunctionRequest,
+    rsp: fnv1.RunFunctionResponse,
+    log: structlog.stdlib.BoundLogger,
+    reason: Reason,
+    message: str,
+) -> None:
+    """Keep every composed replica and endpoint, and say why nothing was scheduled."""
+    kept = keep_observed(req, rsp)
+    log.info("keeping composed resources", reason=str(reason), message=message, kept=kept)
+    response.warning(rsp, f"{message}; kept {kept} composed resource(s) unchanged")
+    set_conditions(rsp, Condition(Type.SCHEDULED, Status.FALSE, reason, message))
+    set_ready(rsp, ready=False)
+
+
+def _replica_spec(spec: Mapping[str, Any], placement: Placement, deployment: str) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "inferenceClusterRef": {"name": placement.cluster},
+        "deploymentRef": {"name": deployment},
+    }
+    unified = placement.pool(Role.UNIFIED)
+    if unified is not None:
+        out.update({k: spec[k] for k in _SHAPE if k in spec})
+        out["poolName"] = unified
+    for role in (Role.PREFILL, Role.DECODE):
+        pool = placement.pool(role)
+        if pool is not None:
+            out[str(role)] = {**{k: v for k, v in spec.get(str(role), {}).items() if k in _SHAPE}, "poolName": pool}
+    return out
+
+
+def _observed_ready(req: fnv1.RunFunctionRequest, key: str) -> tuple[bool, str | None]:
+    """Whether the composed resource under ``key`` is Ready, and the URL it reports."""
+    observed = req.observed.resources.get(key)
+    if observed is None:
+        return False, None
+    ready = resource.get_condition(observed, "Ready").status == "True"
+    url = resource.struct_to_dict(observed.resource).get("status", {}).get("endpoint", {}).get("url")
+    return ready, str(url) if url else None
+
+
+def _write_desired(
+    req: fnv1.RunFunctionRequest,
+    rsp: fnv1.RunFunctionResponse,
+    plan: Schedule,
+    deployment: _Deployment,
+) -> set[str]:
+    """Compose each placed replica and, once it is reachable, its endpoint; return the Ready replicas."""
+    labels = {DEPLOYMENT_LABEL: deployment.name}
+    ready: set[str] = set()
+    for placement in plan.placements:
+        key = replica_key(placement.ordinal)
+        is_ready, url = _observed_ready(req, key)
+        meta = {"name": placement.replica, "namespace": deployment.namespace, "labels": labels}
+        replica = {
+            "apiVersion": API_VERSION,
+            "kind": "ModelReplica",
+            "metadata": meta,
+            "spec": _replica_spec(deployment.spec, placement, deployment.name),
+        }
+        resource.update(rsp.desired.resources[key], replica)
+        rsp.desired.resources[key].ready = fnv1.READY_TRUE if is_ready else fnv1.READY_FALSE
+        if is_ready:
+            ready.add(placement.replica)
+        if url is not None:
+            endpoint = {
+                "apiVersion": API_VERSION,
+                "kind": "ModelEndpoint",
+                "metadata": meta,
+                "spec": {"url": url, "replicaRef": {"name": placement.replica}},
+            }
+            ekey = endpoint_key(placement.ordinal)
+            resource.update(rsp.desired.resources[ekey], endpoint)
+            endpoint_ready = resource.get_condition(req.observed.resources.get(ekey), "Ready").status == "True"
+            rsp.desired.resources[ekey].ready = fnv1.READY_TRUE if endpoint_ready else fnv1.READY_FALSE
+    return ready
+
+
+def _write_status(rsp: fnv1.RunFunctionResponse, plan: Schedule, name: str, ready: set[str]) -> None:
+    placements = []
+    for p in plan.placements:
+        pools = {str(r.role): r.pool for r in p.roles}
+        placements.append({"replica": p.replica, "cluster": p.cluster, "pools": pools, "ready": p.replica in ready})
+    status: dict[str, Any] = {
+        "replicas": plan.placed,
+        "readyReplicas": len(ready),
+        "selector": f"{DEPLOYMENT_LABEL}={name}",
+        "placements": placements,
+    }
+    if plan.unplaced:
+        status["unschedulable"] = [
+            {"replica": u.replica, "reason": str(u.reason), "message": u.message} for u in plan.unplaced
+        ]
+    resource.update(rsp.desired.composite, {"status": status})

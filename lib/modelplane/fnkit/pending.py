@@ -28,6 +28,8 @@ class NotImplementedRunner(grpcv1.FunctionRunnerServiceServicer):
         """Return the request's desired state with a not-implemented warning."""
         self._log.warning("kind not implemented", kind=self._kind.kind, tag=req.meta.tag)
         rsp = response.to(req)
+        # Nothing is composed, so nothing can be serving: never let the XR look Ready.
+        rsp.desired.composite.ready = fnv1.READY_FALSE
         response.warning(
             rsp,
             f"{self._kind.kind} is not implemented yet: {self._kind.function} composes nothing "

@@ -100,62 +100,70 @@ def simulate(
     """
     sources = {key_of(x): x for x in loaded.xrs}
     states = {k: XRState(xr=x) for k, x in sorted(sources.items())}
-    errors: dict[Key, str] = {}
+    changed: list[Key] = []
     for n in range(1, max_passes + 1):
-        required = [s.xr for s in states.values()] + list(loaded.others)
-        outputs: dict[Key, RenderOutput] = {}
-        errors = {}
-        for key, state in states.items():
+        before = _fingerprint(states)
+        errors: dict[Key, str] = {}
+        # One XR at a time, each seeing what the ones before it composed, as a
+        # control plane that reconciles them one by one would.
+        for key in list(states):
+            state = states.get(key)
+            if state is None:  # its parent stopped composing it earlier in this pass
+                continue
             try:
-                outputs[key] = renderer(
+                out = renderer(
                     RenderInputs(
                         xr=state.xr,
                         composition=compositions[key[0]],
-                        observed=state.composed,
-                        required=required,
+                        observed=_observed(state, states),
+                        required=[s.xr for s in states.values()] + list(loaded.others),
                     )
                 )
             except Exception as err:  # noqa: BLE001 - a failing XR is reported, the rest goes on
                 errors[key] = str(err)
-        after = _next_states(sources, states, outputs)
-        if _fingerprint(after) == _fingerprint(states):
-            return Fleet(states=after, others=loaded.others, passes=n, errors=errors)
-        changed = sorted(k for k, v in _fingerprint(after).items() if _fingerprint(states).get(k) != v)
-        states = after
+                continue
+            states = _apply(sources, states, key, out)
+        after = _fingerprint(states)
+        if after == before:
+            return Fleet(states=states, others=loaded.others, passes=n, errors=errors)
+        changed = sorted(k for k, v in after.items() if before.get(k) != v)
     names = ", ".join(f"{k[0]} {'/'.join(filter(None, k[1:]))}" for k in changed[:10])
     msg = f"the fleet did not settle after {max_passes} passes; still changing: {names}"
     raise DidNotConvergeError(msg)
 
 
-def _next_states(
-    sources: Mapping[Key, Manifest], states: Mapping[Key, XRState], outputs: Mapping[Key, RenderOutput]
+def _observed(state: XRState, states: Mapping[Key, XRState]) -> list[Manifest]:
+    """What an XR observes of its composed resources: composed XRs with the status they report."""
+    observed = []
+    for composed in state.composed:
+        child = states.get(key_of(composed)) if is_modelplane(composed) else None
+        observed.append(child.xr if child is not None else composed)
+    return observed
+
+
+def _apply(
+    sources: Mapping[Key, Manifest], states: Mapping[Key, XRState], key: Key, out: RenderOutput
 ) -> dict[Key, XRState]:
-    after: dict[Key, XRState] = {}
-    # Every XR keeps its own desired spec; its status is what it rendered, under what the manifest simulates.
-    for key, state in states.items():
-        out = outputs.get(key)
-        if out is None:  # render failed: keep the last known state
-            after[key] = state
-            continue
-        base = sources.get(key, state.xr)
-        xr = {**base, "status": merge_status(base.get("status") if key in sources else None, out.xr.get("status"))}
-        after[key] = XRState(xr=xr, composed=tuple(out.composed), results=tuple(out.results), parent=state.parent)
-    # XRs composed by a parent take their spec and metadata from the parent's desired state.
-    for parent, out in outputs.items():
-        for child in out.composed:
-            if not is_modelplane(child):
-                continue
-            named = _named(child, parent)
-            ckey = key_of(named)
-            own = after.get(ckey)
-            status = own.xr.get("status") if own else None
-            xr = {**named, "status": status} if status else named
-            after[ckey] = XRState(
-                xr=xr,
-                composed=own.composed if own else (),
-                results=own.results if own else (),
-                parent=parent,
-            )
+    """Return the fleet after one XR's render: its status, and the XRs it composes."""
+    state = states[key]
+    base = sources.get(key, state.xr)
+    # The XR keeps its own desired spec; its status is what it rendered, under what the manifest simulates.
+    xr = {**base, "status": merge_status(base.get("status") if key in sources else None, out.xr.get("status"))}
+    composed = tuple(_named(c, key) if is_modelplane(c) else c for c in out.composed)
+    after = dict(states)
+    after[key] = XRState(xr=xr, composed=composed, results=tuple(out.results), parent=state.parent)
+    children = {key_of(c): c for c in composed if is_modelplane(c)}
     # A composed XR its parent no longer composes is gone, as Crossplane would delete it.
-    composed_now = {key_of(_named(c, p)) for p, out in outputs.items() for c in out.composed if is_modelplane(c)}
-    return {k: v for k, v in sorted(after.items()) if v.parent is None or k in composed_now or v.parent not in outputs}
+    for gone in [k for k, s in after.items() if s.parent == key and k not in children]:
+        del after[gone]
+    # XRs composed by a parent take their spec and metadata from the parent's desired state.
+    for ckey, child in children.items():
+        own = after.get(ckey)
+        status = own.xr.get("status") if own else None
+        after[ckey] = XRState(
+            xr={**child, "status": status} if status else child,
+            composed=own.composed if own else (),
+            results=own.results if own else (),
+            parent=key,
+        )
+    return dict(sorted(after.items()))

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
+import pydantic
+
+from modelplane.capacity import PoolCapacity, PoolKey, pool_capacities
 from modelplane.preview.fleet import Fleet, XRState
 from modelplane.preview.manifests import Key, Manifest
+from modelplane_models.inference_class import InferenceClass
+from modelplane_models.inference_cluster import InferenceCluster
+from modelplane_models.model_replica import ModelReplica
 
 _INDENT = "  "
+M = TypeVar("M", InferenceCluster, InferenceClass, ModelReplica)
 
 
 def _name(key: Key) -> str:
@@ -46,24 +53,39 @@ def _gpus_per_node(cls: Manifest | None) -> int | None:
     return sum(int(d.get("count", 1)) for d in cls.get("spec", {}).get("devices", []) if d.get("claim", "DRA") == "DRA")
 
 
-def _pool_lines(cluster: Manifest, classes: Mapping[str, Manifest]) -> list[str]:
-    observed = {p.get("name"): p for p in cluster.get("status", {}).get("capacity", {}).get("pools", [])}
+def _capacities(fleet: Fleet) -> dict[PoolKey, PoolCapacity]:
+    """Pool capacity as the scheduler counts it: declared or observed, minus what replicas hold."""
+
+    def models(kind: str, model: type[M]) -> list[M]:
+        parsed = []
+        for key, state in fleet.states.items():
+            if key[0] == kind:
+                try:
+                    parsed.append(model.model_validate(state.xr))
+                except pydantic.ValidationError:
+                    continue  # shown as it is; the function reports what is wrong with it
+        return parsed
+
+    return pool_capacities(
+        models("InferenceCluster", InferenceCluster),
+        models("InferenceClass", InferenceClass),
+        models("ModelReplica", ModelReplica),
+    )
+
+
+def _pool_lines(cluster: Manifest, capacities: Mapping[PoolKey, PoolCapacity]) -> list[str]:
+    name = cluster.get("metadata", {}).get("name", "")
     lines = []
     for pool in cluster.get("spec", {}).get("nodePools", []):
-        name, class_name = pool.get("name"), pool.get("className")
-        cap = observed.get(name)
-        if cap is not None:
-            lines.append(
-                f"pool {name} ({class_name}): {cap.get('nodes', '?')} nodes, "
-                f"{cap.get('declared', '?')} GPUs declared, {cap.get('inUse', '?')} in use, "
-                f"{cap.get('free', '?')} free (source: {cap.get('source', '?')})"
-            )
+        cap = capacities.get((name, pool.get("name")))
+        if cap is None:
+            lines.append(f"pool {pool.get('name')} ({pool.get('className')}): no capacity (class missing or invalid)")
             continue
-        per_node = _gpus_per_node(classes.get(str(class_name)))
-        nodes = int(pool.get("nodeCount", 0))
-        declared = "?" if per_node is None else str(per_node * nodes)
-        missing = "" if per_node is not None else f"; class {class_name} not found"
-        lines.append(f"pool {name} ({class_name}): {nodes} nodes, {declared} GPUs declared (source: spec{missing})")
+        over = f", OVERCOMMITTED by {cap.overcommitted}" if cap.overcommitted else ""
+        lines.append(
+            f"pool {cap.pool} ({cap.class_name}): {cap.nodes} nodes x {cap.per_node} GPUs = {cap.declared} declared, "
+            f"{cap.in_use} in use, {cap.free} free (source: {cap.source}){over}"
+        )
     return lines
 
 
@@ -74,7 +96,7 @@ def _section(title: str, rows: Iterable[str]) -> list[str]:
 
 def summarize(fleet: Fleet, source: str) -> str:
     """Return the preview's text for ``fleet`` loaded from ``source``."""
-    classes = {k[2]: s.xr for k, s in _of_kind(fleet, "InferenceClass")}
+    capacities = _capacities(fleet)
     replicas = _of_kind(fleet, "ModelReplica")
     out = [f"Modelplane preview of {source}: {len(fleet.states)} objects, settled after {fleet.passes} pass(es)", ""]
 
@@ -96,7 +118,7 @@ def summarize(fleet: Fleet, source: str) -> str:
             f"backend {spec.get('serving', {}).get('backend', 'KServe')}{cordoned}; "
             f"{_condition_text(state.xr, 'Ready')} [{label_text}]"
         )
-        rows += [f"{_INDENT * 2}{line}" for line in _pool_lines(state.xr, classes)]
+        rows += [f"{_INDENT * 2}{line}" for line in _pool_lines(state.xr, capacities)]
         landed = [
             f"{_name(k)} on pool(s) {_replica_pools(s.xr)}"
             for k, s in replicas

@@ -1,0 +1,23 @@
+"""Fleet capacity: what each pool has, what ModelReplicas hold on it, and what is free per node."""
+
+from modelplane.capacity.clusters import ClusterInfo, PoolInfo, cluster_info
+from modelplane.capacity.holdings import DeploymentKey, Holding, RoleHolding, replica_holding
+from modelplane.capacity.nodes import NodeFree
+from modelplane.capacity.observed import Observed, Source
+from modelplane.capacity.pools import PoolCapacity, PoolKey, pool_capacities
+
+__all__ = [
+    "ClusterInfo",
+    "DeploymentKey",
+    "Holding",
+    "NodeFree",
+    "Observed",
+    "PoolCapacity",
+    "PoolInfo",
+    "PoolKey",
+    "RoleHolding",
+    "Source",
+    "cluster_info",
+    "pool_capacities",
+    "replica_holding",
+]

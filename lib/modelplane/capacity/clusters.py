@@ -1,0 +1,89 @@
+"""An InferenceCluster as capacity and scheduling read it, parsed once.
+
+Callers with many clusters may build ``ClusterInfo`` straight from their own
+representation (e.g. a protobuf Struct) instead of validating whole models.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from modelplane.capacity.observed import Observed, observed_usage
+from modelplane_models.inference_cluster import InferenceCluster
+
+
+@dataclass(frozen=True)
+class PoolInfo:
+    """One node pool of a cluster.
+
+    Attributes:
+        name: The pool's name.
+        class_name: Its InferenceClass.
+        nodes: Its nodes: ``maxNodeCount`` when set (the autoscaler may grow it that
+            far), else ``nodeCount``.
+        observed: GPUs in use reported by the cluster's scheduler, if any.
+    """
+
+    name: str
+    class_name: str
+    nodes: int
+    observed: Observed | None = None
+
+
+@dataclass(frozen=True)
+class ClusterInfo:
+    """One InferenceCluster.
+
+    Attributes:
+        name: The cluster's name.
+        labels: Its labels (what ``clusterSelector`` matches).
+        cordoned: ``spec.cordoned``: it takes no new replicas.
+        ready: Whether its ``Ready`` condition is True.
+        not_ready: Why it is not Ready ("" when it is).
+        pools: Its node pools, in spec order.
+    """
+
+    name: str
+    labels: Mapping[str, str]
+    cordoned: bool
+    ready: bool
+    not_ready: str
+    pools: tuple[PoolInfo, ...]
+
+
+def cluster_info(cluster: InferenceCluster) -> ClusterInfo | None:
+    """Read an InferenceCluster; None when it has no name or spec.
+
+    A cluster without a ``Ready`` condition (no status yet, e.g. still being
+    provisioned) is not Ready.
+    """
+    if cluster.metadata is None or not cluster.metadata.name or cluster.spec is None:
+        return None
+    conditions = (cluster.status.conditions or []) if cluster.status is not None else []
+    condition = next((c for c in conditions if c.type == "Ready"), None)
+    if condition is None:
+        not_ready = "no Ready condition yet"
+    elif condition.status != "True":
+        detail = ": ".join(x for x in (condition.reason, condition.message) if x)
+        not_ready = f"Ready is {condition.status}" + (f" ({detail})" if detail else "")
+    else:
+        not_ready = ""
+    observed = observed_usage(cluster)
+    pools = tuple(
+        PoolInfo(
+            p.name,
+            p.className,
+            p.maxNodeCount if p.maxNodeCount is not None else p.nodeCount,
+            observed.get(p.name),
+        )
+        for p in cluster.spec.nodePools or []
+    )
+    return ClusterInfo(
+        name=cluster.metadata.name,
+        labels=cluster.metadata.labels or {},
+        cordoned=bool(cluster.spec.cordoned),
+        ready=not not_ready,
+        not_ready=not_ready,
+        pools=pools,
+    )

@@ -1,0 +1,109 @@
+"""What a ModelReplica holds: per role, its cluster, its pool and its footprint."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+from modelplane.topology import Footprint, Role, TopologyError, WorkersLike, footprint
+from modelplane_models.model_replica import ModelReplica
+
+
+@dataclass(frozen=True, order=True)
+class DeploymentKey:
+    """A ModelDeployment by namespace and name."""
+
+    namespace: str
+    name: str
+
+
+@dataclass(frozen=True)
+class RoleHolding:
+    """One role of a replica on one pool."""
+
+    role: Role
+    pool: str
+    footprint: Footprint
+
+
+@dataclass(frozen=True)
+class Holding:
+    """The GPUs one ModelReplica holds, from its own spec.
+
+    Callers with many replicas may build holdings straight from their own
+    representation instead of validating whole ModelReplica models.
+
+    Attributes:
+        namespace: The replica's namespace.
+        name: The replica's name.
+        deployment: The ModelDeployment it belongs to (``spec.deploymentRef``), if any.
+        cluster: Its InferenceCluster (``spec.inferenceClusterRef.name``).
+        roles: Its roles, each with its pool and footprint (none when its spec names no pool).
+        ready: Whether its ``Ready`` condition is True (its pods run, so a cluster
+            scheduler's observed usage includes them).
+    """
+
+    namespace: str
+    name: str
+    deployment: DeploymentKey | None
+    cluster: str
+    roles: tuple[RoleHolding, ...]
+    ready: bool = False
+
+
+@cache
+def _footprint(tensor: int, pipeline: int, data: int, data_local: int, workers: int) -> Footprint:
+    # Many replicas share a few shapes: compute each once. A replica that exists
+    # holds GPUs even if admission should have refused its topology: count nodes
+    # per worker rounded up, never less.
+    try:
+        return footprint(tensor=tensor, pipeline=pipeline, data=data, data_local=data_local, workers=workers)
+    except TopologyError:
+        data, data_local = max(1, data), max(1, data_local)
+        return Footprint(
+            nodes_per_worker=max(1, pipeline) * -(-data // data_local),
+            gpus_per_node=max(1, tensor) * data_local,
+            workers=max(1, workers),
+        )
+
+
+def _role(role: Role, pool: str, workers: WorkersLike) -> RoleHolding:
+    t = workers.topology
+    fp = _footprint(t.tensor, t.pipeline or 1, t.data or 1, t.dataLocal or 1, workers.count or 1)
+    return RoleHolding(role, pool, fp)
+
+
+def replica_holding(replica: ModelReplica) -> Holding | None:
+    """Read what a ModelReplica holds from its spec.
+
+    Args:
+        replica: The ModelReplica as observed.
+
+    Returns:
+        Its holding (with no roles when its spec names no pool for a role: such a
+        replica holds nothing Modelplane can account for), or None when it has no
+        name or spec.
+    """
+    spec = replica.spec
+    metadata = replica.metadata
+    if spec is None or metadata is None or not metadata.name:
+        return None
+    roles: tuple[RoleHolding, ...] = ()
+    if spec.workers is not None and spec.poolName:
+        roles = (_role(Role.UNIFIED, spec.poolName, spec.workers),)
+    elif spec.workers is None and spec.prefill is not None and spec.decode is not None:
+        roles = (
+            _role(Role.PREFILL, spec.prefill.poolName, spec.prefill.workers),
+            _role(Role.DECODE, spec.decode.poolName, spec.decode.workers),
+        )
+    namespace = metadata.namespace or ""
+    deployment = DeploymentKey(namespace, spec.deploymentRef.name) if spec.deploymentRef is not None else None
+    conditions = (replica.status.conditions or []) if replica.status is not None else []
+    return Holding(
+        namespace=namespace,
+        name=metadata.name,
+        deployment=deployment,
+        cluster=spec.inferenceClusterRef.name,
+        roles=roles,
+        ready=any(c.type == "Ready" and c.status == "True" for c in conditions),
+    )

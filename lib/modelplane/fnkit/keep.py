@@ -1,0 +1,37 @@
+"""Never drop what runs: carry observed composed resources into the desired state."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from crossplane.function import resource
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+
+# Fields the API server or a controller owns; desired state must not claim them.
+_SERVER_METADATA = ("uid", "resourceVersion", "generation", "creationTimestamp", "managedFields", "ownerReferences")
+
+
+def keep_observed(
+    req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, names: Iterable[str] | None = None
+) -> int:
+    """Copy observed composed resources (all, or ``names``) into the desired state unchanged.
+
+    Crossplane deletes a composed resource missing from the desired state, so
+    when an input is missing or invalid a function keeps what it composed
+    before. Status and server-owned metadata are left out. Resources already
+    desired are not touched. Returns how many resources were kept.
+    """
+    wanted = set(req.observed.resources) if names is None else set(names)
+    kept = 0
+    for name in sorted(wanted):
+        observed = req.observed.resources.get(name)
+        if observed is None or name in rsp.desired.resources:
+            continue
+        data = resource.struct_to_dict(observed.resource)
+        data.pop("status", None)
+        meta = data.get("metadata", {})
+        for key in _SERVER_METADATA:
+            meta.pop(key, None)
+        rsp.desired.resources[name].resource.update(data)
+        kept += 1
+    return kept

@@ -1,0 +1,36 @@
+"""Required resources: ask for them every call and tell "not fetched yet" from "none exist"."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from crossplane.function import resource
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """A set of resources a function needs, by apiVersion and kind, from every namespace."""
+
+    name: str
+    api_version: str
+    kind: str
+
+    def request(self, rsp: fnv1.RunFunctionResponse) -> None:
+        """Ask Crossplane for the resources (needed on every call, or it stops sending them)."""
+        selector = fnv1.ResourceSelector(api_version=self.api_version, kind=self.kind)
+        # An empty matchLabels selects every object of the kind, in every namespace. It must be set
+        # explicitly: a selector with no match at all is not a valid requirement.
+        selector.match_labels.SetInParent()
+        rsp.requirements.resources[self.name].CopyFrom(selector)
+
+    def fetched(self, req: fnv1.RunFunctionRequest) -> bool:
+        """Whether Crossplane has answered this requirement (possibly with nothing)."""
+        return self.name in req.required_resources
+
+    def items(self, req: fnv1.RunFunctionRequest) -> Iterator[dict[str, Any]]:
+        """The fetched resources as dicts, converted one at a time."""
+        for item in req.required_resources[self.name].items:
+            yield resource.struct_to_dict(item.resource)

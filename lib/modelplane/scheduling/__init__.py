@@ -1,0 +1,47 @@
+"""The fleet scheduler: placements of a ModelDeployment's replicas on InferenceCluster pools."""
+
+from modelplane.scheduling.celmatch import match_cel
+from modelplane.scheduling.devices import (
+    AttributeValue,
+    Claim,
+    ClassDevice,
+    DeviceMatcher,
+    DeviceVersion,
+    PoolReason,
+    SelectorError,
+)
+from modelplane.scheduling.names import replica_name, replica_ordinal
+from modelplane.scheduling.result import (
+    ClusterRejection,
+    Origin,
+    Placement,
+    PoolRejection,
+    Reason,
+    RolePlacement,
+    Schedule,
+    Unplaced,
+)
+from modelplane.scheduling.scheduler import InvalidDeploymentError, schedule
+
+__all__ = [
+    "AttributeValue",
+    "Claim",
+    "ClassDevice",
+    "ClusterRejection",
+    "DeviceMatcher",
+    "DeviceVersion",
+    "InvalidDeploymentError",
+    "Origin",
+    "Placement",
+    "PoolReason",
+    "PoolRejection",
+    "Reason",
+    "RolePlacement",
+    "Schedule",
+    "SelectorError",
+    "Unplaced",
+    "match_cel",
+    "replica_name",
+    "replica_ordinal",
+    "schedule",
+]

@@ -1,0 +1,294 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from modelplane.capacity import (
+    ClusterInfo,
+    DeploymentKey,
+    PoolCapacity,
+    PoolInfo,
+    Source,
+    cluster_info,
+    pool_capacities,
+    replica_holding,
+)
+from modelplane.topology import Role
+from modelplane_models.inference_class import InferenceClass
+from modelplane_models.inference_cluster import InferenceCluster
+from modelplane_models.model_replica import ModelReplica
+from tests.unit.fleet import NAMESPACE, Pool, Shape, cluster, gpu_class, replica
+
+EXAMPLES = Path(__file__).parents[3] / "examples" / "platform"
+H100 = gpu_class("h100", per_node=8)
+L4 = gpu_class("l4", per_node=1, arch="Ada")
+
+
+def figures(cap: PoolCapacity) -> dict[str, Any]:
+    free_per_node = sorted(f for f, n in enumerate(cap.node_free.counts) for _ in range(n))
+    return {
+        "declared": cap.declared,
+        "held": cap.held,
+        "free": cap.free,
+        "source": cap.source,
+        "overcommitted": cap.overcommitted,
+        "nodes": free_per_node,
+    }
+
+
+def unified(
+    name: str, cluster_name: str, pool: str, shape: Shape, dep: str | None = None, *, ready: bool = False
+) -> ModelReplica:
+    return replica(
+        name,
+        cluster=cluster_name,
+        pools={Role.UNIFIED: pool},
+        shapes={Role.UNIFIED: shape},
+        deployment=dep,
+        ready=ready,
+    )
+
+
+@pytest.mark.parametrize(
+    ("clusters", "replicas", "want"),
+    [
+        pytest.param(
+            [cluster("a", Pool("h100", "h100", 2))],
+            [],
+            {"declared": 16, "held": 0, "free": 16, "source": Source.DECLARED, "overcommitted": 0, "nodes": [8, 8]},
+            id="declared",
+        ),
+        pytest.param(
+            [cluster("a", Pool("h100", "h100", 1, max_nodes=3))],
+            [],
+            {"declared": 24, "held": 0, "free": 24, "source": Source.DECLARED, "overcommitted": 0, "nodes": [8] * 3},
+            id="max-node-count-counts",
+        ),
+        pytest.param(
+            [cluster("a", Pool("h100", "h100", 2))],
+            [unified("r1", "a", "h100", Shape(tensor=4)), unified("r2", "a", "h100", Shape(tensor=4))],
+            {"declared": 16, "held": 8, "free": 8, "source": Source.DECLARED, "overcommitted": 0, "nodes": [0, 8]},
+            id="two-tp4-share-one-node",
+        ),
+        pytest.param(
+            [cluster("a", Pool("h100", "h100", 3))],
+            [unified("r1", "a", "h100", Shape(tensor=8, pipeline=2))],
+            {"declared": 24, "held": 16, "free": 8, "source": Source.DECLARED, "overcommitted": 0, "nodes": [0, 0, 8]},
+            id="multi-node-worker-holds-two-nodes",
+        ),
+        pytest.param(
+            [cluster("a", Pool("h100", "h100", 1))],
+            [unified("r1", "a", "h100", Shape(tensor=8)), unified("r2", "a", "h100", Shape(tensor=2))],
+            {"declared": 8, "held": 10, "free": 0, "source": Source.DECLARED, "overcommitted": 2, "nodes": [0]},
+            id="overcommitted",
+        ),
+        pytest.param(
+            [cluster("a", Pool("h100", "h100", 4), observed={"h100": ("KAI", 12)})],
+            [],
+            {"declared": 32, "held": 0, "free": 20, "source": Source.KAI, "overcommitted": 0, "nodes": [0, 4, 8, 8]},
+            id="observed-kai",
+        ),
+        pytest.param(
+            [cluster("a", Pool("h100", "h100", 4), observed={"h100": ("Kueue", 12)})],
+            [unified("r1", "a", "h100", Shape(tensor=8), ready=True)],
+            {"declared": 32, "held": 8, "free": 20, "source": Source.KUEUE, "overcommitted": 0, "nodes": [0, 4, 8, 8]},
+            id="observed-explained-by-a-ready-replica",
+        ),
+        pytest.param(
+            [cluster("a", Pool("h100", "h100", 4), observed={"h100": ("Kueue", 12)})],
+            [unified("r1", "a", "h100", Shape(tensor=8))],
+            {"declared": 32, "held": 8, "free": 12, "source": Source.KUEUE, "overcommitted": 0, "nodes": [0, 0, 4, 8]},
+            id="replica-not-ready-yet-counted-on-top",
+        ),
+        pytest.param(
+            [cluster("a", Pool("h100", "h100", 2), observed={"h100": ("Kueue", 4)})],
+            [unified("r1", "a", "h100", Shape(tensor=8), ready=True)],
+            {"declared": 16, "held": 8, "free": 8, "source": Source.KUEUE, "overcommitted": 0, "nodes": [0, 8]},
+            id="observed-lagging-behind-replicas",
+        ),
+        pytest.param(
+            [cluster("a", Pool("h100", "h100", 2), observed={"h100": ("Declared", 16)})],
+            [],
+            {"declared": 16, "held": 0, "free": 16, "source": Source.DECLARED, "overcommitted": 0, "nodes": [8, 8]},
+            id="declared-figure-is-not-observed",
+        ),
+        pytest.param(
+            [cluster("a", Pool("h100", "h100", 2)), cluster("b", Pool("h100", "h100", 2))],
+            [unified("r1", "b", "h100", Shape(tensor=8)), unified("r2", "a", "l4", Shape())],
+            {"declared": 16, "held": 0, "free": 16, "source": Source.DECLARED, "overcommitted": 0, "nodes": [8, 8]},
+            id="other-clusters-and-pools-do-not-count",
+        ),
+    ],
+)
+def test_pool_capacity(clusters: list[InferenceCluster], replicas: list[ModelReplica], want: dict[str, Any]) -> None:
+    got = pool_capacities(clusters, [H100, L4], replicas)
+    assert figures(got["a", "h100"]) == want
+
+
+def test_stale_observed_figure_is_ignored() -> None:
+    stale = cluster("a", Pool("h100", "h100", 2), observed={"h100": ("KAI", 16)})
+    assert stale.status is not None and stale.status.capacity is not None and stale.status.capacity.pools
+    stale.status.capacity.pools[0].className = "old-class"
+    assert pool_capacities([stale], [H100], [])["a", "h100"].free == 16
+
+
+def test_exclude_deployment() -> None:
+    replicas = [
+        unified("mine-0", "a", "h100", Shape(tensor=8), dep="mine"),
+        unified("theirs-0", "a", "h100", Shape(tensor=4), dep="theirs"),
+    ]
+    got = pool_capacities(
+        [cluster("a", Pool("h100", "h100", 2))], [H100], replicas, exclude_deployment=DeploymentKey(NAMESPACE, "mine")
+    )
+    assert figures(got["a", "h100"])["nodes"] == [4, 8]
+
+
+def test_excluded_replicas_still_explain_observed_usage() -> None:
+    replicas = [unified("mine-0", "a", "h100", Shape(tensor=8), dep="mine", ready=True)]
+    clusters = [cluster("a", Pool("h100", "h100", 2), observed={"h100": ("KAI", 8)})]
+    got = pool_capacities(clusters, [H100], replicas, exclude_deployment=DeploymentKey(NAMESPACE, "mine"))
+    assert got["a", "h100"].free == 16
+
+
+def test_disaggregated_replica_holds_on_both_pools() -> None:
+    r = replica(
+        "pd-0",
+        cluster="a",
+        pools={Role.PREFILL: "l4", Role.DECODE: "h100"},
+        shapes={Role.PREFILL: Shape(count=3), Role.DECODE: Shape(tensor=2, count=3)},
+    )
+    got = pool_capacities([cluster("a", Pool("h100", "h100", 1), Pool("l4", "l4", 4))], [H100, L4], [r])
+    assert (got["a", "l4"].free, got["a", "h100"].free) == (1, 2)
+
+
+@pytest.mark.parametrize(
+    ("classes", "want"),
+    [
+        pytest.param([], [], id="class-missing"),
+        pytest.param(
+            [
+                InferenceClass.model_validate(
+                    {
+                        "metadata": {"name": "h100"},
+                        "spec": {"devices": [{"name": "ib", "driver": "ib.x", "claim": "Synthetic", "count": 1}]},
+                    }
+                )
+            ],
+            [],
+            id="class-without-accelerator",
+        ),
+        pytest.param([H100], [("a", "h100")], id="class-present"),
+    ],
+)
+def test_pools_without_a_known_accelerator_are_left_out(
+    classes: list[InferenceClass], want: list[tuple[str, str]]
+) -> None:
+    assert list(pool_capacities([cluster("a", Pool("h100", "h100", 2))], classes, [])) == want
+
+
+def test_replica_holding() -> None:
+    r = unified("r", "a", "h100", Shape(tensor=4, data=2, data_local=2, count=3), dep="llm")
+    holding = replica_holding(r)
+    assert holding is not None
+    assert (holding.namespace, holding.name, holding.cluster) == (NAMESPACE, "r", "a")
+    assert holding.deployment == DeploymentKey(NAMESPACE, "llm")
+    assert [(h.role, h.pool, h.footprint.gpus_per_node, h.footprint.workers) for h in holding.roles] == [
+        (Role.UNIFIED, "h100", 8, 3)
+    ]
+
+
+def test_replica_holding_counts_a_bad_topology_rounded_up() -> None:
+    r = unified("r", "a", "h100", Shape(tensor=1, data=3, data_local=2))
+    holding = replica_holding(r)
+    assert holding is not None
+    assert holding.roles[0].footprint.nodes_per_worker == 2
+
+
+def test_cluster_info() -> None:
+    info = cluster_info(cluster("a", Pool("h100", "h100", 1, max_nodes=4), labels={"tier": "prod"}, ready=False))
+    assert info == ClusterInfo(
+        name="a",
+        labels={"tier": "prod"},
+        cordoned=False,
+        ready=False,
+        not_ready="Ready is False (Creating)",
+        pools=(PoolInfo("h100", "h100", 4),),
+    )
+    without_status = cluster_info(cluster("b", ready=None))
+    assert without_status is not None
+    assert (without_status.ready, without_status.not_ready) == (False, "no Ready condition yet")
+
+
+def _load(kind: str, directory: Path) -> list[dict[str, Any]]:
+    docs = []
+    for path in sorted(directory.rglob("*.yaml")):
+        docs += [d for d in yaml.safe_load_all(path.read_text()) if d and d.get("kind") == kind]
+    return docs
+
+
+def test_example_fleet() -> None:
+    clusters = [InferenceCluster.model_validate(d) for d in _load("InferenceCluster", EXAMPLES)]
+    classes = [InferenceClass.model_validate(d) for d in _load("InferenceClass", EXAMPLES)]
+    got = {key: (cap.declared, cap.free, cap.source) for key, cap in pool_capacities(clusters, classes, []).items()}
+    assert got == {
+        ("aks-westeurope", "h100"): (16, 16, Source.DECLARED),
+        ("eks-us-west-2", "h100"): (16, 16, Source.DECLARED),
+        ("eu-west-kueue", "h100"): (16, 16, Source.DECLARED),
+        ("gke-us-central1", "h200"): (16, 16, Source.DECLARED),
+        ("gke-us-central1", "l4"): (8, 8, Source.DECLARED),
+        ("us-east-kai", "h100"): (32, 20, Source.KAI),
+    }
+
+
+shapes = st.builds(
+    Shape,
+    tensor=st.sampled_from([1, 2, 4, 8]),
+    pipeline=st.integers(1, 2),
+    count=st.integers(1, 3),
+)
+fleet_replicas = st.lists(
+    st.tuples(
+        st.sampled_from(["a", "b"]),
+        st.sampled_from(["h100", "l4"]),
+        shapes,
+        st.sampled_from(["x", "y", None]),
+        st.booleans(),
+    ),
+    max_size=12,
+)
+Spec = tuple[str, str, Shape, str | None, bool]
+
+
+def _fleet(specs: list[Spec], used: int) -> tuple[list[InferenceCluster], list[ModelReplica]]:
+    clusters = [
+        cluster("a", Pool("h100", "h100", 3), Pool("l4", "l4", 4), observed={"h100": ("KAI", used)}),
+        cluster("b", Pool("h100", "h100", 2)),
+    ]
+    replicas = [unified(f"r{i}", c, p, s, dep, ready=ready) for i, (c, p, s, dep, ready) in enumerate(specs)]
+    return clusters, replicas
+
+
+@settings(max_examples=60, deadline=None)
+@given(fleet_replicas, st.integers(0, 40), st.randoms(use_true_random=False))
+def test_capacity_is_conserved_and_order_free(specs: list[Spec], used: int, rng: Any) -> None:
+    clusters, replicas = _fleet(specs, used)
+    exclude = DeploymentKey(NAMESPACE, "x")
+    got = pool_capacities(clusters, [H100, L4], replicas, exclude_deployment=exclude)
+    shuffled = list(replicas)
+    rng.shuffle(shuffled)
+    assert pool_capacities(list(reversed(clusters)), [L4, H100], shuffled, exclude_deployment=exclude) == got
+    for (c, p), cap in got.items():
+        on_pool = [h for h in map(replica_holding, replicas) if h is not None and h.cluster == c]
+        explained = sum(r.footprint.total_gpus for h in on_pool if h.ready for r in h.roles if r.pool == p)
+        counted = sum(
+            r.footprint.total_gpus for h in on_pool if h.deployment != exclude for r in h.roles if r.pool == p
+        )
+        unexplained = max(0, cap.observed_in_use - explained) if cap.observed_in_use is not None else 0
+        assert cap.held == counted
+        assert cap.free + counted + unexplained - cap.overcommitted == cap.declared
+        assert 0 <= cap.free <= cap.declared

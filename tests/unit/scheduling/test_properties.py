@@ -1,0 +1,244 @@
+"""Invariants of the scheduler on random fleets (fake CEL: see tests.unit.fleet.fake_matcher)."""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from dataclasses import dataclass
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from modelplane.capacity import DeploymentKey, cluster_info, pool_capacities
+from modelplane.scheduling import Claim, Origin, Schedule, schedule
+from modelplane.scheduling.devices import class_view
+from modelplane.scheduling.labels import label_selector
+from modelplane.topology import Role
+from modelplane_models.inference_cluster import InferenceCluster
+from modelplane_models.model_deployment import ModelDeployment
+from modelplane_models.model_replica import ModelReplica
+from tests.unit.fleet import (
+    HOPPER,
+    IB,
+    NAMESPACE,
+    Pool,
+    Shape,
+    cluster,
+    deployment,
+    fake_matcher,
+    gpu_class,
+    replica,
+    replicas_of,
+)
+
+CLASSES = [
+    gpu_class("h100", per_node=8, ib=8),
+    gpu_class("h200", per_node=8, memory="141Gi"),
+    gpu_class("a100", per_node=4, arch="Ampere"),
+    gpu_class("l4", per_node=1, arch="Ada", memory="24Gi"),
+]
+CLASS_NAMES = [*(c.metadata.name for c in CLASSES if c.metadata and c.metadata.name), "ghost"]
+SELECTORS = ["true", HOPPER, "mem >= 140Gi", 'device.attributes["gpu.nvidia.com"].architecture == "Ada"']
+
+
+@dataclass(frozen=True)
+class Fleet:
+    deployment: ModelDeployment
+    clusters: list[InferenceCluster]
+    replicas: list[ModelReplica]
+
+
+@st.composite
+def shapes(draw: st.DrawFn) -> Shape:
+    # Biased towards shapes that fit somewhere, so most examples place replicas.
+    local = draw(st.sampled_from([1, 1, 1, 2]))
+    cel = "boom" if draw(st.integers(0, 19)) == 0 else draw(st.sampled_from([*SELECTORS, "true", "true", HOPPER]))
+    return Shape(
+        tensor=draw(st.sampled_from([1, 1, 2, 4, 8])),
+        pipeline=draw(st.sampled_from([1, 1, 1, 2])),
+        data=local * draw(st.sampled_from([1, 1, 1, 2])),
+        data_local=local,
+        count=draw(st.integers(1, 3)),
+        cel=cel,
+        devices=(("ib", IB, 1),) if draw(st.integers(0, 5)) == 0 else (),
+    )
+
+
+@st.composite
+def fleets(draw: st.DrawFn) -> Fleet:
+    clusters = []
+    pools_of: dict[str, list[str]] = {}
+    for i in range(draw(st.integers(1, 6))):
+        name = f"c{i}"
+        pools = [
+            Pool(
+                f"p{j}",
+                draw(
+                    st.sampled_from(CLASS_NAMES) if draw(st.integers(0, 9)) == 0 else st.sampled_from(CLASS_NAMES[:3])
+                ),
+                draw(st.integers(0, 6)),
+                draw(st.none() | st.integers(6, 8)),
+            )
+            for j in range(draw(st.integers(0 if i else 1, 4)))
+        ]
+        pools_of[name] = [p.name for p in pools]
+        observed = {p.name: ("KAI", draw(st.integers(0, 24))) for p in pools if draw(st.integers(0, 3)) == 0}
+        clusters.append(
+            cluster(
+                name,
+                *pools,
+                labels={"tier": draw(st.sampled_from(["prod", "dev"]))},
+                ready=draw(st.sampled_from([True] * 6 + [False, None])),
+                cordoned=draw(st.integers(0, 7)) == 0,
+                observed=observed,
+            )
+        )
+    others = []
+    for i in range(draw(st.integers(0, 10))):
+        where = draw(st.sampled_from(sorted(pools_of)))
+        pool = draw(st.sampled_from(pools_of[where] or ["p0"]))
+        disaggregated = draw(st.booleans())
+        roles = {Role.PREFILL: pool, Role.DECODE: pool} if disaggregated else {Role.UNIFIED: pool}
+        others.append(
+            replica(
+                f"other{i}-0",
+                cluster=where,
+                pools=roles,
+                shapes={r: draw(shapes()) for r in roles},
+                deployment=f"other{i}",
+            )
+        )
+    selector = {"tier": "prod"} if draw(st.booleans()) else None
+    if draw(st.booleans()):
+        dep = deployment("llm", replicas=draw(st.integers(0, 6)), shape=draw(shapes()), match_labels=selector)
+    else:
+        dep = deployment(
+            "llm",
+            replicas=draw(st.integers(0, 4)),
+            prefill=draw(shapes()),
+            decode=draw(shapes()),
+            match_labels=selector,
+        )
+    return Fleet(dep, clusters, others)
+
+
+def run(fleet: Fleet, replicas: list[ModelReplica] | None = None) -> Schedule:
+    return schedule(
+        fleet.deployment,
+        fleet.clusters,
+        CLASSES,
+        fleet.replicas if replicas is None else replicas,
+        matcher=fake_matcher,
+    )
+
+
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@SETTINGS
+@given(fleets())
+def test_placements_satisfy_selector_cel_and_topology(fleet: Fleet) -> None:
+    got = run(fleet)
+    assert got.placed + len(got.unplaced) == got.desired
+    assert len({p.replica for p in got.placements} | {u.replica for u in got.unplaced}) == got.desired
+    spec = fleet.deployment.spec
+    assert spec is not None
+    selector = label_selector(spec.clusterSelector)
+    clusters = {i.name: i for i in map(cluster_info, fleet.clusters) if i is not None}
+    classes = {v.name: v for v in map(class_view, CLASSES) if v is not None}
+    requests = {Role.UNIFIED: spec.nodeSelector} | (
+        {Role.PREFILL: spec.prefill.nodeSelector, Role.DECODE: spec.decode.nodeSelector}
+        if spec.prefill and spec.decode
+        else {}
+    )
+    for placement in got.placements:
+        assert placement.origin is Origin.NEW and not placement.stale
+        info = clusters[placement.cluster]  # every role on this one cluster
+        assert selector.matches(info.labels)
+        assert info.ready and not info.cordoned
+        pools = {p.name: p for p in info.pools}
+        for role in placement.roles:
+            klass = classes[pools[role.pool].class_name]
+            node_selector = requests[role.role]
+            assert node_selector is not None
+            assert any(fake_matcher(node_selector.cel, d) for d in klass.devices if d.claim is Claim.DRA)
+            for want in node_selector.devices or []:
+                assert any(fake_matcher(want.cel, d) and d.count >= (want.count or 1) for d in klass.devices)
+            assert klass.accelerator_per_node is not None
+            assert role.footprint.gpus_per_node <= klass.accelerator_per_node
+            assert role.footprint.nodes_per_worker <= pools[role.pool].nodes
+
+
+@SETTINGS
+@given(fleets())
+def test_no_placement_exceeds_capacity(fleet: Fleet) -> None:
+    got = run(fleet)
+    others = pool_capacities(
+        fleet.clusters, CLASSES, fleet.replicas, exclude_deployment=DeploymentKey(NAMESPACE, "llm")
+    )
+    mine: dict[tuple[str, str], int] = defaultdict(int)
+    for placement in got.placements:
+        for role in placement.roles:
+            mine[placement.cluster, role.pool] += role.footprint.total_gpus
+    for key, gpus in mine.items():
+        assert gpus <= others[key].free, key
+
+
+@SETTINGS
+@given(fleets(), st.randoms(use_true_random=False))
+def test_result_does_not_depend_on_input_order(fleet: Fleet, rng: random.Random) -> None:
+    clusters, classes, replicas = list(fleet.clusters), list(CLASSES), list(fleet.replicas)
+    for items in (clusters, classes, replicas):
+        rng.shuffle(items)
+    shuffled = schedule(fleet.deployment, clusters, classes, replicas, matcher=fake_matcher)
+    assert shuffled == run(fleet)
+
+
+@SETTINGS
+@given(fleets())
+def test_rerunning_on_its_own_output_changes_nothing(fleet: Fleet) -> None:
+    first = run(fleet)
+    again = run(fleet, [*fleet.replicas, *replicas_of(first, fleet.deployment)])
+    assert [(p.replica, p.cluster, p.roles) for p in again.placements] == [
+        (p.replica, p.cluster, p.roles) for p in first.placements
+    ]
+    assert all(p.origin is Origin.KEPT and not p.stale for p in again.placements)
+    assert again.unplaced == first.unplaced
+    assert again.removed == ()
+
+
+@SETTINGS
+@given(fleets(), st.integers(0, 5))
+def test_scaling_keeps_the_replicas_that_stay(fleet: Fleet, replicas: int) -> None:
+    first = run(fleet)
+    spec = fleet.deployment.spec
+    assert spec is not None
+    scaled = Fleet(
+        fleet.deployment.model_copy(update={"spec": spec.model_copy(update={"replicas": replicas})}),
+        fleet.clusters,
+        fleet.replicas,
+    )
+    got = run(scaled, [*fleet.replicas, *replicas_of(first, fleet.deployment)])
+    before = {p.replica: (p.cluster, p.roles) for p in first.placements}
+    after = {p.replica: (p.cluster, p.roles) for p in got.placements}
+    # Every replica that is not removed keeps its placement; the highest ordinals go first.
+    assert {n: v for n, v in before.items() if n not in got.removed} == {
+        n: after[n] for n in before if n not in got.removed
+    }
+    assert len(got.removed) == max(0, len(before) - replicas)
+    kept = sorted(int(n.rsplit("-", 1)[1]) for n in before if n not in got.removed)
+    assert all(int(n.rsplit("-", 1)[1]) > max(kept, default=-1) for n in got.removed)
+
+
+def test_strategy_builds_both_shapes() -> None:
+    # Guards the generator: a fleet strategy that only ever produced one shape would hollow out the properties.
+    seen: set[bool] = set()
+
+    @settings(max_examples=40, deadline=None)
+    @given(fleets())
+    def probe(fleet: Fleet) -> None:
+        assert fleet.deployment.spec is not None
+        seen.add(fleet.deployment.spec.prefill is not None)
+
+    probe()
+    assert seen == {True, False}
