@@ -59,7 +59,7 @@ def build() -> Path:
     # half-written binary behind.
     with tempfile.TemporaryDirectory(dir=binary.parent) as scratch:
         target = Path(scratch) / "celparity"
-        env = {**os.environ, "GOFLAGS": "-mod=readonly", "CGO_ENABLED": "0"}
+        env = {**os.environ, "GOFLAGS": "-mod=readonly -buildvcs=false", "CGO_ENABLED": "0"}
         subprocess.run(
             [go, "build", "-trimpath", "-o", str(target), "."],
             cwd=HERE,

@@ -49,19 +49,14 @@ _SETS_FACTOR: Final = {
 }
 REGEX_STRING_LENGTH_COST_FACTOR: Final = 0.25
 
-# Overloads declared for type checking whose runtime this environment does not provide; an
-# expression calling one is refused when compiled, with this reason.
-UNSUPPORTED_PREFIXES: Final = ("timestamp", "duration", "url_", "string_to_url", "is_url", "ip_", "cidr_", "is_ip",
-                               "is_cidr", "string_to_ip", "string_to_cidr", "format", "string_format",
-                               "add_duration", "add_timestamp", "subtract_duration", "subtract_timestamp",
-                               "less_timestamp", "less_duration", "less_equals_timestamp", "less_equals_duration",
-                               "greater_timestamp", "greater_duration", "greater_equals_timestamp",
-                               "greater_equals_duration", "list_duration", "list_timestamp", "int64_to_timestamp",
-                               "int64_to_duration", "string_to_timestamp", "string_to_duration")  # fmt: skip
-
 
 def supported(overload_id: str) -> bool:
-    """Whether this environment can evaluate the overload (see :data:`UNSUPPORTED_PREFIXES`)."""
+    """Whether this environment can evaluate the overload.
+
+    Declared but not provided: timestamps and durations, URLs, IPs and CIDRs, named formats and
+    ``string.format``. Selectors over device attributes have no use for them; an expression that
+    calls them is refused at compile time rather than answered differently from Kubernetes.
+    """
     return overload_id in IMPLS
 
 
@@ -155,13 +150,18 @@ def string_to_int(v: str) -> int:
 
 def string_to_uint(v: str) -> Uint:
     """``uint(string)``."""
-    if not re.fullmatch(r"\+?[0-9]+", v) or int(v) > UINT64_MAX:
+    if not re.fullmatch(r"[0-9]+", v) or int(v) > UINT64_MAX:
         raise EvalError("type conversion error from 'string' to 'uint'")
     return Uint(int(v))
 
 
+_HEX_FLOAT_TEXT: Final = re.compile(r"[+-]?0[xX](?:[0-9a-fA-F_]+\.?[0-9a-fA-F_]*|\.[0-9a-fA-F_]+)[pP][+-]?[0-9_]+")
+
+
 def string_to_double(v: str) -> float:
     """``double(string)``: Go's ParseFloat."""
+    if _HEX_FLOAT_TEXT.fullmatch(v):
+        return float.fromhex(v.replace("_", ""))
     text = v.replace("_", "") if "_" in v and re.search(r"[0-9]_[0-9]", v) else v
     if not v or not _FLOAT_TEXT.fullmatch(v) or text in ("", "+", "-", ".", "+.", "-."):
         raise EvalError("type conversion error from 'string' to 'double'")

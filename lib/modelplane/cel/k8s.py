@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from modelplane.cel.values import INT64_MAX, INT64_MIN, EvalError, Quantity, Semver
+from modelplane.cel.values import INT64_MAX, INT64_MIN, Quantity, Semver
 
 _DECIMAL_SUFFIXES = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
 _BINARY_SUFFIXES = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
@@ -290,11 +290,3 @@ def _normalize(text: str) -> str:
 def semver_int(value: int) -> int:
     """A version number as CEL's int: Go converts the uint64 with wrap-around."""
     return value - 2**64 if value > INT64_MAX else value
-
-
-def check_quantity_text(text: str) -> None:
-    """Raise :class:`EvalError` unless ``text`` parses as a quantity (for messages at evaluation)."""
-    try:
-        parse_quantity(text)
-    except QuantityError as e:
-        raise EvalError(str(e)) from None
