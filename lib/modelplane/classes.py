@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from modelplane.cel.k8s import SemverError, parse_semver
 from modelplane.problems import Problem
-from modelplane.versions import is_semver
 from modelplane_models.inference_class import Device, Provisioning, Spec
 
 _PROVIDER_BLOCKS = {"GKE": "gke", "EKS": "eks", "AKS": "aks"}
@@ -49,10 +49,13 @@ def _device_problems(index: int, device: Device) -> list[Problem]:
         set_fields = [f for f in ("string", "int_", "bool_", "version") if getattr(value, f) is not None]
         if len(set_fields) != 1:
             problems.append(Problem(f"{at}.attributes.{key}", "must set exactly one of string, int, bool or version"))
-        if value.version is not None and not is_semver(value.version):
-            problems.append(
-                Problem(f"{at}.attributes.{key}.version", f"{value.version!r} is not a semantic version like 9.0.0")
-            )
+        if value.version is not None:
+            try:
+                parse_semver(value.version)
+            except SemverError:
+                problems.append(
+                    Problem(f"{at}.attributes.{key}.version", f"{value.version!r} is not a semantic version like 9.0.0")
+                )
     return problems
 
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from modelplane.quantity import parse_quantity
+from modelplane.cel.k8s import exact, parse_quantity
 from modelplane.scheduling import ClassDevice, Schedule, SelectorError
 from modelplane.topology import Role
 from modelplane_models.inference_class import InferenceClass
@@ -247,7 +247,11 @@ def fake_matcher(expression: str, device: ClassDevice) -> bool:
         elif term.startswith("mem "):
             _, op, want = term.split()
             memory = device.capacity.get("memory")
-            result = result and memory is not None and _COMPARE[op](parse_quantity(memory), parse_quantity(want))
+            result = (
+                result
+                and memory is not None
+                and _COMPARE[op](exact(parse_quantity(memory)), exact(parse_quantity(want)))
+            )
         else:
             raise SelectorError(expression, f"cannot parse {term!r}")
     return result
