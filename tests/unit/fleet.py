@@ -250,7 +250,7 @@ def fake_matcher(expression: str, device: ClassDevice) -> bool:
             result = (
                 result
                 and memory is not None
-                and _COMPARE[op](exact(parse_quantity(memory)), exact(parse_quantity(want)))
+                and _COMPARE[op](exact(parse_quantity(str(memory))), exact(parse_quantity(want)))
             )
         else:
             raise SelectorError(expression, f"cannot parse {term!r}")
