@@ -117,7 +117,7 @@ class Footprint:
         return self.workers * self.nodes_per_worker
 
 
-def footprint(  # noqa: PLR0913 - one keyword per topology field
+def footprint(
     *, tensor: int, pipeline: int = 1, data: int = 1, data_local: int = 1, workers: int = 1, field: str = "topology"
 ) -> Footprint:
     """Compute the footprint of ``workers`` workers of one topology.

@@ -613,7 +613,7 @@ class _Parser:
             return self.bind(offset, args[0].name, args[1], args[2])
         return None
 
-    def quantifier(  # noqa: PLR0913, PLR0917 (the parts of a macro call)
+    def quantifier(
         self, offset: int, function: str, target: Expr, first: Expr | None, second: Expr, predicate: Expr
     ) -> Expr:
         if first is None:
