@@ -30,7 +30,8 @@ class Rendered:
     proc: subprocess.CompletedProcess[str]
 
 
-# What every case is rendered with: its fleet as required resources, and the results.
+# What every case is rendered with besides its inputs (its fleet as required resources and, for a
+# later step of a scheduling scenario, the previous step's composed resources as observed).
 RENDER_FLAGS = ("--include-function-results",)
 
 
@@ -44,7 +45,7 @@ def cli_renders(binary: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[
     """Every golden case through ``crossplane render``, with every function served over gRPC on a free port."""
     tmp = tmp_path_factory.mktemp("renders")
     fleets: dict[str, Path] = {}
-    jobs: list[tuple[Case, Path, Path, Path]] = []
+    jobs: list[tuple[Case, Path, Path, Path, tuple[str, ...]]] = []
     for n, case in enumerate(cases()):
         fleet = "".join("---\n" + goyaml.dump_document(d) for d in case.fleet)
         if fleet not in fleets:
@@ -52,16 +53,21 @@ def cli_renders(binary: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[
             fleets[fleet].write_text(fleet)
         xr = tmp / f"xr-{n}.yaml"
         xr.write_text(goyaml.dump_document(case.xr))
-        jobs.append((case, xr, composition_path(case.xr["kind"]), fleets[fleet]))
+        flags: tuple[str, ...] = ("--required-resources", str(fleets[fleet]))
+        if case.observed:
+            # A later step of a scheduling scenario: what the previous step composed.
+            observed = tmp / f"observed-{n}.yaml"
+            observed.write_text("".join("---\n" + goyaml.dump_document(d) for d in case.observed))
+            flags += ("--observed-resources", str(observed))
+        jobs.append((case, xr, composition_path(case.xr["kind"]), fleets[fleet], (*flags, *RENDER_FLAGS)))
 
     runners = {k.function_ref: load_runner(k.function_ref) for k in KINDS}
     with serve_functions(runners) as targets:
         functions = tmp / "functions.yaml"
         functions.write_text(functions_manifest(targets))
 
-        def render(job: tuple[Case, Path, Path, Path]) -> Rendered:
-            case, xr, comp, required = job
-            flags = ("--required-resources", str(required), *RENDER_FLAGS)
+        def render(job: tuple[Case, Path, Path, Path, tuple[str, ...]]) -> Rendered:
+            case, xr, comp, required, flags = job
             proc = run(binary, "render", str(xr), str(comp), str(functions), *flags, timeout=120)
             return Rendered(case, xr, comp, required, flags, proc)
 

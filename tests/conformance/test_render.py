@@ -1,12 +1,13 @@
 """Every example XR renders the same under the real ``crossplane render`` as under ``modelplane render``.
 
 For each golden case (every Modelplane XR under examples/, with its fleet as
-required resources) the real CLI runs the shipped Composition against the
-eight functions served over gRPC (Development runtime, see conftest.py), and
-``modelplane render`` runs the same files in-process. The two stdout streams
-must be equal after ``normalize`` (owner-reference UIDs only, see
-lib/modelplane/render/normalize.py); anything the CLI prints that we do not
-is a bug in ours. Skipped without the CLI, except in CI.
+required resources and, for a later step of a scheduling scenario, what the
+previous step composed as observed resources) the real CLI runs the shipped
+Composition against the eight functions served over gRPC (Development
+runtime, see conftest.py), and ``modelplane render`` runs the same files
+in-process. The two stdout streams must be equal after ``normalize``
+(owner-reference UIDs only, see lib/modelplane/render/normalize.py); anything
+the CLI prints that we do not is a bug in ours. Skipped without the CLI, except in CI.
 """
 
 from __future__ import annotations
@@ -33,10 +34,12 @@ def _modelplane_render(r: Rendered) -> tuple[int, str, str]:
 
 
 def test_every_case_is_rendered(cli_renders: dict[str, Rendered]) -> None:
-    # 26 today; a case that silently disappears must not shrink the comparison.
+    # 41 today; a case that silently disappears must not shrink the comparison.
     assert len(cli_renders) == len(CASES) > 0
     kinds = {r.case.xr["kind"] for r in cli_renders.values()}
     assert kinds >= {"InferenceClass", "InferenceCluster", "InferenceGateway", "ModelDeployment", "ModelService"}
+    # The later steps of the scheduling scenarios go through --observed-resources too.
+    assert any("--observed-resources" in r.flags for r in cli_renders.values())
 
 
 @pytest.mark.parametrize("case_id", CASES)

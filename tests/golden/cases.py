@@ -1,7 +1,19 @@
-"""The golden render cases: every Modelplane XR in examples/, rendered with its fleet as required resources."""
+"""The golden render cases: every Modelplane XR in examples/, rendered with its fleet as required resources.
+
+Two sources of cases:
+
+- ``FLEETS``: sets of example directories applied together; every Modelplane
+  XR in them renders with all their manifests as required resources;
+- the scheduling scenarios, one per directory of ``examples/scheduling``: each
+  ModelDeployment renders with its scenario's manifests, step by step where
+  ``tests/golden/scenarios.py`` lists steps (a step may start from what the
+  previous one composed).
+"""
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -9,10 +21,12 @@ from typing import Any
 import yaml
 
 from modelplane.kinds import GROUP
-from modelplane.render import RenderInputs, render, to_yaml
+from modelplane.render import RenderInputs, RenderOutput, render, to_yaml
 from modelplane.repo import ROOT, load_composition
+from tests.golden.scenarios import STEPS, Step
 
 EXAMPLES = ROOT / "examples"
+SCENARIOS = EXAMPLES / "scheduling"
 GOLDEN = Path(__file__).resolve().parent / "files"
 
 # A fleet is the set of example directories that are applied together; its
@@ -22,40 +36,152 @@ FLEETS: dict[str, tuple[str, ...]] = {
     "fleet": ("platform", "models"),
 }
 
+# When a simulated serving resource became Ready (as in the examples' simulated statuses).
+SERVING_SINCE = "2025-01-01T00:00:00Z"
+
+Manifest = dict[str, Any]
+_Key = tuple[str, str, str]  # kind, namespace, name
+
 
 @dataclass(frozen=True)
 class Case:
-    """One XR of one example file and where its golden output lives."""
+    """One XR of one example file and where its golden output lives.
+
+    Attributes:
+        id: The case's id, also the pytest id.
+        source: The example file the XR comes from.
+        xr: The XR as rendered (after any step's patch).
+        fleet: The required resources (``--required-resources``).
+        golden: The golden file.
+        observed: The observed composed resources (``--observed-resources``), if any.
+    """
 
     id: str
     source: Path
-    xr: dict[str, Any]
-    fleet: tuple[dict[str, Any], ...]
+    xr: Manifest
+    fleet: tuple[Manifest, ...]
     golden: Path
+    observed: tuple[Manifest, ...] = ()
 
 
-def _docs(paths: list[Path]) -> list[tuple[Path, dict[str, Any]]]:
+def _docs(paths: Iterable[Path]) -> list[tuple[Path, Manifest]]:
     return [(p, d) for p in paths for d in yaml.safe_load_all(p.read_text()) if isinstance(d, dict)]
 
 
-def cases() -> list[Case]:
-    """Every golden case, in a stable order."""
+def _is_xr(doc: Mapping[str, Any]) -> bool:
+    return str(doc.get("apiVersion", "")).split("/")[0] == GROUP
+
+
+def _is_deployment(doc: Mapping[str, Any]) -> bool:
+    return doc.get("kind") == "ModelDeployment" and _is_xr(doc)
+
+
+def _key(doc: Mapping[str, Any]) -> _Key:
+    meta = doc.get("metadata") or {}
+    return (str(doc.get("kind", "")), str(meta.get("namespace") or ""), str(meta.get("name", "")))
+
+
+def _file_name(doc: Mapping[str, Any]) -> str:
+    kind, namespace, name = _key(doc)
+    return "-".join(filter(None, (kind.lower(), namespace, name)))
+
+
+def _fleet_cases() -> list[Case]:
     out = []
     for fleet, dirs in FLEETS.items():
         files = sorted(p for d in dirs for p in (EXAMPLES / d).rglob("*.yaml"))
         docs = _docs(files)
         manifests = tuple(d for _, d in docs)
         for path, doc in docs:
-            if str(doc.get("apiVersion", "")).split("/")[0] != GROUP:
+            if not _is_xr(doc):
                 continue
-            meta = doc["metadata"]
-            name = "-".join(filter(None, [doc["kind"].lower(), meta.get("namespace"), meta["name"]]))
+            name = _file_name(doc)
             rel = path.relative_to(EXAMPLES).with_suffix("")
             out.append(Case(f"{fleet}/{rel}/{name}", path, doc, manifests, GOLDEN / rel / f"{name}.yaml"))
     return out
 
 
+def _merge(doc: Any, patch: Any) -> Any:
+    """``doc`` with the JSON merge patch ``patch`` (RFC 7386) applied."""
+    if not isinstance(patch, Mapping):
+        return copy.deepcopy(patch)
+    out = dict(doc) if isinstance(doc, Mapping) else {}
+    for k, v in patch.items():
+        if v is None:
+            out.pop(k, None)
+        else:
+            out[k] = _merge(out.get(k), v)
+    return out
+
+
+def _serving(resource: Manifest, gateways: Mapping[str, str]) -> Manifest:
+    """A composed resource as observed once it serves: Ready, and for a replica its endpoint URL."""
+    out = copy.deepcopy(resource)
+    status = out.setdefault("status", {})
+    status["conditions"] = [
+        {"type": "Ready", "status": "True", "reason": "Available", "lastTransitionTime": SERVING_SINCE}
+    ]
+    if out.get("kind") == "ModelReplica":
+        cluster = out["spec"]["inferenceClusterRef"]["name"]
+        meta = out["metadata"]
+        status["endpoint"] = {"url": f"http://{gateways.get(cluster, cluster)}/{meta['namespace']}/{meta['name']}"}
+    return out
+
+
+def _gateways(docs: Iterable[Manifest]) -> dict[str, str]:
+    """The simulated gateway address of each InferenceCluster, by name."""
+    return {
+        _key(d)[2]: str(address)
+        for d in docs
+        if d.get("kind") == "InferenceCluster"
+        and (address := ((d.get("status") or {}).get("gateway") or {}).get("address"))
+    }
+
+
+def _scenario_cases(directory: Path) -> list[Case]:
+    """The cases of one scenario, step by step (rendering a step when the next one carries it)."""
+    steps = STEPS.get(directory.name, (Step(""),))
+    out: list[Case] = []
+    composed: dict[_Key, list[Manifest]] = {}  # what the previous step composed, per XR
+    for n, step in enumerate(steps):
+        if step.carry and n == 0:
+            msg = f"scenario {directory.name}: its first step {step.name!r} has no previous step to carry"
+            raise ValueError(msg)
+        paths = [directory / f for f in step.files] if step.files else sorted(directory.glob("*.yaml"))
+        docs = [(p, _merge(d, step.patch) if _is_deployment(d) else d) for p, d in _docs(paths)]
+        manifests = [d for _, d in docs]
+        carried = composed if step.carry else {}
+        if step.serving:
+            gateways = _gateways(manifests)
+            carried = {k: [_serving(r, gateways) for r in rs] for k, rs in carried.items()}
+        fleet = (*manifests, *(r for rs in carried.values() for r in rs if r.get("kind") == "ModelReplica"))
+        composed = {}
+        carried_next = n + 1 < len(steps) and steps[n + 1].carry
+        for path, doc in docs:
+            if not _is_deployment(doc):
+                continue
+            name = _file_name(doc)
+            parts = ("scheduling", directory.name, step.name, name)
+            golden = GOLDEN.joinpath(*filter(None, parts[:-1])) / f"{name}.yaml"
+            case = Case("/".join(filter(None, parts)), path, doc, fleet, golden, tuple(carried.get(_key(doc), ())))
+            out.append(case)
+            if carried_next:
+                composed[_key(doc)] = render_output(case).composed
+    return out
+
+
+def cases() -> list[Case]:
+    """Every golden case, in a stable order."""
+    scenarios = sorted(d for d in SCENARIOS.iterdir() if d.is_dir()) if SCENARIOS.is_dir() else []
+    return [*_fleet_cases(), *(c for d in scenarios for c in _scenario_cases(d))]
+
+
+def render_output(case: Case) -> RenderOutput:
+    """Render a case in-process."""
+    composition = load_composition(case.xr["kind"])
+    return render(RenderInputs(xr=case.xr, composition=composition, observed=case.observed, required=case.fleet))
+
+
 def render_case(case: Case) -> str:
-    """Render a case the way `modelplane render XR --required-resources FLEET -r` prints it."""
-    output = render(RenderInputs(xr=case.xr, composition=load_composition(case.xr["kind"]), required=list(case.fleet)))
-    return to_yaml(output, include_function_results=True, include_context=False)
+    """Render a case the way ``modelplane render XR --required-resources FLEET [-o OBSERVED] -r`` prints it."""
+    return to_yaml(render_output(case), include_function_results=True, include_context=False)

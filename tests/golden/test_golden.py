@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
-import pytest
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
 
-from tests.golden.cases import GOLDEN, Case, cases, render_case
+import pytest
+import yaml
+
+from tests.golden.cases import GOLDEN, SCENARIOS, Case, cases, render_case
+from tests.golden.scenarios import STEPS
 
 CASES = cases()
+BY_ID = {c.id: c for c in CASES}
 
 
 def test_there_are_cases() -> None:
@@ -23,3 +30,130 @@ def test_no_stale_goldens() -> None:
     wanted = {c.golden for c in CASES}
     stale = sorted(str(p) for p in GOLDEN.rglob("*.yaml") if p not in wanted)
     assert not stale, f"golden files no example produces (run `make goldens`): {stale}"
+
+
+def test_every_scenario_renders_a_deployment() -> None:
+    scenarios = sorted(d.name for d in SCENARIOS.iterdir() if d.is_dir())
+    rendered = Counter(c.id.split("/")[1] for c in CASES if c.id.startswith("scheduling/"))
+    assert scenarios
+    assert [s for s in scenarios if not rendered[s]] == []
+    assert sorted(set(STEPS) - set(scenarios)) == [], "STEPS names a scenario with no directory"
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What a scenario's golden file must show, whatever `make goldens` writes.
+
+    Attributes:
+        scheduled: The Scheduled condition's reason.
+        placements: Replica -> (cluster, pool per role).
+        message: The start of the Scheduled condition's message.
+        ready: The replicas whose placement is reported ready.
+    """
+
+    scheduled: str
+    placements: dict[str, tuple[str, dict[str, str]]]
+    message: str = ""
+    ready: tuple[str, ...] = ()
+
+
+def _on(cluster: str, pool: str) -> tuple[str, dict[str, str]]:
+    return cluster, {"unified": pool}
+
+
+# The point of each scenario, so that a scheduler change that breaks one cannot hide in a regenerated golden.
+CLAIMS: dict[str, Claim] = {
+    # The L4 pool is the best fit for one GPU, though the H100 pool qualifies too.
+    "single-gpu/modeldeployment-ml-team-qwen-7b": Claim("Scheduled", {"qwen-7b-0": _on("single-gpu-lab", "l4")}),
+    # Two TP=4 replicas on hgx-a, a pool of one 8-GPU node; hgx-b stays whole.
+    "tensor-parallel/modeldeployment-ml-team-llama-70b-tp4": Claim(
+        "Scheduled",
+        {
+            "llama-70b-tp4-0": _on("tensor-parallel-hgx", "hgx-a"),
+            "llama-70b-tp4-1": _on("tensor-parallel-hgx", "hgx-a"),
+        },
+    ),
+    # A two-node InfiniBand worker fits only the cluster with two InfiniBand nodes.
+    "multi-node/modeldeployment-ml-team-kimi-k2-pp2": Claim(
+        "Scheduled", {"kimi-k2-pp2-0": _on("multi-node-pair", "hgx")}
+    ),
+    # 5P3D: prefill on the H100 pool, decode on the H200 pool, one cluster.
+    "disaggregated/modeldeployment-ml-team-deepseek-r1-5p3d": Claim(
+        "Scheduled", {"deepseek-r1-5p3d-0": ("disaggregated-dc1", {"prefill": "h100", "decode": "h200"})}
+    ),
+    "insufficient-capacity/modeldeployment-ml-team-llama-405b-fp8": Claim(
+        "InsufficientCapacity",
+        {
+            "llama-405b-fp8-0": _on("insufficient-capacity-east", "hgx"),
+            "llama-405b-fp8-1": _on("insufficient-capacity-west", "hgx"),
+        },
+        "placed 2 of 3: llama-405b-fp8-2: InsufficientCapacity: 3 of 3 clusters match clusterSelector",
+    ),
+    "no-matching-cluster/modeldeployment-ml-team-gemma-sa": Claim(
+        "NoMatchingClusters", {}, "placed 0 of 1: gemma-sa-0: NoMatchingClusters: 0 of 3 clusters match"
+    ),
+    "no-matching-cluster/modeldeployment-ml-team-gemma-apac": Claim(
+        "NoMatchingClusters", {}, "placed 0 of 1: gemma-apac-0: NoMatchingClusters: 1 of 3 clusters match"
+    ),
+    "bad-cel/modeldeployment-ml-team-mistral-compile": Claim(
+        "CELError", {}, "placed 0 of 1: mistral-compile-0: CELError"
+    ),
+    "bad-cel/modeldeployment-ml-team-mistral-runtime": Claim(
+        "CELError", {}, "placed 0 of 1: mistral-runtime-0: CELError"
+    ),
+    # Sticky: the replica placed on sticky-old stays there once sticky-new appears, though a fresh
+    # placement on the same fleet (the control) takes sticky-new.
+    "sticky/1-placed/modeldeployment-ml-team-qwen-235b": Claim("Scheduled", {"qwen-235b-0": _on("sticky-old", "hgx")}),
+    "sticky/2-new-cluster/modeldeployment-ml-team-qwen-235b": Claim(
+        "Scheduled", {"qwen-235b-0": _on("sticky-old", "hgx")}, ready=("qwen-235b-0",)
+    ),
+    "sticky/3-control-fresh/modeldeployment-ml-team-qwen-235b": Claim(
+        "Scheduled", {"qwen-235b-0": _on("sticky-new", "hgx")}
+    ),
+    # Scale 3 -> 1 -> 3: the lowest ordinal stays where it is; the others come back under their names.
+    "scale/1-three/modeldeployment-ml-team-llama-70b-scaled": Claim(
+        "Scheduled",
+        {
+            "llama-70b-scaled-0": _on("scale-b", "hgx"),
+            "llama-70b-scaled-1": _on("scale-a", "hgx"),
+            "llama-70b-scaled-2": _on("scale-b", "hgx"),
+        },
+    ),
+    "scale/2-one/modeldeployment-ml-team-llama-70b-scaled": Claim(
+        "Scheduled", {"llama-70b-scaled-0": _on("scale-b", "hgx")}, ready=("llama-70b-scaled-0",)
+    ),
+    "scale/3-three/modeldeployment-ml-team-llama-70b-scaled": Claim(
+        "Scheduled",
+        {
+            "llama-70b-scaled-0": _on("scale-b", "hgx"),
+            "llama-70b-scaled-1": _on("scale-a", "hgx"),
+            "llama-70b-scaled-2": _on("scale-b", "hgx"),
+        },
+        ready=("llama-70b-scaled-0",),
+    ),
+}
+
+
+def test_every_scenario_case_has_a_claim() -> None:
+    scenario_cases = {c.id.removeprefix("scheduling/") for c in CASES if c.id.startswith("scheduling/")}
+    assert sorted(scenario_cases ^ set(CLAIMS)) == []
+
+
+def _xr_status(case: Case) -> dict[str, Any]:
+    docs = list(yaml.safe_load_all(case.golden.read_text()))
+    status: dict[str, Any] = next(d for d in docs if d and d["kind"] == case.xr["kind"])["status"]
+    return status
+
+
+@pytest.mark.parametrize(("case_id", "claim"), [pytest.param(k, v, id=k) for k, v in CLAIMS.items()])
+def test_scenario_golden_shows_its_claim(case_id: str, claim: Claim) -> None:
+    status = _xr_status(BY_ID[f"scheduling/{case_id}"])
+    scheduled = next(c for c in status["conditions"] if c["type"] == "Scheduled")
+    assert (scheduled["status"], scheduled["reason"]) == (
+        "True" if claim.scheduled == "Scheduled" else "False",
+        claim.scheduled,
+    )
+    assert scheduled.get("message", "").startswith(claim.message or f"placed {len(claim.placements)} of")
+    got = {p["replica"]: (p["cluster"], p["pools"]) for p in status["placements"]}
+    assert got == claim.placements
+    assert tuple(p["replica"] for p in status["placements"] if p["ready"]) == claim.ready

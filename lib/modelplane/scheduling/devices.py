@@ -149,6 +149,7 @@ class PoolReason(StrEnum):
     DEVICES_MISSING = "DevicesMissing"
     CEL_ERROR = "CELError"
     TOPOLOGY_EXCEEDS_NODE = "TopologyExceedsNode"
+    TOO_FEW_NODES = "TooFewNodes"
     INSUFFICIENT_CAPACITY = "InsufficientCapacity"
 
 

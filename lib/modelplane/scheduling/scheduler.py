@@ -99,7 +99,6 @@ class _Own:
 class _Option:
     leftover: int
     pools: tuple[PoolKey, ...]  # per role, in role order
-    after: tuple[tuple[PoolKey, NodeFree], ...]
 
 
 def _request(deployment: ModelDeployment) -> _Request:
@@ -157,6 +156,8 @@ class _Scheduler:
         self._free = free
         self._spread: Counter[str] = Counter()
         self._eligible: dict[str, dict[Role, tuple[PoolKey, ...]] | ClusterRejection] = {}
+        # A cluster's best option only changes with its own pools: placing a replica elsewhere keeps it.
+        self._options: dict[str, _Option | None] = {}
 
     def hold(self, cluster: str, roles: Iterable[tuple[str, Footprint]], *, own: bool) -> None:
         """Account for a replica that exists (it may not fit: existing replicas are never refused)."""
@@ -165,36 +166,47 @@ class _Scheduler:
             key = (cluster, pool)
             if key in self._free:
                 self._free[key], _ = self._free[key].hold(fp)
+        self._options.pop(cluster, None)
         if own:
             self._spread[cluster] += 1
 
     def place(self, name: str, ordinal: int, origin: Origin) -> Placement | Unplaced:
         """Place one replica, or say why it cannot be placed."""
         best: tuple[tuple[int, int, str, tuple[PoolKey, ...]], _Option] | None = None
-        rejections: list[ClusterRejection] = []
         for cluster in self._selected:
             eligible = self._eligible_pools(cluster)
             if isinstance(eligible, ClusterRejection):
-                rejections.append(eligible)
                 continue
-            option = self._best_option(eligible)
+            if cluster.name not in self._options:
+                self._options[cluster.name] = self._best_option(eligible)
+            option = self._options[cluster.name]
             if option is None:
-                rejections.append(self._capacity_rejection(cluster, eligible))
                 continue
             score = (self._spread[cluster.name], option.leftover, cluster.name, option.pools)
             if best is None or score < best[0]:
                 best = (score, option)
         if best is None:
-            reason, message = summarize(tuple(rejections), len(self._clusters))
-            return Unplaced(name, ordinal, reason, message, len(self._clusters), tuple(rejections))
+            rejections = tuple(self._rejection(cluster) for cluster in self._selected)
+            reason, message = summarize(rejections, len(self._clusters))
+            return Unplaced(name, ordinal, reason, message, len(self._clusters), rejections)
         option = best[1]
         cluster_name = option.pools[0][0]
-        self._free.update(option.after)
+        after = self._take(option.pools)
+        if after is None:  # pragma: no cover - the option was found to fit on these very nodes
+            msg = f"option {option.pools} no longer fits"
+            raise AssertionError(msg)
+        self._free.update(after)
+        self._options.pop(cluster_name, None)
         self._spread[cluster_name] += 1
         roles = tuple(
             RolePlacement(r.role, key[1], r.footprint) for r, key in zip(self.request.roles, option.pools, strict=True)
         )
         return Placement(name, ordinal, cluster_name, roles, origin)
+
+    def _rejection(self, cluster: ClusterInfo) -> ClusterRejection:
+        """Why ``cluster`` takes no replica now."""
+        eligible = self._eligible_pools(cluster)
+        return eligible if isinstance(eligible, ClusterRejection) else self._capacity_rejection(cluster, eligible)
 
     def _eligible_pools(self, cluster: ClusterInfo) -> dict[Role, tuple[PoolKey, ...]] | ClusterRejection:
         if cluster.name not in self._eligible:
@@ -212,9 +224,14 @@ class _Scheduler:
             keys = []
             for pool in cluster.pools:
                 fit = self.judge.fit(request, pool.class_name)
+                free = self._free.get((cluster.name, pool.name))
                 if fit.misfit is not None:
                     rejected.append(PoolRejection(pool.name, request.role, fit.misfit, fit.message))
-                elif (cluster.name, pool.name) in self._free:
+                elif free is not None and free.nodes < request.footprint.nodes_per_worker:
+                    # No amount of waiting makes a worker fit a pool with too few nodes.
+                    message = f"{_needs(request.footprint)}; the pool has {_plural(free.nodes, 'node')}"
+                    rejected.append(PoolRejection(pool.name, request.role, PoolReason.TOO_FEW_NODES, message))
+                elif free is not None:
                     keys.append((cluster.name, pool.name))
             eligible[request.role] = tuple(keys)
         if all(eligible.values()):
@@ -234,19 +251,33 @@ class _Scheduler:
         requests = self.request.roles
         best: _Option | None = None
         for keys in product(*(eligible[r.role] for r in requests)):
-            after: dict[PoolKey, NodeFree] = {}
-            # Larger shapes first when roles share a pool (first fit decreasing).
-            order = sorted(range(len(requests)), key=lambda i: _size(requests[i].footprint))
-            for i in order:
-                nodes = after.get(keys[i], self._free[keys[i]]).take(requests[i].footprint)
-                if nodes is None:
-                    break
-                after[keys[i]] = nodes
-            else:
-                option = _Option(sum(n.free for n in after.values()), keys, tuple(sorted(after.items())))
-                if best is None or (option.leftover, option.pools) < (best.leftover, best.pools):
-                    best = option
+            leftover = self._leftover(keys)
+            if leftover is not None and (best is None or (leftover, keys) < (best.leftover, best.pools)):
+                best = _Option(leftover, keys)
         return best
+
+    def _leftover(self, keys: tuple[PoolKey, ...]) -> int | None:
+        """The GPUs left free on the pools ``keys`` (per role) once the replica is on them; None if it does not fit."""
+        requests = self.request.roles
+        if len(set(keys)) == len(keys):
+            # Roles on pools of their own fit independently, and each takes exactly its GPUs.
+            if all(self._free[k].fits(r.footprint) for k, r in zip(keys, requests, strict=True)):
+                return sum(self._free[k].free - r.footprint.total_gpus for k, r in zip(keys, requests, strict=True))
+            return None
+        after = self._take(keys)
+        return None if after is None else sum(n.free for n in after.values())
+
+    def _take(self, keys: tuple[PoolKey, ...]) -> dict[PoolKey, NodeFree] | None:
+        """The pools ``keys`` (per role) with the replica placed on them; None if it does not fit."""
+        requests = self.request.roles
+        after: dict[PoolKey, NodeFree] = {}
+        # Larger shapes first when roles share a pool (first fit decreasing).
+        for i in sorted(range(len(requests)), key=lambda i: _size(requests[i].footprint)):
+            nodes = after.get(keys[i], self._free[keys[i]]).take(requests[i].footprint)
+            if nodes is None:
+                return None
+            after[keys[i]] = nodes
+        return after
 
     def _capacity_rejection(
         self, cluster: ClusterInfo, eligible: Mapping[Role, tuple[PoolKey, ...]]
@@ -324,13 +355,17 @@ def _placement(own: _Own, run: _Scheduler, clusters: Mapping[str, ClusterInfo]) 
 def _scale_down(
     own: Sequence[_Own], kept: Mapping[int, Placement | None], replicas: int, clusters: Mapping[str, ClusterInfo]
 ) -> list[_Own]:
-    """The replicas beyond ``replicas``: gone, stale, on unschedulable clusters, then the highest ordinals."""
+    """The replicas beyond ``replicas``: gone, stale, on unschedulable clusters, not Ready, then the highest ordinals.
 
-    def order(o: _Own) -> tuple[bool, bool, bool, int]:
+    Like a ReplicaSet, a scale-down never removes a serving replica while one that is not serving can go.
+    """
+
+    def order(o: _Own) -> tuple[bool, bool, bool, bool, int]:
         placement = kept[o.ordinal]
         cluster = clusters[placement.cluster] if placement is not None else None
         schedulable = cluster is not None and not cluster.cordoned and cluster.ready
-        return (placement is not None, placement is not None and not placement.stale, schedulable, -o.ordinal)
+        fresh = placement is not None and not placement.stale
+        return (placement is not None, fresh, schedulable, o.holding.ready, -o.ordinal)
 
     return sorted(own, key=order)[: max(0, len(own) - replicas)]
 

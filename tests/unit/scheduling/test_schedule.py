@@ -366,6 +366,20 @@ def test_scale_down_removes_unschedulable_clusters_first() -> None:
     assert placed(down) == {"llama-1": ("b", "h100"), "llama-2": ("c", "h100")}
 
 
+def test_scale_down_removes_replicas_that_are_not_serving_first() -> None:
+    fleet = [cluster(c, Pool("h100", "h100", 1)) for c in ("a", "b", "c")]
+    three = deployment("llama", replicas=3, shape=Shape(tensor=8))
+    existing = []
+    for r in replicas_of(run(three, fleet), three):
+        body = r.model_dump(exclude_none=True, by_alias=True)
+        if r.metadata is not None and r.metadata.name != "llama-0":  # llama-0 is still starting
+            body["status"] = {"conditions": [{"type": "Ready", "status": "True"}]}
+        existing.append(type(r).model_validate(body))
+    down = run(deployment("llama", replicas=1, shape=Shape(tensor=8)), fleet, existing)
+    assert down.removed == ("llama-0", "llama-2")
+    assert placed(down) == {"llama-1": ("b", "h100")}
+
+
 def test_scale_to_zero() -> None:
     fleet = [cluster("a", Pool("h100", "h100", 1))]
     two = deployment("llama", replicas=2, shape=Shape(tensor=4))
@@ -502,3 +516,13 @@ def test_message_shows_two_clusters_per_reason_and_counts_the_rest() -> None:
         " c1: pool l4: spec.nodeSelector.cel matches no DRA device of l4; and 2 more)"
     )
     assert len(got.unplaced[0].rejections) == 4
+
+
+def test_a_pool_with_too_few_nodes_for_a_worker_matches_no_pool() -> None:
+    # Waiting never makes a two-node worker fit a one-node pool: that is a misfit, not a capacity shortage.
+    got = run(deployment("kimi", shape=Shape(tensor=8, pipeline=2)), [cluster("small", Pool("h100", "h100", 1))])
+    (unplaced,) = got.unplaced
+    assert unplaced.reason is Reason.NO_MATCHING_POOLS
+    (rejection,) = unplaced.rejections
+    assert [(p.pool, p.reason) for p in rejection.pools] == [("h100", PoolReason.TOO_FEW_NODES)]
+    assert rejection.message == "pool h100: needs 1 worker of 2 nodes x 8 GPUs; the pool has 1 node"
