@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: preview test venv tools package lint typecheck generate goldens check-generated clean
+.PHONY: preview test bench venv tools package lint typecheck generate goldens check-generated clean
 
 ## preview: build the environment and preview the quickstart fleet offline
 preview: $(STAMP)
@@ -15,6 +15,10 @@ preview: $(STAMP)
 ## test: every test tier (unit, function, render, validation, gRPC, conformance with the real Crossplane CLI) plus lint and type checks
 test: $(STAMP) tools lint typecheck
 	CROSSPLANE="$$(tools/crossplane.sh)" $(BIN)/pytest
+
+## bench: print RunFunction latency, function start-up and placement quality beside their targets
+bench: $(STAMP)
+	$(BIN)/python -m bench
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "modelplane needs Python 3.11 or newer; set PYTHON=")'

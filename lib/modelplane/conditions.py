@@ -12,9 +12,16 @@ class Type(StrEnum):
     VALID = "Valid"
     SCHEDULED = "Scheduled"
     DEPLOYED = "Deployed"
+    APPLY_FAILED = "ApplyFailed"
     PROVISIONED = "Provisioned"
     STACK_READY = "StackReady"
     CAPACITY_KNOWN = "CapacityKnown"
+    # Routing: the gateway has an address; a service's route sends traffic to its endpoints.
+    PROGRAMMED = "Programmed"
+    ROUTED = "Routed"
+    SERVING = "Serving"
+    # A ServingStack: its Helm releases and its Gateway.
+    INSTALLED = "Installed"
 
 
 class Reason(StrEnum):
@@ -29,6 +36,40 @@ class Reason(StrEnum):
     NO_MATCHING_POOLS = "NoMatchingPools"
     CEL_ERROR = "CELError"
     INSUFFICIENT_CAPACITY = "InsufficientCapacity"
+    # Routing (InferenceGateway, ModelEndpoint, ModelService).
+    PROGRAMMED = "Programmed"
+    WAITING_FOR_ADDRESS = "WaitingForAddress"
+    INVALID_URL = "InvalidURL"
+    ROUTED = "Routed"
+    NO_ENDPOINTS = "NoEndpoints"
+    WAITING_FOR_GATEWAY = "WaitingForGateway"
+    GATEWAY_NOT_FOUND = "GatewayNotFound"
+    UNSUPPORTED_REWRITE = "UnsupportedRewrite"
+    # A ModelReplica's remote workload (Deployed, Serving); remote reasons such as
+    # ImagePullBackOff or Unschedulable are reported as the remote object says them.
+    WAITING_FOR_CLUSTER = "WaitingForCluster"
+    CLUSTER_NOT_FOUND = "ClusterNotFound"
+    CLUSTER_NOT_READY = "ClusterNotReady"
+    CLASS_NOT_FOUND = "ClassNotFound"
+    POOL_NOT_FOUND = "PoolNotFound"
+    UNSUPPORTED = "Unsupported"
+    DEPLOYING = "Deploying"
+    DEPLOYED = "Deployed"
+    APPLY_FAILED = "ApplyFailed"
+    STARTING = "Starting"
+    AVAILABLE = "Available"
+    # The platform side (InferenceCluster, ServingStack).
+    WAITING_FOR_INPUTS = "WaitingForInputs"
+    PROVISIONED = "Provisioned"
+    PROVISIONING = "Provisioning"
+    NO_PROVISIONING_BLOCK = "NoProvisioningBlock"
+    KUBECONFIG_NOT_FOUND = "KubeconfigNotFound"
+    INSTALLING = "Installing"
+    INSTALLED = "Installed"
+    WAITING_FOR_DEPENDENCIES = "WaitingForDependencies"
+    OBSERVED = "Observed"
+    DECLARED = "Declared"
+    SCHEDULER_STATUS_UNAVAILABLE = "SchedulerStatusUnavailable"
 
 
 class Status(StrEnum):

@@ -2,9 +2,31 @@
 
 from __future__ import annotations
 
+import hashlib
+import re
+
 from modelplane.scheduling.names import replica_name
 
-__all__ = ["DEPLOYMENT_LABEL", "endpoint_key", "replica_key", "replica_name"]
+__all__ = [
+    "CONTROL_PLANE_NAMESPACE",
+    "DEPLOYMENT_LABEL",
+    "KUBECONFIG_KEY",
+    "OBSERVED_PODS_LABEL",
+    "POOL_LABEL",
+    "REPLICA_LABEL",
+    "ROLE_LABEL",
+    "WORKLOAD_GATEWAY_NAME",
+    "WORKLOAD_GATEWAY_NAMESPACE",
+    "bounded_name",
+    "endpoint_key",
+    "endpoint_path",
+    "kubeconfig_secret",
+    "object_name",
+    "remote_key",
+    "replica_key",
+    "replica_name",
+    "workload_name",
+]
 
 # Every ModelReplica and ModelEndpoint a ModelDeployment composes carries this label;
 # ModelServices select endpoints by it and the scale subresource's selector is built from it.
@@ -19,3 +41,111 @@ def replica_key(ordinal: int) -> str:
 def endpoint_key(ordinal: int) -> str:
     """The composition resource name of the endpoint of replica ``ordinal``."""
     return f"endpoint-{ordinal}"
+
+
+# --- The remote objects of a ModelReplica (compose-model-replica) ---
+
+# Every object a ModelReplica puts on its workload cluster, and every pod, carries the replica's
+# name; workloads and pods also carry their role (unified, prefill, decode). Pod selectors use both.
+REPLICA_LABEL = "modelplane.ai/replica"
+ROLE_LABEL = "modelplane.ai/role"
+
+# The node label that pins a replica's pods to its pool: the platform sets it to the pool's
+# name (spec.nodePools[].name) on every node of the pool (compose-inference-cluster on the node
+# pools it provisions; the platform team on the nodes of an Existing cluster).
+POOL_LABEL = "modelplane.ai/pool"
+
+# The Objects provider-kubernetes creates for the pods a replica's ObservedObjectCollection finds
+# carry this label (value: the replica's name); the replica's function reads them back.
+OBSERVED_PODS_LABEL = "modelplane.ai/pods-of"
+
+# The Gateway the ServingStack runs on every workload cluster; replica routes attach to it
+# (its listener must allow routes from every namespace).
+WORKLOAD_GATEWAY_NAME = "modelplane"
+WORKLOAD_GATEWAY_NAMESPACE = "modelplane-system"
+
+# Room left in a workload name for what controllers append to pod names (LeaderWorkerSet: -<group>-<index>).
+_MAX_WORKLOAD = 52
+
+
+def remote_key(kind: str, role: str = "") -> str:
+    """The composition resource name of a ModelReplica's remote object of ``kind`` (and ``role``)."""
+    return f"{kind}-{role}" if role else kind
+
+
+def object_name(replica: str, key: str) -> str:
+    """The name of the provider-kubernetes Object (in the replica's namespace) that carries ``key``."""
+    return f"{replica}-{key}"
+
+
+def workload_name(replica: str, role: str) -> str:
+    """The name of a role's workload, Service, claim template and PodGroup on the workload cluster.
+
+    A unified replica's objects take the replica's name; a disaggregated replica's are
+    ``<replica>-prefill`` and ``<replica>-decode``. The name is a DNS-1035 label short enough
+    for the pod names controllers derive from it; a longer one is cut and given a hash suffix.
+    """
+    name = replica if role == "unified" else f"{replica}-{role}"
+    if not re.match(r"^[a-z]", name):
+        name = f"r{name}"
+    if len(name) <= _MAX_WORKLOAD:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+    return f"{name[: _MAX_WORKLOAD - len(digest) - 1].rstrip('-')}-{digest}"
+
+
+def endpoint_path(namespace: str, replica: str) -> str:
+    """The path prefix of a replica's endpoint on its cluster's gateway: ``/<namespace>/<replica>``."""
+    return f"/{namespace}/{replica}"
+
+
+# InferenceCluster and ServingStack are cluster-scoped; the namespaced resources they compose
+# (cloud clusters, node pools, Helm Releases, Objects) and the cloud clusters' kubeconfig
+# Secrets live in Crossplane's own namespace.
+CONTROL_PLANE_NAMESPACE = "crossplane-system"
+# The key of the kubeconfig in a provisioned cluster's connection Secret.
+KUBECONFIG_KEY = "kubeconfig"
+
+
+def bounded_name(name: str, limit: int, *, alnum: bool = False) -> str:
+    """``name`` if it fits in ``limit`` characters, else a cut of it plus 5 hex digits of its hash.
+
+    With ``alnum`` only lowercase letters and digits are kept (e.g. AKS node pool names).
+    """
+    clean = re.sub("[^a-z0-9]" if alnum else "[^a-z0-9-]", "", name.lower())
+    if clean == name and len(name) <= limit:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:5]
+    sep = "" if alnum else "-"
+    head = clean[: limit - len(digest) - len(sep)].strip("-")
+    return f"{head}{sep}{digest}" if head else f"x{digest}"
+
+
+def kubeconfig_secret(cluster: str) -> str:
+    """The connection Secret (in ``CONTROL_PLANE_NAMESPACE``) of a provisioned cluster."""
+    return bounded_name(f"{cluster}-kubeconfig", 253)
+
+
+# Composition keys of the routing kinds: an InferenceGateway's release, class, Gateway and certificate
+# grant; a ModelEndpoint's Backend; a ModelService's HTTPRoute.
+GATEWAY_RELEASE_KEY = "envoy-gateway"
+GATEWAY_CLASS_KEY = "gateway-class"
+GATEWAY_KEY = "gateway"
+CERTIFICATE_GRANT_KEY = "certificate-grant"
+BACKEND_KEY = "backend"
+ROUTE_KEY = "route"
+
+
+def gateway_release_name(gateway: str) -> str:
+    """The Helm release (and Release resource) that installs Envoy Gateway for InferenceGateway ``gateway``."""
+    return f"{gateway}-envoy-gateway"
+
+
+def certificate_grant_name(gateway: str) -> str:
+    """The ReferenceGrant letting InferenceGateway ``gateway``'s Gateway read its certificate Secret."""
+    return f"{gateway}-gateway-certificate"
+
+
+def service_path(namespace: str, name: str) -> str:
+    """The path prefix a ModelService is reached at on its gateway."""
+    return f"/{namespace}/{name}"

@@ -49,6 +49,7 @@ _BY_KIND: dict[str, ReadinessRule] = {
     "Service": ReadinessRule(Readiness.SUCCESSFUL_CREATE),
     "ResourceClaimTemplate": ReadinessRule(Readiness.SUCCESSFUL_CREATE),
     "PodGroup": ReadinessRule(Readiness.SUCCESSFUL_CREATE),
+    "HTTPRoute": ReadinessRule(Readiness.SUCCESSFUL_CREATE),
     "Deployment": ReadinessRule(
         Readiness.DERIVE_FROM_CEL_QUERY,
         "object.status.conditions.exists(c, c.type == 'Available' && c.status == 'True')"
@@ -112,3 +113,12 @@ def observed_manifest(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """The remote object as provider-kubernetes last observed it (``status.atProvider.manifest``)."""
     manifest = obj.get("status", {}).get("atProvider", {}).get("manifest")
     return manifest if isinstance(manifest, Mapping) else None
+
+
+# Every management action but Delete: for remote objects that others may share (a namespace).
+KEEP_ON_DELETE = ("Observe", "Create", "Update", "LateInitialize")
+
+
+def keep_on_delete(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """Return the Object ``obj`` (from ``wrap``) so that deleting it leaves the remote object in place."""
+    return {**obj, "spec": {**obj["spec"], "managementPolicies": list(KEEP_ON_DELETE)}}

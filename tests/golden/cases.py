@@ -34,6 +34,7 @@ GOLDEN = Path(__file__).resolve().parent / "files"
 FLEETS: dict[str, tuple[str, ...]] = {
     "quickstart": ("quickstart",),
     "fleet": ("platform", "models"),
+    "replicas": ("replicas",),
 }
 
 # When a simulated serving resource became Ready (as in the examples' simulated statuses).

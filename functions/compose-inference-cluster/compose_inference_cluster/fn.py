@@ -1,11 +1,418 @@
-"""The InferenceCluster function. Its behaviour is not built yet: it answers with a Warning."""
+"""The InferenceCluster function: the cluster, the ProviderConfigs that reach it, its ServingStack, its capacity.
 
-from modelplane.fnkit.pending import NotImplementedRunner
+For a cloud source (GKE, EKS, AKS) it composes the managed cluster and one
+node pool per ``spec.nodePools[]`` entry, shaped by each pool's class, plus a
+small system pool; for an Existing cluster it checks the kubeconfig Secret.
+For every source it composes the provider-kubernetes and provider-helm
+ClusterProviderConfigs that reach the cluster and the cluster's ServingStack,
+and, with a KAI or Kueue scheduler, Observe-only Objects of the scheduler's
+status objects whose figures become ``status.capacity``. A pool or input that
+goes missing never drops what was composed: it is kept, and a condition says why.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+import pydantic
+import structlog
+from crossplane.function import logging, resource, response
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
+
+from modelplane.capacity import replica_holding
+from modelplane.capacity.adapters import scheduler_snapshot
+from modelplane.capacity.kueue import API_VERSION as KUEUE_API_VERSION
+from modelplane.capacity.kueue import flavor_names
+from modelplane.capacity.observed import Source
+from modelplane.capacity.snapshot import PoolObservations, Snapshot, pool_observations
+from modelplane.classes import review_class
+from modelplane.clusters import compose_cloud, plan_pools
+from modelplane.clusters.types import pool_key
+from modelplane.conditions import Condition, Reason, Status, Type
+from modelplane.fnkit.keep import keep_observed
+from modelplane.fnkit.required import Requirement
+from modelplane.fnkit.status import set_conditions, set_ready
+from modelplane.fnkit.xr import InvalidXRError, parse_composite
+from modelplane.kinds import API_VERSION
+from modelplane.names import CONTROL_PLANE_NAMESPACE, KUBECONFIG_KEY, bounded_name, kubeconfig_secret
+from modelplane.remote import Readiness, ReadinessRule, observed_manifest, wrap
+from modelplane_models.inference_class import InferenceClass
+from modelplane_models.inference_cluster import InferenceCluster
+from modelplane_models.model_replica import ModelReplica
+
+CLASSES = Requirement("classes", API_VERSION, "InferenceClass")
+REPLICAS = Requirement("replicas", API_VERSION, "ModelReplica")
+KUBECONFIG = "kubeconfig"  # the required Secret of an Existing cluster
+
+PROVIDER_CONFIG_KIND = "ClusterProviderConfig"
+KUBERNETES_PC = ("kubernetes.m.crossplane.io/v1alpha1", "kubernetes-provider-config")
+HELM_PC = ("helm.m.crossplane.io/v1beta1", "helm-provider-config")
+STACK_KEY = "serving-stack"
+QUEUE_KEY = "scheduler-queue"
+FLAVOR_PREFIX = "scheduler-flavor-"
+KAI_API_VERSION = "scheduling.run.ai/v2"
+# Observe-only Objects never gate readiness: they only exist to carry the remote object's status back.
+_OBSERVE = ReadinessRule(Readiness.SUCCESSFUL_CREATE)
 
 
-class FunctionRunner(NotImplementedRunner):
-    """Answers InferenceCluster requests with a not-implemented Warning, changing nothing."""
+class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
+    """Runs the InferenceCluster function."""
 
     def __init__(self) -> None:
         """Create the runner."""
-        super().__init__("InferenceCluster")
+        self.log = logging.get_logger()
+
+    async def RunFunction(
+        self, req: fnv1.RunFunctionRequest, _: grpc.aio.ServicerContext | None
+    ) -> fnv1.RunFunctionResponse:
+        """Compose the observed InferenceCluster."""
+        log = self.log.bind(tag=req.meta.tag)
+        rsp = response.to(req)
+        compose(req, rsp, log)
+        return rsp
+
+
+@dataclass(frozen=True)
+class _Kubeconfig:
+    """Where the cluster's kubeconfig is read from."""
+
+    namespace: str
+    name: str
+    key: str
+
+
+@dataclass(frozen=True)
+class _Class:
+    """What capacity needs of a pool's class."""
+
+    per_node: int
+    memory: str | None
+    device_class: str | None
+
+
+def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: structlog.stdlib.BoundLogger) -> None:
+    """Resolve inputs, compose the cluster, its ProviderConfigs, stack and scheduler Objects, then status."""
+    CLASSES.request(rsp)
+    REPLICAS.request(rsp)
+    try:
+        xr = parse_composite(req, InferenceCluster)
+    except InvalidXRError as err:
+        _hold(req, rsp, log, Condition(Type.PROVISIONED, Status.FALSE, Reason.INVALID_SPEC, f"invalid: {err}"))
+        return
+    spec = resource.struct_to_dict(req.observed.composite.resource).get("spec", {})
+    name = xr.metadata.name if xr.metadata is not None and xr.metadata.name else ""
+    source = str(spec.get("cluster", {}).get("source", ""))
+    existing = spec.get("cluster", {}).get("existing", {}).get("secretRef", {})
+    if source == "Existing":
+        _request_secret(rsp, existing)
+    fetched = (
+        CLASSES.fetched(req)
+        and REPLICAS.fetched(req)
+        and (source != "Existing" or KUBECONFIG in req.required_resources)
+    )
+    if not fetched:
+        # Crossplane answers the requirements and calls again: keep everything meanwhile.
+        keep_observed(req, rsp)
+        waiting = Condition(Type.PROVISIONED, Status.UNKNOWN, Reason.WAITING_FOR_INPUTS, "reading classes and secrets")
+        set_conditions(rsp, waiting)
+        set_ready(rsp, ready=False)
+        return
+    class_specs = _class_specs(req)
+    if source == "Existing":
+        kubeconfig = _Kubeconfig(existing["namespace"], existing["name"], existing.get("key", KUBECONFIG_KEY))
+        provisioned = _existing_provisioned(req, kubeconfig)
+    else:
+        kubeconfig = _Kubeconfig(CONTROL_PLANE_NAMESPACE, kubeconfig_secret(name), KUBECONFIG_KEY)
+        provisioned = _write_cloud(req, rsp, name, source, spec, class_specs)
+    _write_provider_configs(req, rsp, name, kubeconfig)
+    stack_ready, address = _write_stack(req, rsp, name, spec)
+    scheduler = str(spec.get("scheduler", {}).get("type", "None"))
+    objects = _write_scheduler_objects(req, rsp, name, spec.get("scheduler", {}))
+    classes = _classes(class_specs)
+    pools = [str(p["name"]) for p in spec.get("nodePools") or []]
+    device_classes = sorted({c.device_class for c in classes.values() if c.device_class})
+    # Kueue without a ClusterQueue to observe has no figures of its own: capacity is the declared one.
+    observable = scheduler != "Kueue" or bool(spec.get("scheduler", {}).get("kueue", {}).get("clusterQueueName"))
+    snapshot = scheduler_snapshot(scheduler, objects, device_classes) if observable else None
+    observations = pool_observations(snapshot, pools) if snapshot is not None else PoolObservations({})
+    capacity = _capacity(spec.get("nodePools") or [], classes, _held(req, name), observations)
+    status: dict[str, Any] = {
+        "cordoned": bool(spec.get("cordoned", False)),
+        "providerConfigRef": {"name": name, "kind": PROVIDER_CONFIG_KIND},
+        "capacity": capacity,
+    }
+    if address:
+        status["gateway"] = {"address": address}
+    resource.update(rsp.desired.composite, {"status": status})
+    stack = (
+        Condition(Type.STACK_READY, Status.TRUE, Reason.AVAILABLE, f"ServingStack {name} is ready")
+        if stack_ready
+        else Condition(Type.STACK_READY, Status.FALSE, Reason.INSTALLING, f"ServingStack {name} is not ready yet")
+    )
+    known = _capacity_condition(spec, classes, snapshot, observations)
+    set_conditions(rsp, provisioned, stack, known)
+    if provisioned.status != Status.TRUE and provisioned.reason != Reason.PROVISIONING:
+        response.warning(rsp, f"{provisioned.reason}: {provisioned.message}")
+    ready = provisioned.status == Status.TRUE and stack_ready
+    set_ready(rsp, ready=ready)
+    log.debug("composed", cluster=name, ready=ready, capacity_source=known.reason)
+
+
+def _hold(
+    req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: structlog.stdlib.BoundLogger, why: Condition
+) -> None:
+    kept = keep_observed(req, rsp)
+    log.info("keeping composed resources", reason=str(why.reason), message=why.message, kept=kept)
+    response.warning(rsp, f"{why.message}; kept {kept} composed resource(s) unchanged")
+    set_conditions(rsp, why)
+    set_ready(rsp, ready=False)
+
+
+def _request_secret(rsp: fnv1.RunFunctionResponse, ref: Mapping[str, Any]) -> None:
+    selector = fnv1.ResourceSelector(
+        api_version="v1", kind="Secret", match_name=str(ref.get("name", "")), namespace=str(ref.get("namespace", ""))
+    )
+    rsp.requirements.resources[KUBECONFIG].CopyFrom(selector)
+
+
+def _existing_provisioned(req: fnv1.RunFunctionRequest, kubeconfig: _Kubeconfig) -> Condition:
+    where = f"Secret {kubeconfig.namespace}/{kubeconfig.name}"
+    items = req.required_resources[KUBECONFIG].items
+    if not items:
+        return Condition(Type.PROVISIONED, Status.FALSE, Reason.KUBECONFIG_NOT_FOUND, f"{where} not found")
+    data = resource.struct_to_dict(items[0].resource)
+    if kubeconfig.key not in (data.get("data") or {}) and kubeconfig.key not in (data.get("stringData") or {}):
+        message = f"{where} has no key {kubeconfig.key!r}"
+        return Condition(Type.PROVISIONED, Status.FALSE, Reason.KUBECONFIG_NOT_FOUND, message)
+    return Condition(Type.PROVISIONED, Status.TRUE, Reason.PROVISIONED, f"reached through {where} key {kubeconfig.key}")
+
+
+def _class_specs(req: fnv1.RunFunctionRequest) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for item in CLASSES.items(req):
+        name = item.get("metadata", {}).get("name")
+        if name and isinstance(item.get("spec"), dict):
+            out[str(name)] = item["spec"]
+    return out
+
+
+def _classes(specs: Mapping[str, Mapping[str, Any]]) -> dict[str, _Class]:
+    out: dict[str, _Class] = {}
+    for name, spec in sorted(specs.items()):
+        try:
+            klass = InferenceClass.model_validate({"spec": spec})
+        except pydantic.ValidationError:
+            continue  # a class that does not parse has no known accelerator: its pools have no capacity
+        accelerator = review_class(klass.spec).accelerator if klass.spec is not None else None
+        if accelerator is None:
+            continue
+        device: Mapping[str, Any] = next(
+            (d for d in spec.get("devices", []) if d.get("name") == accelerator.device), {}
+        )
+        out[name] = _Class(accelerator.count_per_node, accelerator.memory, device.get("deviceClassName"))
+    return out
+
+
+def _observed_ready(req: fnv1.RunFunctionRequest, key: str) -> bool:
+    return resource.get_condition(req.observed.resources.get(key), "Ready").status == "True"
+
+
+def _put(
+    req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, key: str, obj: Mapping[str, Any], *, gate: bool
+) -> bool:
+    """Desire ``obj`` under ``key``; return whether it is observed Ready (always True when it does not gate)."""
+    resource.update(rsp.desired.resources[key], dict(obj))
+    ready = _observed_ready(req, key) if gate else True
+    rsp.desired.resources[key].ready = fnv1.READY_TRUE if ready else fnv1.READY_FALSE
+    return ready
+
+
+def _write_cloud(
+    req: fnv1.RunFunctionRequest,
+    rsp: fnv1.RunFunctionResponse,
+    name: str,
+    source: str,
+    spec: Mapping[str, Any],
+    classes: Mapping[str, Mapping[str, Any]],
+) -> Condition:
+    """Compose the cloud cluster and its pools; refused pools keep what was composed for them."""
+    plans, problems = plan_pools(source, spec.get("nodePools") or [], classes)
+    settings = spec.get("cluster", {}).get(source.lower(), {})
+    cloud = compose_cloud(source, name=name, namespace=CONTROL_PLANE_NAMESPACE, settings=settings, pools=plans)
+    waiting = [
+        f"{obj['kind']} {obj['metadata']['name']}"
+        for key, obj in sorted(cloud.resources.items())
+        if not _put(req, rsp, key, obj, gate=True)
+    ]
+    keep_observed(req, rsp, [pool_key(p.pool) for p in problems])
+    if problems:
+        reason = Reason(problems[0].reason)
+        message = "; ".join(f"pool {p.pool} is not provisioned: {p.message}" for p in problems)
+        return Condition(Type.PROVISIONED, Status.FALSE, reason, message)
+    if waiting:
+        return Condition(Type.PROVISIONED, Status.FALSE, Reason.PROVISIONING, f"waiting for {', '.join(waiting)}")
+    return Condition(
+        Type.PROVISIONED, Status.TRUE, Reason.PROVISIONED, f"{source} cluster and {len(plans)} pool(s) ready"
+    )
+
+
+def _write_provider_configs(
+    req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, name: str, kubeconfig: _Kubeconfig
+) -> None:
+    credentials = {
+        "source": "Secret",
+        "secretRef": {"namespace": kubeconfig.namespace, "name": kubeconfig.name, "key": kubeconfig.key},
+    }
+    for api_version, key in (KUBERNETES_PC, HELM_PC):
+        obj = {
+            "apiVersion": api_version,
+            "kind": PROVIDER_CONFIG_KIND,
+            "metadata": {"name": name},
+            "spec": {"credentials": credentials},
+        }
+        _put(req, rsp, key, obj, gate=False)
+
+
+def _write_stack(
+    req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, name: str, spec: Mapping[str, Any]
+) -> tuple[bool, str]:
+    """Compose the ServingStack; return whether it is Ready and the gateway address it reports."""
+    stack = {
+        "apiVersion": API_VERSION,
+        "kind": "ServingStack",
+        "metadata": {"name": name},
+        "spec": {
+            "providerConfigRef": {"name": name, "kind": PROVIDER_CONFIG_KIND},
+            "backend": str(spec.get("serving", {}).get("backend", "KServe")),
+            "scheduler": {"type": str(spec.get("scheduler", {}).get("type", "None"))},
+        },
+    }
+    ready = _put(req, rsp, STACK_KEY, stack, gate=True)
+    observed = req.observed.resources.get(STACK_KEY)
+    address = ""
+    if observed is not None:
+        address = str(
+            resource.struct_to_dict(observed.resource).get("status", {}).get("gateway", {}).get("address") or ""
+        )
+    return ready, address
+
+
+def _observed_manifest(req: fnv1.RunFunctionRequest, key: str) -> Mapping[str, Any] | None:
+    observed = req.observed.resources.get(key)
+    return observed_manifest(resource.struct_to_dict(observed.resource)) if observed is not None else None
+
+
+def _write_scheduler_objects(
+    req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, name: str, scheduler: Mapping[str, Any]
+) -> list[Mapping[str, Any]]:
+    """Compose Observe-only Objects of the scheduler's status objects; return what they observed."""
+    kind = str(scheduler.get("type", "None"))
+    if kind == "KAI":
+        queue = {"apiVersion": KAI_API_VERSION, "kind": "Queue", "metadata": {"name": scheduler["kai"]["queue"]}}
+        manifests = {QUEUE_KEY: (bounded_name(f"{name}-kai-queue", 253), queue)}
+    elif kind == "Kueue" and scheduler.get("kueue", {}).get("clusterQueueName"):
+        cq_name = scheduler["kueue"]["clusterQueueName"]
+        cq = {"apiVersion": KUEUE_API_VERSION, "kind": "ClusterQueue", "metadata": {"name": cq_name}}
+        manifests = {QUEUE_KEY: (bounded_name(f"{name}-kueue-clusterqueue", 253), cq)}
+        seen = _observed_manifest(req, QUEUE_KEY)
+        # Flavors are known once the ClusterQueue is observed; until then keep any observed before.
+        flavors = flavor_names(seen) if seen is not None else []
+        for flavor in flavors:
+            manifest = {"apiVersion": KUEUE_API_VERSION, "kind": "ResourceFlavor", "metadata": {"name": flavor}}
+            manifests[FLAVOR_PREFIX + flavor] = (bounded_name(f"{name}-kueue-flavor-{flavor}", 253), manifest)
+        if seen is None:
+            keep_observed(req, rsp, [k for k in req.observed.resources if k.startswith(FLAVOR_PREFIX)])
+    else:
+        return []
+    out: list[Mapping[str, Any]] = []
+    for key, (object_name, manifest) in sorted(manifests.items()):
+        obj = wrap(
+            manifest,
+            name=object_name,
+            namespace=CONTROL_PLANE_NAMESPACE,
+            provider_config=name,
+            readiness=_OBSERVE,
+            observe_only=True,
+        )
+        _put(req, rsp, key, obj, gate=False)
+        seen_manifest = _observed_manifest(req, key)
+        if seen_manifest is not None:
+            out.append(seen_manifest)
+    return out
+
+
+def _held(req: fnv1.RunFunctionRequest, cluster: str) -> dict[str, int]:
+    """GPUs the ModelReplicas on ``cluster`` hold, per pool."""
+    held: dict[str, int] = defaultdict(int)
+    for item in REPLICAS.items(req):
+        if item.get("spec", {}).get("inferenceClusterRef", {}).get("name") != cluster:
+            continue
+        try:
+            holding = replica_holding(ModelReplica.model_validate(item))
+        except pydantic.ValidationError:
+            continue
+        for role in holding.roles if holding is not None else ():
+            held[role.pool] += role.footprint.total_gpus
+    return held
+
+
+def _capacity(
+    node_pools: Sequence[Mapping[str, Any]],
+    classes: Mapping[str, _Class],
+    held: Mapping[str, int],
+    observations: PoolObservations,
+) -> dict[str, Any]:
+    pools: list[dict[str, Any]] = []
+    totals = {"declared": 0, "inUse": 0, "free": 0}
+    for pool in node_pools:
+        name, class_name = str(pool["name"]), str(pool["className"])
+        nodes = int(pool.get("maxNodeCount", pool.get("nodeCount", 0)))
+        entry: dict[str, Any] = {"name": name, "className": class_name, "nodes": nodes}
+        klass = classes.get(class_name)
+        if klass is None:
+            pools.append({**entry, "source": str(Source.DECLARED)})
+            continue
+        declared = nodes * klass.per_node
+        observed = observations.pools.get(name)
+        in_use = observed.in_use if observed is not None else held.get(name, 0)
+        figures = {"declared": declared, "inUse": in_use, "free": max(0, declared - in_use)}
+        entry["devicesPerNode"] = klass.per_node
+        if klass.memory:
+            entry["deviceMemory"] = klass.memory
+        pools.append({**entry, **figures, "source": str(observed.source if observed is not None else Source.DECLARED)})
+        for k, v in figures.items():
+            totals[k] += v
+    return {**totals, "pools": pools}
+
+
+def _capacity_condition(
+    spec: Mapping[str, Any],
+    classes: Mapping[str, _Class],
+    snapshot: Snapshot | None,
+    observations: PoolObservations,
+) -> Condition:
+    unknown = sorted({str(p["className"]) for p in spec.get("nodePools") or [] if p["className"] not in classes})
+    if unknown:
+        message = f"no accelerator known for InferenceClass(es) {', '.join(unknown)}: those pools have no capacity"
+        return Condition(Type.CAPACITY_KNOWN, Status.FALSE, Reason.CLASS_NOT_FOUND, message)
+    if snapshot is None:
+        scheduler = spec.get("scheduler", {})
+        if scheduler.get("type") == "Kueue":
+            message = "no kueue.clusterQueueName to observe: declared pool sizes minus what ModelReplicas hold"
+        else:
+            message = "declared pool sizes minus what ModelReplicas hold"
+        return Condition(Type.CAPACITY_KNOWN, Status.TRUE, Reason.DECLARED, message)
+    if not snapshot.known:
+        message = f"{snapshot.missing}; using declared pool sizes minus what ModelReplicas hold"
+        return Condition(Type.CAPACITY_KNOWN, Status.FALSE, Reason.SCHEDULER_STATUS_UNAVAILABLE, message)
+    parts = [f"{pool}: {o.in_use} GPU(s) in use" for pool, o in sorted(observations.pools.items())]
+    quotas = [f"{f.flavor or f.resource} quota {f.quota}" for f in snapshot.figures if f.quota is not None]
+    if observations.unassigned:
+        parts.append(f"{observations.unassigned} GPU(s) in use on no particular pool (those pools stay Declared)")
+    message = f"from {', '.join(snapshot.read)}: " + "; ".join(parts + quotas)
+    return Condition(Type.CAPACITY_KNOWN, Status.TRUE, Reason.OBSERVED, message)

@@ -1,11 +1,135 @@
-"""The InferenceGateway function. Its behaviour is not built yet: it answers with a Warning."""
+"""The InferenceGateway function: install Envoy Gateway on the control plane and compose its Gateway.
 
-from modelplane.fnkit.pending import NotImplementedRunner
+It composes a provider-helm Release of Envoy Gateway (through the control
+plane's own ProviderConfig), a GatewayClass, a Gateway with an HTTP listener
+(and HTTPS when a certificate is given, with the ReferenceGrant that lets the
+Gateway read a certificate in another namespace), and reports the Gateway's
+address once Envoy Gateway has programmed it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import grpc
+import structlog
+from crossplane.function import logging, resource, response
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
+
+from modelplane.conditions import Condition, Reason, Status, Type
+from modelplane.fnkit.keep import keep_observed
+from modelplane.fnkit.status import set_conditions, set_ready
+from modelplane.fnkit.xr import InvalidXRError, parse_composite
+from modelplane.names import (
+    CERTIFICATE_GRANT_KEY,
+    GATEWAY_CLASS_KEY,
+    GATEWAY_KEY,
+    GATEWAY_RELEASE_KEY,
+    certificate_grant_name,
+    gateway_release_name,
+)
+from modelplane.routing import (
+    Listener,
+    address,
+    certificate_grant,
+    condition_true,
+    gateway,
+    gateway_class,
+    gateway_ref,
+    release,
+)
+from modelplane_models.inference_gateway import InferenceGateway, Spec
+
+# What says each composed resource is ready: the Release (a managed resource) its Ready condition,
+# the GatewayClass Accepted by Envoy Gateway, the Gateway Programmed; a ReferenceGrant has no status.
+_READY_WHEN = {
+    GATEWAY_RELEASE_KEY: "Ready",
+    GATEWAY_CLASS_KEY: "Accepted",
+    GATEWAY_KEY: "Programmed",
+}
 
 
-class FunctionRunner(NotImplementedRunner):
-    """Answers InferenceGateway requests with a not-implemented Warning, changing nothing."""
+class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
+    """Runs the InferenceGateway function."""
 
     def __init__(self) -> None:
         """Create the runner."""
-        super().__init__("InferenceGateway")
+        self.log = logging.get_logger()
+
+    async def RunFunction(
+        self, req: fnv1.RunFunctionRequest, _: grpc.aio.ServicerContext | None
+    ) -> fnv1.RunFunctionResponse:
+        """Compose the observed InferenceGateway's release, class and Gateway."""
+        log = self.log.bind(tag=req.meta.tag)
+        rsp = response.to(req)
+        compose(req, rsp, log)
+        return rsp
+
+
+def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: structlog.stdlib.BoundLogger) -> None:
+    """Write the release, class, Gateway (and grant), then status, conditions and readiness."""
+    try:
+        xr = parse_composite(req, InferenceGateway)
+    except InvalidXRError as err:
+        message = f"the InferenceGateway is invalid: {err}"
+        kept = keep_observed(req, rsp)
+        log.info("invalid gateway", message=message, kept=kept)
+        response.warning(rsp, f"{message}; kept {kept} composed resource(s) unchanged")
+        set_conditions(rsp, Condition(Type.PROGRAMMED, Status.FALSE, Reason.INVALID_SPEC, message))
+        set_ready(rsp, ready=False)
+        return
+    name = (xr.metadata.name if xr.metadata else None) or ""
+    spec = xr.spec or Spec()
+    desired = _desired(name, spec)
+    ready = True
+    for key, manifest in desired.items():
+        resource.update(rsp.desired.resources[key], manifest)
+        observed = _observed(req, key)
+        is_ready = observed is not None and (key not in _READY_WHEN or condition_true(observed, _READY_WHEN[key]))
+        rsp.desired.resources[key].ready = fnv1.READY_TRUE if is_ready else fnv1.READY_FALSE
+        ready = ready and is_ready
+    ref = gateway_ref(name)
+    http_port = spec.http.port if spec.http and spec.http.port else 80
+    url = address(_observed(req, GATEWAY_KEY), http_port)
+    status: dict[str, Any] = {"gateway": {"name": ref.name, "namespace": ref.namespace}}
+    if url:
+        status["address"] = url
+    resource.update(rsp.desired.composite, {"status": status})
+    where = f"Gateway {ref.namespace}/{ref.name}"
+    if url and condition_true(_observed(req, GATEWAY_KEY), "Programmed"):
+        set_conditions(rsp, Condition(Type.PROGRAMMED, Status.TRUE, Reason.PROGRAMMED, f"{where} serves at {url}"))
+    else:
+        message = f"waiting for Envoy Gateway to program {where} and give it an address"
+        set_conditions(rsp, Condition(Type.PROGRAMMED, Status.FALSE, Reason.WAITING_FOR_ADDRESS, message))
+    set_ready(rsp, ready=ready and url is not None)
+
+
+def _desired(name: str, spec: Spec) -> dict[str, dict[str, Any]]:
+    class_name = spec.gatewayClassName or "modelplane"
+    pc = spec.providerConfigRef
+    provider_config = {
+        "kind": (pc.kind if pc else None) or "ClusterProviderConfig",
+        "name": (pc.name if pc else None) or "in-cluster",
+    }
+    listeners = [Listener((spec.http.port if spec.http else None) or 80)]
+    certificate = None
+    if spec.https is not None:
+        certificate = (spec.https.certificateRef.namespace, spec.https.certificateRef.name)
+        listeners.append(Listener(spec.https.port or 443, certificate))
+    ref = gateway_ref(name)
+    out = {
+        GATEWAY_RELEASE_KEY: release(gateway_release_name(name), provider_config),
+        GATEWAY_CLASS_KEY: gateway_class(class_name),
+        GATEWAY_KEY: gateway(ref, class_name, tuple(listeners)),
+    }
+    grant = certificate_grant(certificate_grant_name(name), ref, certificate) if certificate else None
+    if grant is not None:
+        out[CERTIFICATE_GRANT_KEY] = grant
+    return out
+
+
+def _observed(req: fnv1.RunFunctionRequest, key: str) -> Mapping[str, Any] | None:
+    observed = req.observed.resources.get(key)
+    return resource.struct_to_dict(observed.resource) if observed is not None else None

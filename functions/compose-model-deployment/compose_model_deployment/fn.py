@@ -12,18 +12,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 import grpc
-import pydantic
 import structlog
 from crossplane.function import logging, resource, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
+from google.protobuf import json_format
+from google.protobuf import struct_pb2 as structpb
 
+from compose_model_deployment.fleet import REQUIREMENTS, FleetReader
 from modelplane.conditions import Condition, Reason, Status, Type
 from modelplane.fnkit.keep import keep_observed
-from modelplane.fnkit.required import Requirement
 from modelplane.fnkit.status import set_conditions, set_ready
 from modelplane.fnkit.xr import InvalidXRError, parse_composite
 from modelplane.kinds import API_VERSION
@@ -31,15 +32,7 @@ from modelplane.names import DEPLOYMENT_LABEL, endpoint_key, replica_key
 from modelplane.problems import describe
 from modelplane.scheduling import InvalidDeploymentError, Placement, Schedule, schedule
 from modelplane.topology import Role
-from modelplane_models.inference_class import InferenceClass
-from modelplane_models.inference_cluster import InferenceCluster
 from modelplane_models.model_deployment import ModelDeployment
-from modelplane_models.model_replica import ModelReplica
-
-CLUSTERS = Requirement("clusters", API_VERSION, "InferenceCluster")
-CLASSES = Requirement("classes", API_VERSION, "InferenceClass")
-REPLICAS = Requirement("replicas", API_VERSION, "ModelReplica")
-REQUIREMENTS = (CLUSTERS, CLASSES, REPLICAS)
 
 # What a replica carries over from its deployment: the serving shape, without replicas and clusterSelector.
 _SHAPE = ("nodeSelector", "workers")
@@ -51,6 +44,7 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
     def __init__(self) -> None:
         """Create the runner."""
         self.log = logging.get_logger()
+        self.fleet = FleetReader()
 
     async def RunFunction(
         self, req: fnv1.RunFunctionRequest, _: grpc.aio.ServicerContext | None
@@ -58,11 +52,16 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
         """Schedule the observed ModelDeployment and answer with its replicas."""
         log = self.log.bind(tag=req.meta.tag)
         rsp = response.to(req)
-        compose(req, rsp, log)
+        compose(req, rsp, log, self.fleet)
         return rsp
 
 
-def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: structlog.stdlib.BoundLogger) -> None:
+def compose(
+    req: fnv1.RunFunctionRequest,
+    rsp: fnv1.RunFunctionResponse,
+    log: structlog.stdlib.BoundLogger,
+    reader: FleetReader,
+) -> None:
     """Resolve the fleet, schedule, write the replicas and endpoints, then status and conditions."""
     for requirement in REQUIREMENTS:
         requirement.request(rsp)
@@ -76,7 +75,7 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: st
         keep_observed(req, rsp)
         set_conditions(rsp, Condition(Type.SCHEDULED, Status.UNKNOWN, Reason.WAITING_FOR_FLEET, "reading the fleet"))
         return
-    fleet = _Fleet.read(req)
+    fleet = reader.read(req)
     for skipped in fleet.skipped:
         response.warning(rsp, f"ignoring {skipped}")
     try:
@@ -85,10 +84,11 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: st
         _hold(req, rsp, log, Reason.INVALID_SPEC, describe([err.problem]))
         return
     meta = xr.metadata
+    spec = req.observed.composite.resource.fields.get("spec")
     deployment = _Deployment(
         name=(meta.name if meta else None) or "",
         namespace=(meta.namespace if meta else None) or "",
-        spec=resource.struct_to_dict(req.observed.composite.resource).get("spec", {}),
+        spec=spec.struct_value.fields if spec is not None and spec.HasField("struct_value") else {},
     )
     ready = _write_desired(req, rsp, plan, deployment)
     _write_status(rsp, plan, deployment.name, ready)
@@ -102,48 +102,13 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: st
     set_ready(rsp, ready=plan.complete and len(ready) == plan.desired)
 
 
-M = TypeVar("M", InferenceCluster, InferenceClass, ModelReplica)
-
-
 @dataclass(frozen=True)
 class _Deployment:
-    """The deployment being composed: its identity and its spec as the user wrote it."""
+    """The deployment being composed: its identity and its spec as the user wrote it (Struct fields)."""
 
     name: str
     namespace: str
     spec: Mapping[str, Any]
-
-
-@dataclass(frozen=True)
-class _Fleet:
-    """The fleet as the scheduler reads it, parsed once per call."""
-
-    clusters: list[InferenceCluster]
-    classes: list[InferenceClass]
-    replicas: list[ModelReplica]
-    skipped: list[str]
-
-    @classmethod
-    def read(cls, req: fnv1.RunFunctionRequest) -> _Fleet:
-        skipped: list[str] = []
-        return cls(
-            _parse_each(CLUSTERS, req, InferenceCluster, skipped),
-            _parse_each(CLASSES, req, InferenceClass, skipped),
-            _parse_each(REPLICAS, req, ModelReplica, skipped),
-            skipped,
-        )
-
-
-def _parse_each(requirement: Requirement, req: fnv1.RunFunctionRequest, model: type[M], skipped: list[str]) -> list[M]:
-    # One malformed object must not stop the fleet from being scheduled: leave it out and say so.
-    parsed = []
-    for item in requirement.items(req):
-        try:
-            parsed.append(model.model_validate(item))
-        except pydantic.ValidationError as err:
-            name = item.get("metadata", {}).get("name", "?")
-            skipped.append(f"{requirement.kind} {name}: {err.errors()[0]['msg']}")
-    return parsed
 
 
 def _hold(
@@ -161,20 +126,40 @@ def _hold(
     set_ready(rsp, ready=False)
 
 
-def _replica_spec(spec: Mapping[str, Any], placement: Placement, deployment: str) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "inferenceClusterRef": {"name": placement.cluster},
-        "deploymentRef": {"name": deployment},
-    }
+def _write_replica_spec(out: structpb.Struct, spec: Mapping[str, Any], placement: Placement, deployment: str) -> None:
+    # The serving shape is copied from the deployment's Struct as it is: no conversion to dicts and back.
+    out.update({"inferenceClusterRef": {"name": placement.cluster}, "deploymentRef": {"name": deployment}})
     unified = placement.pool(Role.UNIFIED)
     if unified is not None:
-        out.update({k: spec[k] for k in _SHAPE if k in spec})
+        _copy_shape(out, spec)
         out["poolName"] = unified
     for role in (Role.PREFILL, Role.DECODE):
         pool = placement.pool(role)
         if pool is not None:
-            out[str(role)] = {**{k: v for k, v in spec.get(str(role), {}).items() if k in _SHAPE}, "poolName": pool}
-    return out
+            out[str(role)] = {}
+            block = out[str(role)]
+            source = spec.get(str(role))
+            if source is not None and source.HasField("struct_value"):
+                _copy_shape(block, source.struct_value.fields)
+            block["poolName"] = pool
+
+
+def _copy_shape(out: structpb.Struct, spec: Mapping[str, Any]) -> None:
+    for key in _SHAPE:
+        if key in spec:
+            out.fields[key].CopyFrom(spec[key])
+
+
+def _field(struct: structpb.Struct, *path: str) -> structpb.Value | None:
+    """The value at ``path`` in ``struct``, or None where an object along it is missing."""
+    fields = struct.fields
+    value = None
+    for key in path:
+        if fields is None or key not in fields:
+            return None
+        value = fields[key]
+        fields = value.struct_value.fields if value.HasField("struct_value") else None
+    return value
 
 
 def _observed_ready(req: fnv1.RunFunctionRequest, key: str) -> tuple[bool, str | None]:
@@ -183,7 +168,10 @@ def _observed_ready(req: fnv1.RunFunctionRequest, key: str) -> tuple[bool, str |
     if observed is None:
         return False, None
     ready = resource.get_condition(observed, "Ready").status == "True"
-    url = resource.struct_to_dict(observed.resource).get("status", {}).get("endpoint", {}).get("url")
+    value = _field(observed.resource, "status", "endpoint", "url")
+    if value is None:
+        return ready, None
+    url = value.string_value if value.HasField("string_value") else json_format.MessageToDict(value)
     return ready, str(url) if url else None
 
 
@@ -200,13 +188,9 @@ def _write_desired(
         key = replica_key(placement.ordinal)
         is_ready, url = _observed_ready(req, key)
         meta = {"name": placement.replica, "namespace": deployment.namespace, "labels": labels}
-        replica = {
-            "apiVersion": API_VERSION,
-            "kind": "ModelReplica",
-            "metadata": meta,
-            "spec": _replica_spec(deployment.spec, placement, deployment.name),
-        }
-        resource.update(rsp.desired.resources[key], replica)
+        replica = rsp.desired.resources[key].resource
+        replica.update({"apiVersion": API_VERSION, "kind": "ModelReplica", "metadata": meta, "spec": {}})
+        _write_replica_spec(replica["spec"], deployment.spec, placement, deployment.name)
         rsp.desired.resources[key].ready = fnv1.READY_TRUE if is_ready else fnv1.READY_FALSE
         if is_ready:
             ready.add(placement.replica)

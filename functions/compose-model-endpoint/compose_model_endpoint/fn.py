@@ -1,11 +1,66 @@
-"""The ModelEndpoint function. Its behaviour is not built yet: it answers with a Warning."""
+"""The ModelEndpoint function: parse the endpoint's URL and compose its Envoy Gateway Backend.
 
-from modelplane.fnkit.pending import NotImplementedRunner
+A malformed URL is reported in the ``Valid`` condition, naming the problem, and
+any Backend composed before is kept: routes that send to it keep working
+until the user fixes the URL.
+"""
+
+from __future__ import annotations
+
+import grpc
+import structlog
+from crossplane.function import logging, resource, response
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
+
+from modelplane.conditions import Condition, Reason, Status, Type
+from modelplane.fnkit.keep import keep_observed
+from modelplane.fnkit.status import set_conditions, set_ready
+from modelplane.fnkit.xr import InvalidXRError, parse_composite
+from modelplane.names import BACKEND_KEY
+from modelplane.routing import InvalidURLError, backend, condition_true, parse_url
+from modelplane_models.model_endpoint import ModelEndpoint
 
 
-class FunctionRunner(NotImplementedRunner):
-    """Answers ModelEndpoint requests with a not-implemented Warning, changing nothing."""
+class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
+    """Runs the ModelEndpoint function."""
 
     def __init__(self) -> None:
         """Create the runner."""
-        super().__init__("ModelEndpoint")
+        self.log = logging.get_logger()
+
+    async def RunFunction(
+        self, req: fnv1.RunFunctionRequest, _: grpc.aio.ServicerContext | None
+    ) -> fnv1.RunFunctionResponse:
+        """Compose the observed ModelEndpoint's Backend."""
+        log = self.log.bind(tag=req.meta.tag)
+        rsp = response.to(req)
+        compose(req, rsp, log)
+        return rsp
+
+
+def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: structlog.stdlib.BoundLogger) -> None:
+    """Parse the URL, write the Backend, then status, conditions and readiness."""
+    try:
+        xr = parse_composite(req, ModelEndpoint)
+        url = parse_url(xr.spec.url if xr.spec else "")
+    except (InvalidXRError, InvalidURLError) as err:
+        message = f"spec.url: {err}" if isinstance(err, InvalidURLError) else f"the ModelEndpoint is invalid: {err}"
+        kept = keep_observed(req, rsp)
+        log.info("invalid endpoint", message=message, kept=kept)
+        response.warning(rsp, f"{message}; kept {kept} composed resource(s) unchanged")
+        set_conditions(rsp, Condition(Type.VALID, Status.FALSE, Reason.INVALID_URL, message))
+        set_ready(rsp, ready=False)
+        return
+    meta = xr.metadata
+    name, namespace = (meta.name if meta else None) or "", (meta.namespace if meta else None) or ""
+    resource.update(rsp.desired.resources[BACKEND_KEY], backend(name, namespace, url))
+    observed = req.observed.resources.get(BACKEND_KEY)
+    # Envoy Gateway reports a Backend it can use as Accepted.
+    accepted = observed is not None and condition_true(resource.struct_to_dict(observed.resource), "Accepted")
+    rsp.desired.resources[BACKEND_KEY].ready = fnv1.READY_TRUE if accepted else fnv1.READY_FALSE
+    resource.update(rsp.desired.composite, {"status": {"backendName": name}})
+    tls = "over TLS " if url.tls else ""
+    message = f"sends {tls}to {url.kind} {url.host} port {url.port}"
+    set_conditions(rsp, Condition(Type.VALID, Status.TRUE, Reason.VALID, message))
+    set_ready(rsp, ready=accepted)

@@ -1,11 +1,315 @@
-"""The ModelReplica function. Its behaviour is not built yet: it answers with a Warning."""
+"""The ModelReplica function: compose one serving instance on its workload cluster.
 
-from modelplane.fnkit.pending import NotImplementedRunner
+Each call reads the replica's InferenceCluster and the InferenceClass of each
+chosen pool through required resources, resolves the replica into pure
+``ReplicaWork``, lets the cluster's backend and scheduler write the remote
+objects, wraps each in a provider-kubernetes Object for that cluster, and lifts
+the replica's status from what those Objects (and the replica's pods) observed.
+When the cluster or a class cannot be read it keeps what it composed before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+import pydantic
+import structlog
+from crossplane.function import logging, resource, response
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
+
+from compose_model_replica.observe import pods_collection
+from modelplane.backends import (
+    ObservedRemote,
+    Remote,
+    RemoteStatus,
+    ReplicaWork,
+    UnknownBackendError,
+    compose_remote,
+    lift_status,
+)
+from modelplane.backends.resolve import ResolveError, resolve
+from modelplane.conditions import Condition, Reason, Status, Type
+from modelplane.fnkit.keep import keep_observed
+from modelplane.fnkit.status import set_conditions, set_ready
+from modelplane.fnkit.xr import InvalidXRError, parse_composite
+from modelplane.kinds import API_VERSION
+from modelplane.names import DEPLOYMENT_LABEL, OBSERVED_PODS_LABEL, REPLICA_LABEL, endpoint_path, object_name
+from modelplane.remote import OBJECT_API_VERSION, keep_on_delete, observed_manifest, wrap
+from modelplane.schedulers import SchedulerSettingsError, UnknownSchedulerError
+from modelplane.topology import TopologyError, replica_footprint
+from modelplane_models.inference_class import InferenceClass
+from modelplane_models.inference_cluster import InferenceCluster
+from modelplane_models.model_replica import ModelReplica
+
+CLUSTER = "cluster"
+PODS = "pods"
+PODS_KEY = "pods"  # composition key of the ObservedObjectCollection
 
 
-class FunctionRunner(NotImplementedRunner):
-    """Answers ModelReplica requests with a not-implemented Warning, changing nothing."""
+def class_requirement(name: str) -> str:
+    """The required-resource name under which the InferenceClass ``name`` is asked for."""
+    return f"class-{name}"
+
+
+class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
+    """Runs the ModelReplica function."""
 
     def __init__(self) -> None:
         """Create the runner."""
-        super().__init__("ModelReplica")
+        self.log = logging.get_logger()
+
+    async def RunFunction(
+        self, req: fnv1.RunFunctionRequest, _: grpc.aio.ServicerContext | None
+    ) -> fnv1.RunFunctionResponse:
+        """Compose the observed ModelReplica's objects on its workload cluster."""
+        log = self.log.bind(tag=req.meta.tag)
+        rsp = response.to(req)
+        compose(req, rsp, log)
+        return rsp
+
+
+@dataclass(frozen=True)
+class _Replica:
+    """The replica being composed: its model and its spec as written (templates pass through as dicts)."""
+
+    model: ModelReplica
+    name: str
+    namespace: str
+    spec: Mapping[str, Any]
+
+
+def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: structlog.stdlib.BoundLogger) -> None:
+    """Resolve the cluster and classes, compose the remote objects, then status and conditions."""
+    try:
+        xr = parse_composite(req, ModelReplica)
+    except InvalidXRError as err:
+        _hold(req, rsp, log, Reason.INVALID_SPEC, f"the ModelReplica is invalid: {err}")
+        return
+    raw = resource.struct_to_dict(req.observed.composite.resource)
+    meta = raw.get("metadata", {})
+    replica = _Replica(xr, str(meta.get("name", "")), str(meta.get("namespace", "")), raw.get("spec", {}))
+    _request(rsp, CLUSTER, "InferenceCluster", match_name=replica.spec["inferenceClusterRef"]["name"])
+    pods_where = (replica.namespace, {OBSERVED_PODS_LABEL: replica.name})
+    _request(rsp, PODS, "Object", api_version=OBJECT_API_VERSION, where=pods_where)
+    try:
+        footprint = replica_footprint(xr.spec) if xr.spec is not None else None
+    except TopologyError as err:
+        _hold(req, rsp, log, Reason.INVALID_SPEC, str(err))
+        return
+    if footprint is not None:
+        _write_gpus(rsp, footprint)
+    cluster = _cluster(req, rsp, log, replica)
+    if cluster is None:
+        return
+    pools = {p.name: p.className for p in cluster.spec.nodePools or []} if cluster.spec else {}
+    class_names = sorted({pools[p] for p in _pools(replica.spec) if p in pools})
+    for name in class_names:
+        _request(rsp, class_requirement(name), "InferenceClass", match_name=name)
+    if not all(class_requirement(n) in req.required_resources for n in class_names):
+        keep_observed(req, rsp)
+        set_conditions(rsp, Condition(Type.DEPLOYED, Status.UNKNOWN, Reason.WAITING_FOR_CLUSTER, "reading the classes"))
+        set_ready(rsp, ready=False)
+        return
+    classes = {n: c for n in class_names if (c := _first(req, class_requirement(n), InferenceClass)) is not None}
+    raw_cluster = _first_raw(req, CLUSTER) or {}
+    try:
+        work = resolve(replica.name, replica.namespace, replica.spec, raw_cluster, classes, _labels(replica))
+        remotes = compose_remote(
+            work, cluster.spec.serving.backend or "" if cluster.spec and cluster.spec.serving else ""
+        )
+    except ResolveError as err:
+        _hold(req, rsp, log, err.reason, str(err))
+        return
+    except (UnknownBackendError, UnknownSchedulerError, SchedulerSettingsError) as err:
+        _hold(req, rsp, log, Reason.UNSUPPORTED, str(err))
+        return
+    provider_config = (
+        cluster.status.providerConfigRef.name if cluster.status and cluster.status.providerConfigRef else ""
+    )
+    _write_desired(req, rsp, replica, remotes, provider_config or "")
+    state = lift_status([r.key for r in remotes], _observed(req, remotes), _pods(req))
+    address = cluster.status.gateway.address if cluster.status and cluster.status.gateway else None
+    _write_status(rsp, replica, work, state, address)
+
+
+def _request(
+    rsp: fnv1.RunFunctionResponse,
+    name: str,
+    kind: str,
+    *,
+    api_version: str = API_VERSION,
+    match_name: str = "",
+    where: tuple[str, Mapping[str, str]] = ("", {}),
+) -> None:
+    """Ask for ``kind`` by name, or by labels (``where``: namespace and labels)."""
+    selector = fnv1.ResourceSelector(api_version=api_version, kind=kind)
+    if match_name:
+        selector.match_name = match_name
+    else:
+        selector.match_labels.SetInParent()
+        selector.match_labels.labels.update(where[1])
+        if where[0]:
+            selector.namespace = where[0]
+    rsp.requirements.resources[name].CopyFrom(selector)
+
+
+def _first_raw(req: fnv1.RunFunctionRequest, name: str) -> dict[str, Any] | None:
+    items = req.required_resources[name].items if name in req.required_resources else []
+    return resource.struct_to_dict(items[0].resource) if items else None
+
+
+def _first(req: fnv1.RunFunctionRequest, name: str, model: type[InferenceClass]) -> InferenceClass | None:
+    raw = _first_raw(req, name)
+    if raw is None:
+        return None
+    try:
+        return model.model_validate(raw)
+    except pydantic.ValidationError:
+        return None
+
+
+def _cluster(
+    req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: structlog.stdlib.BoundLogger, replica: _Replica
+) -> InferenceCluster | None:
+    """The replica's cluster, or None after keeping everything and saying why it cannot be used."""
+    name = replica.spec["inferenceClusterRef"]["name"]
+    if CLUSTER not in req.required_resources:
+        keep_observed(req, rsp)
+        set_conditions(rsp, Condition(Type.DEPLOYED, Status.UNKNOWN, Reason.WAITING_FOR_CLUSTER, "reading the cluster"))
+        set_ready(rsp, ready=False)
+        return None
+    raw = _first_raw(req, CLUSTER)
+    if raw is None:
+        _hold(req, rsp, log, Reason.CLUSTER_NOT_FOUND, f"spec.inferenceClusterRef: InferenceCluster {name} not found")
+        return None
+    try:
+        cluster = InferenceCluster.model_validate(raw)
+    except pydantic.ValidationError as err:
+        message = f"spec.inferenceClusterRef: InferenceCluster {name} is invalid: {err.errors()[0]['msg']}"
+        _hold(req, rsp, log, Reason.CLUSTER_NOT_READY, message)
+        return None
+    if cluster.status is None or cluster.status.providerConfigRef is None or not cluster.status.providerConfigRef.name:
+        message = f"InferenceCluster {name} has not published status.providerConfigRef yet"
+        _hold(req, rsp, log, Reason.CLUSTER_NOT_READY, message)
+        return None
+    return cluster
+
+
+def _pools(spec: Mapping[str, Any]) -> list[str]:
+    if "poolName" in spec:
+        return [str(spec["poolName"])]
+    return [str(spec[r]["poolName"]) for r in ("prefill", "decode") if r in spec]
+
+
+def _labels(replica: _Replica) -> dict[str, str]:
+    labels = {REPLICA_LABEL: replica.name}
+    deployment = replica.spec.get("deploymentRef", {}).get("name")
+    if deployment:
+        labels[DEPLOYMENT_LABEL] = str(deployment)
+    return labels
+
+
+def _hold(
+    req: fnv1.RunFunctionRequest,
+    rsp: fnv1.RunFunctionResponse,
+    log: structlog.stdlib.BoundLogger,
+    reason: Reason,
+    message: str,
+) -> None:
+    """Keep every composed object and say why nothing was (re)composed."""
+    kept = keep_observed(req, rsp)
+    log.info("keeping composed resources", reason=str(reason), message=message, kept=kept)
+    response.warning(rsp, f"{message}; kept {kept} composed resource(s) unchanged")
+    set_conditions(rsp, Condition(Type.DEPLOYED, Status.FALSE, reason, message))
+    set_ready(rsp, ready=False)
+
+
+def _observed_ready(req: fnv1.RunFunctionRequest, key: str) -> bool:
+    observed = req.observed.resources.get(key)
+    return observed is not None and resource.get_condition(observed, "Ready").status == "True"
+
+
+def _write_desired(
+    req: fnv1.RunFunctionRequest,
+    rsp: fnv1.RunFunctionResponse,
+    replica: _Replica,
+    remotes: tuple[Remote, ...],
+    provider_config: str,
+) -> None:
+    for remote in remotes:
+        obj = wrap(
+            remote.manifest,
+            name=object_name(replica.name, remote.key),
+            namespace=replica.namespace,
+            provider_config=provider_config,
+        )
+        if remote.manifest.get("kind") == "Namespace":
+            obj = keep_on_delete(obj)  # other replicas share it
+        resource.update(rsp.desired.resources[remote.key], obj)
+        ready = _observed_ready(req, remote.key)
+        rsp.desired.resources[remote.key].ready = fnv1.READY_TRUE if ready else fnv1.READY_FALSE
+    collection = pods_collection(
+        name=object_name(replica.name, PODS_KEY),
+        namespace=replica.namespace,
+        provider_config=provider_config,
+        replica=replica.name,
+    )
+    resource.update(rsp.desired.resources[PODS_KEY], collection)
+    rsp.desired.resources[PODS_KEY].ready = fnv1.READY_TRUE
+
+
+def _observed(req: fnv1.RunFunctionRequest, remotes: tuple[Remote, ...]) -> list[ObservedRemote]:
+    out = []
+    for remote in remotes:
+        observed = req.observed.resources.get(remote.key)
+        if observed is None:
+            continue
+        synced = resource.get_condition(observed, "Synced")
+        error = (synced.message or synced.reason or "") if synced.status == "False" else ""
+        out.append(ObservedRemote(remote.key, observed_manifest(resource.struct_to_dict(observed.resource)), error))
+    return out
+
+
+def _pods(req: fnv1.RunFunctionRequest) -> list[Mapping[str, Any]]:
+    if PODS not in req.required_resources:
+        return []
+    found = (observed_manifest(resource.struct_to_dict(i.resource)) for i in req.required_resources[PODS].items)
+    return [m for m in found if m is not None and m.get("kind") == "Pod"]
+
+
+def _write_gpus(rsp: fnv1.RunFunctionResponse, footprint: Any) -> None:  # noqa: ANN401 - a ReplicaFootprint
+    gpus: dict[str, Any] = {"total": footprint.total_gpus}
+    for role, fp in footprint.roles:
+        gpus[str(role)] = {
+            "nodesPerWorker": fp.nodes_per_worker,
+            "gpusPerNode": fp.gpus_per_node,
+            "workers": fp.workers,
+            "gpus": fp.total_gpus,
+        }
+    resource.update(rsp.desired.composite, {"status": {"gpus": gpus}})
+
+
+def _write_status(
+    rsp: fnv1.RunFunctionResponse, replica: _Replica, work: ReplicaWork, state: RemoteStatus, address: str | None
+) -> None:
+    deployed = Status.TRUE if state.deployed else Status.FALSE
+    set_conditions(rsp, Condition(Type.DEPLOYED, deployed, Reason(state.deployed_reason), state.deployed_message))
+    # The remote reason is the remote system's word (ImagePullBackOff, Unschedulable...): report it as is.
+    response.set_conditions(
+        rsp,
+        resource.Condition(
+            typ=str(Type.SERVING),
+            status=str(Status.TRUE if state.ready else Status.FALSE),
+            reason=state.reason,
+            message=state.message or None,
+        ),
+    )
+    if state.ready and address:
+        base = address if "://" in address else f"http://{address}"
+        url = base.rstrip("/") + endpoint_path(work.namespace, replica.name)
+        resource.update(rsp.desired.composite, {"status": {"endpoint": {"url": url}}})
+    set_ready(rsp, ready=state.ready)

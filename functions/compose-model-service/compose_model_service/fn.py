@@ -1,11 +1,227 @@
-"""The ModelService function. Its behaviour is not built yet: it answers with a Warning."""
+"""The ModelService function: one HTTPRoute on the InferenceGateway, weighted over the matched endpoints.
 
-from modelplane.fnkit.pending import NotImplementedRunner
+Each call asks for the service's InferenceGateway and the ModelEndpoints of its
+namespace. Each ``spec.endpoints[]`` entry's weight is split evenly over the
+Ready endpoints its selector matches; the route sends ``/<namespace>/<name>``
+to their Backends, rewritten to the endpoints' ``rewritePath``. A missing
+gateway keeps the route composed before; a service with no endpoint to send
+to keeps its route (so its address stays) and says ``NoEndpoints``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+import structlog
+from crossplane.function import logging, resource, response
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
+
+from modelplane.conditions import Condition, Reason, Status, Type
+from modelplane.fnkit.keep import keep_observed
+from modelplane.fnkit.status import set_conditions, set_ready
+from modelplane.fnkit.xr import InvalidXRError, parse_composite
+from modelplane.kinds import API_VERSION
+from modelplane.names import ROUTE_KEY, service_path
+from modelplane.routing import (
+    CONTROLLER_NAME,
+    SUPPORTS_BACKEND_PATH_REWRITE,
+    Endpoint,
+    GatewayRef,
+    HostKind,
+    InvalidURLError,
+    RoutePlan,
+    Selection,
+    gateway_ref,
+    http_route,
+    parse_url,
+    plan_route,
+    route_accepted,
+)
+from modelplane.scheduling.labels import LabelSelector, Operator, Requirement
+from modelplane_models.model_service import ModelService, Selector
+
+GATEWAY = "gateway"
+ENDPOINTS = "endpoints"
 
 
-class FunctionRunner(NotImplementedRunner):
-    """Answers ModelService requests with a not-implemented Warning, changing nothing."""
+@dataclass(frozen=True)
+class _Service:
+    """The service being composed."""
+
+    name: str
+    namespace: str
+    gateway: str
+
+
+class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
+    """Runs the ModelService function."""
 
     def __init__(self) -> None:
         """Create the runner."""
-        super().__init__("ModelService")
+        self.log = logging.get_logger()
+
+    async def RunFunction(
+        self, req: fnv1.RunFunctionRequest, _: grpc.aio.ServicerContext | None
+    ) -> fnv1.RunFunctionResponse:
+        """Route the observed ModelService."""
+        log = self.log.bind(tag=req.meta.tag)
+        rsp = response.to(req)
+        compose(req, rsp, log)
+        return rsp
+
+
+def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: structlog.stdlib.BoundLogger) -> None:
+    """Resolve the gateway and endpoints, plan the route, write it, then status and conditions."""
+    try:
+        xr = parse_composite(req, ModelService)
+    except InvalidXRError as err:
+        _hold(req, rsp, log, Status.FALSE, Reason.INVALID_SPEC, f"the ModelService is invalid: {err}")
+        return
+    meta, spec = xr.metadata, xr.spec
+    gateway_name = (spec.gatewayRef.name if spec and spec.gatewayRef else None) or "default"
+    service = _Service((meta.name if meta else None) or "", (meta.namespace if meta else None) or "", gateway_name)
+    _request(rsp, service)
+    if GATEWAY not in req.required_resources or ENDPOINTS not in req.required_resources:
+        # Crossplane answers the requirements and calls again: keep the route meanwhile.
+        _hold(req, rsp, log, Status.UNKNOWN, Reason.WAITING_FOR_GATEWAY, "reading the gateway and endpoints")
+        return
+    gateways = list(_items(req, GATEWAY))
+    if not gateways:
+        message = f"InferenceGateway {gateway_name!r} (spec.gatewayRef.name) does not exist"
+        _hold(req, rsp, log, Status.FALSE, Reason.GATEWAY_NOT_FOUND, message)
+        return
+    selections = (
+        [Selection(_selector(e.selector), e.weight if e.weight is not None else 1) for e in spec.endpoints]
+        if spec
+        else []
+    )
+    plan = plan_route(selections, list(_endpoints(req, service.namespace)))
+    ref = gateway_ref(gateway_name)
+    path = service_path(service.namespace, service.name)
+    resource.update(rsp.desired.resources[ROUTE_KEY], http_route(service.name, service.namespace, path, ref, plan))
+    accepted = route_accepted(_observed(req, ROUTE_KEY), ref)
+    rsp.desired.resources[ROUTE_KEY].ready = fnv1.READY_TRUE if accepted else fnv1.READY_FALSE
+    _write_status(rsp, service, plan, gateways[0])
+    condition = _routed(plan, ref, path)
+    if condition.status != Status.TRUE:
+        response.warning(rsp, condition.message)
+        log.info("not routed", reason=str(condition.reason), message=condition.message)
+    set_conditions(rsp, condition)
+    set_ready(rsp, ready=accepted and plan.serving)
+
+
+def _request(rsp: fnv1.RunFunctionResponse, service: _Service) -> None:
+    """Ask for the gateway by name and every ModelEndpoint of the service's namespace (on every call)."""
+    gateway = fnv1.ResourceSelector(api_version=API_VERSION, kind="InferenceGateway", match_name=service.gateway)
+    rsp.requirements.resources[GATEWAY].CopyFrom(gateway)
+    endpoints = fnv1.ResourceSelector(api_version=API_VERSION, kind="ModelEndpoint", namespace=service.namespace)
+    endpoints.match_labels.SetInParent()
+    rsp.requirements.resources[ENDPOINTS].CopyFrom(endpoints)
+
+
+def _items(req: fnv1.RunFunctionRequest, name: str) -> Iterator[dict[str, Any]]:
+    for item in req.required_resources[name].items:
+        yield resource.struct_to_dict(item.resource)
+
+
+def _observed(req: fnv1.RunFunctionRequest, key: str) -> dict[str, Any] | None:
+    observed = req.observed.resources.get(key)
+    return resource.struct_to_dict(observed.resource) if observed is not None else None
+
+
+def _selector(selector: Selector) -> LabelSelector:
+    requirements = [
+        Requirement(k, Operator.IN, frozenset({v})) for k, v in sorted((selector.matchLabels or {}).items())
+    ]
+    requirements += [
+        Requirement(e.key, Operator(e.operator), frozenset(v.root for v in e.values or []))
+        for e in selector.matchExpressions or []
+    ]
+    return LabelSelector(tuple(requirements))
+
+
+def _endpoints(req: fnv1.RunFunctionRequest, namespace: str) -> Iterator[Endpoint]:
+    """The ModelEndpoints of ``namespace`` as routing sees them (others are never routed to)."""
+    for item in _items(req, ENDPOINTS):
+        meta = item.get("metadata") or {}
+        if meta.get("namespace", namespace) != namespace:
+            continue
+        spec, status = item.get("spec") or {}, item.get("status") or {}
+        conditions = status.get("conditions") or []
+        ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+        try:
+            url = parse_url(str(spec.get("url", "")))
+        except InvalidURLError:
+            ready, hostname = False, None
+        else:
+            hostname = url.host if url.kind is HostKind.DNS else None
+        yield Endpoint(
+            name=str(meta.get("name", "")),
+            labels=meta.get("labels") or {},
+            ready=ready,
+            backend=status.get("backendName"),
+            rewrite_path=str(spec.get("rewritePath") or "/"),
+            hostname=hostname,
+        )
+
+
+def _write_status(rsp: fnv1.RunFunctionResponse, service: _Service, plan: RoutePlan, gateway: dict[str, Any]) -> None:
+    status: dict[str, Any] = {
+        "routeName": service.name,
+        "matchedEndpoints": len(plan.backends),
+        "endpoints": [
+            {"index": g.index, "weight": g.weight, "matched": len(g.matched), "endpoints": list(g.matched)}
+            for g in plan.groups
+        ],
+    }
+    base = (gateway.get("status") or {}).get("address")
+    if base:
+        status["address"] = f"{str(base).rstrip('/')}{service_path(service.namespace, service.name)}"
+    resource.update(rsp.desired.composite, {"status": status})
+
+
+def _routed(plan: RoutePlan, gateway: GatewayRef, path: str) -> Condition:
+    if not plan.serving:
+        matched = sum(len(g.matched) for g in plan.groups)
+        message = (
+            f"no Ready ModelEndpoint with a weight above 0 matches spec.endpoints ({matched} matched, none Ready "
+            "with a Backend and a positive weight); the route is kept and answers 500 until one is"
+        )
+        return Condition(Type.ROUTED, Status.FALSE, Reason.NO_ENDPOINTS, message)
+    if len(plan.rewrite_paths) > 1 and not SUPPORTS_BACKEND_PATH_REWRITE.get(CONTROLLER_NAME, True):
+        by_path = "; ".join(
+            f"{p}: {', '.join(b.endpoint.name for b in plan.backends if b.endpoint.rewrite_path == p)}"
+            for p in plan.rewrite_paths
+        )
+        message = (
+            f"the endpoints have different rewritePaths ({by_path}), routed with per-backendRef URLRewrite filters, "
+            "which Envoy Gateway does not support (it rewrites the path per route, not per backend): give the "
+            "selected endpoints one rewritePath, or split them into separate ModelServices"
+        )
+        return Condition(Type.ROUTED, Status.FALSE, Reason.UNSUPPORTED_REWRITE, message)
+    weights = ", ".join(f"{b.endpoint.name} {float(b.share.fraction):.1%}" for b in plan.backends)
+    empty = [f"spec.endpoints[{g.index}]" for g in plan.groups if not g.routable]
+    note = f"; {', '.join(empty)} match(es) no Ready endpoint" if empty else ""
+    message = f"{path} on Gateway {gateway.namespace}/{gateway.name} routes to {weights}{note}"
+    return Condition(Type.ROUTED, Status.TRUE, Reason.ROUTED, message)
+
+
+def _hold(
+    req: fnv1.RunFunctionRequest,
+    rsp: fnv1.RunFunctionResponse,
+    log: structlog.stdlib.BoundLogger,
+    status: Status,
+    reason: Reason,
+    message: str,
+) -> None:
+    """Keep the route composed before and say why it was not recomposed."""
+    kept = keep_observed(req, rsp)
+    log.info("keeping composed resources", reason=str(reason), message=message, kept=kept)
+    if status == Status.FALSE:
+        response.warning(rsp, f"{message}; kept {kept} composed resource(s) unchanged")
+    set_conditions(rsp, Condition(Type.ROUTED, status, reason, message))
+    set_ready(rsp, ready=False)

@@ -1,11 +1,222 @@
-"""The ServingStack function. Its behaviour is not built yet: it answers with a Warning."""
+"""The ServingStack function: the Helm releases a workload cluster needs, dependencies first, and its Gateway.
 
-from modelplane.fnkit.pending import NotImplementedRunner
+Each component is a provider-helm ``Release`` of a chart pinned in
+``modelplane.charts``, composed only once every component it depends on
+reports Ready (a Release composed before stays composed). Once Envoy Gateway
+is Ready, the GatewayClass and the workload Gateway follow as
+provider-kubernetes Objects; the Gateway's address, as the Object observes it,
+becomes ``status.gateway.address``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import grpc
+import structlog
+from crossplane.function import logging, resource, response
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
+
+from modelplane.charts import Chart, Component, stack_components
+from modelplane.conditions import Condition, Reason, Status, Type
+from modelplane.fnkit.keep import keep_observed
+from modelplane.fnkit.status import set_conditions, set_ready
+from modelplane.fnkit.xr import InvalidXRError, parse_composite
+from modelplane.names import CONTROL_PLANE_NAMESPACE, WORKLOAD_GATEWAY_NAME, WORKLOAD_GATEWAY_NAMESPACE, bounded_name
+from modelplane.remote import Readiness, ReadinessRule, observed_manifest, readiness_for, wrap
+from modelplane_models.serving_stack import ServingStack
+
+RELEASE_API_VERSION = "helm.m.crossplane.io/v1beta1"
+GATEWAY_NAMESPACE_KEY = "gateway-namespace"
+GATEWAY_CLASS_KEY = "gateway-class"
+GATEWAY_KEY = "gateway"
+ENVOY_CONTROLLER = "gateway.envoyproxy.io/gatewayclass-controller"
+_PROGRAMMED = ReadinessRule(
+    Readiness.DERIVE_FROM_CEL_QUERY,
+    "object.status.conditions.exists(c, c.type == 'Programmed' && c.status == 'True')",
+)
+_ACCEPTED = ReadinessRule(
+    Readiness.DERIVE_FROM_CEL_QUERY,
+    "object.status.conditions.exists(c, c.type == 'Accepted' && c.status == 'True')",
+)
 
 
-class FunctionRunner(NotImplementedRunner):
-    """Answers ServingStack requests with a not-implemented Warning, changing nothing."""
+class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
+    """Runs the ServingStack function."""
 
     def __init__(self) -> None:
         """Create the runner."""
-        super().__init__("ServingStack")
+        self.log = logging.get_logger()
+
+    async def RunFunction(
+        self, req: fnv1.RunFunctionRequest, _: grpc.aio.ServicerContext | None
+    ) -> fnv1.RunFunctionResponse:
+        """Compose the observed ServingStack."""
+        log = self.log.bind(tag=req.meta.tag)
+        rsp = response.to(req)
+        compose(req, rsp, log)
+        return rsp
+
+
+def release_key(component: Component) -> str:
+    """The composition resource name of a component's Release."""
+    return f"release-{component}"
+
+
+def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: structlog.stdlib.BoundLogger) -> None:
+    """Pick the charts, compose the Releases whose dependencies are Ready, then the Gateway, then status."""
+    try:
+        xr = parse_composite(req, ServingStack)
+    except InvalidXRError as err:
+        kept = keep_observed(req, rsp)
+        message = f"the ServingStack is invalid: {err}"
+        response.warning(rsp, f"{message}; kept {kept} composed resource(s) unchanged")
+        set_conditions(rsp, Condition(Type.INSTALLED, Status.FALSE, Reason.INVALID_SPEC, message))
+        set_ready(rsp, ready=False)
+        return
+    spec = resource.struct_to_dict(req.observed.composite.resource).get("spec", {})
+    name = xr.metadata.name if xr.metadata is not None and xr.metadata.name else ""
+    provider_config = str(spec["providerConfigRef"]["name"])
+    charts = stack_components(
+        backend=str(spec.get("backend", "KServe")), scheduler=str(spec.get("scheduler", {}).get("type", "None"))
+    )
+    ready: dict[Component, bool] = {}
+    releases: list[dict[str, Any]] = []
+    waiting: list[str] = []
+    for chart in charts:
+        key = release_key(chart.component)
+        blocked = [str(d) for d in chart.depends_on if not ready.get(d, False)]
+        if blocked and key not in req.observed.resources:
+            waiting.append(f"{chart.component} waits for {', '.join(blocked)}")
+            ready[chart.component] = False
+        else:
+            resource.update(rsp.desired.resources[key], _release(name, provider_config, chart))
+            ready[chart.component] = _observed_ready(req, key)
+            rsp.desired.resources[key].ready = fnv1.READY_TRUE if ready[chart.component] else fnv1.READY_FALSE
+        releases.append(
+            {
+                "name": str(chart.component),
+                "chart": chart.name,
+                "version": chart.version,
+                "ready": ready[chart.component],
+            }
+        )
+    gateway_ready, address = _write_gateway(
+        req, rsp, name, provider_config, spec, envoy_ready=ready[Component.ENVOY_GATEWAY]
+    )
+    if not ready[Component.ENVOY_GATEWAY] and GATEWAY_KEY not in req.observed.resources:
+        waiting.append("the Gateway waits for envoy-gateway")
+    status: dict[str, Any] = {"releases": sorted(releases, key=lambda r: r["name"])}
+    if address:
+        status["gateway"] = {"address": address}
+    resource.update(rsp.desired.composite, {"status": status})
+    installed = all(ready.values()) and gateway_ready and bool(address)
+    if installed:
+        condition = Condition(
+            Type.INSTALLED, Status.TRUE, Reason.INSTALLED, f"{len(charts)} releases ready, gateway at {address}"
+        )
+    elif waiting:
+        condition = Condition(Type.INSTALLED, Status.FALSE, Reason.WAITING_FOR_DEPENDENCIES, "; ".join(waiting))
+    else:
+        pending = [str(c) for c, r in ready.items() if not r] + ([] if gateway_ready and address else ["gateway"])
+        condition = Condition(Type.INSTALLED, Status.FALSE, Reason.INSTALLING, f"not ready yet: {', '.join(pending)}")
+    set_conditions(rsp, condition)
+    set_ready(rsp, ready=installed)
+    log.debug("composed", stack=name, installed=installed)
+
+
+def _observed_ready(req: fnv1.RunFunctionRequest, key: str) -> bool:
+    return resource.get_condition(req.observed.resources.get(key), "Ready").status == "True"
+
+
+def _release(stack: str, provider_config: str, chart: Chart) -> dict[str, Any]:
+    for_provider: dict[str, Any] = {
+        "chart": {"name": chart.name, "repository": chart.repository, "version": chart.version},
+        "namespace": chart.namespace,
+        "wait": True,
+    }
+    if chart.values:
+        for_provider["values"] = dict(chart.values)
+    return {
+        "apiVersion": RELEASE_API_VERSION,
+        "kind": "Release",
+        "metadata": {"name": bounded_name(f"{stack}-{chart.component}", 253), "namespace": CONTROL_PLANE_NAMESPACE},
+        "spec": {
+            "providerConfigRef": {"kind": "ClusterProviderConfig", "name": provider_config},
+            "forProvider": for_provider,
+        },
+    }
+
+
+def _write_gateway(
+    req: fnv1.RunFunctionRequest,
+    rsp: fnv1.RunFunctionResponse,
+    stack: str,
+    provider_config: str,
+    spec: Mapping[str, Any],
+    *,
+    envoy_ready: bool,
+) -> tuple[bool, str]:
+    """Compose the GatewayClass and Gateway once Envoy Gateway is Ready; return the Gateway's readiness and address."""
+    if not envoy_ready and GATEWAY_KEY not in req.observed.resources:
+        return False, ""
+    gateway = spec.get("gateway", {})
+    class_name = str(gateway.get("gatewayClassName", "modelplane"))
+    manifests = {
+        GATEWAY_NAMESPACE_KEY: (
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": WORKLOAD_GATEWAY_NAMESPACE}},
+            readiness_for("Namespace"),
+        ),
+        GATEWAY_CLASS_KEY: (
+            {
+                "apiVersion": "gateway.networking.k8s.io/v1",
+                "kind": "GatewayClass",
+                "metadata": {"name": class_name},
+                "spec": {"controllerName": ENVOY_CONTROLLER},
+            },
+            _ACCEPTED,
+        ),
+        GATEWAY_KEY: (
+            {
+                "apiVersion": "gateway.networking.k8s.io/v1",
+                "kind": "Gateway",
+                "metadata": {"name": WORKLOAD_GATEWAY_NAME, "namespace": WORKLOAD_GATEWAY_NAMESPACE},
+                "spec": {
+                    "gatewayClassName": class_name,
+                    "listeners": [
+                        {
+                            "name": "http",
+                            "protocol": "HTTP",
+                            "port": int(gateway.get("port", 80)),
+                            "allowedRoutes": {"namespaces": {"from": "All"}},
+                        }
+                    ],
+                },
+            },
+            _PROGRAMMED,
+        ),
+    }
+    ready = True
+    for key, (manifest, readiness) in manifests.items():
+        obj = wrap(
+            manifest,
+            name=bounded_name(f"{stack}-{key}", 253),
+            namespace=CONTROL_PLANE_NAMESPACE,
+            provider_config=provider_config,
+            readiness=readiness,
+        )
+        resource.update(rsp.desired.resources[key], obj)
+        observed = _observed_ready(req, key)
+        rsp.desired.resources[key].ready = fnv1.READY_TRUE if observed else fnv1.READY_FALSE
+        ready = ready and observed
+    return ready, _address(req)
+
+
+def _address(req: fnv1.RunFunctionRequest) -> str:
+    """The Gateway's first address, as provider-kubernetes observed the Gateway."""
+    observed = req.observed.resources.get(GATEWAY_KEY)
+    manifest = observed_manifest(resource.struct_to_dict(observed.resource)) if observed is not None else None
+    addresses = (manifest or {}).get("status", {}).get("addresses") or []
+    return str(addresses[0].get("value", "")) if addresses else ""

@@ -1,7 +1,7 @@
 """Fleet capacity: what each pool has, what ModelReplicas hold on it, and what is free per node."""
 
 from modelplane.capacity.clusters import ClusterInfo, PoolInfo, cluster_info
-from modelplane.capacity.holdings import DeploymentKey, Holding, RoleHolding, replica_holding
+from modelplane.capacity.holdings import DeploymentKey, Holding, RoleHolding, replica_holding, role_holding
 from modelplane.capacity.nodes import NodeFree
 from modelplane.capacity.observed import Observed, Source
 from modelplane.capacity.pools import PoolCapacity, PoolKey, pool_capacities
@@ -20,4 +20,5 @@ __all__ = [
     "cluster_info",
     "pool_capacities",
     "replica_holding",
+    "role_holding",
 ]

@@ -67,7 +67,11 @@ def _footprint(tensor: int, pipeline: int, data: int, data_local: int, workers: 
         )
 
 
-def _role(role: Role, pool: str, workers: WorkersLike) -> RoleHolding:
+def role_holding(role: Role, pool: str, workers: WorkersLike) -> RoleHolding:
+    """One role of a replica: its pool and what its workers occupy there.
+
+    Callers that read replicas from their own representation build each role with this.
+    """
     t = workers.topology
     fp = _footprint(t.tensor, t.pipeline or 1, t.data or 1, t.dataLocal or 1, workers.count or 1)
     return RoleHolding(role, pool, fp)
@@ -90,11 +94,11 @@ def replica_holding(replica: ModelReplica) -> Holding | None:
         return None
     roles: tuple[RoleHolding, ...] = ()
     if spec.workers is not None and spec.poolName:
-        roles = (_role(Role.UNIFIED, spec.poolName, spec.workers),)
+        roles = (role_holding(Role.UNIFIED, spec.poolName, spec.workers),)
     elif spec.workers is None and spec.prefill is not None and spec.decode is not None:
         roles = (
-            _role(Role.PREFILL, spec.prefill.poolName, spec.prefill.workers),
-            _role(Role.DECODE, spec.decode.poolName, spec.decode.workers),
+            role_holding(Role.PREFILL, spec.prefill.poolName, spec.prefill.workers),
+            role_holding(Role.DECODE, spec.decode.poolName, spec.decode.workers),
         )
     namespace = metadata.namespace or ""
     deployment = DeploymentKey(namespace, spec.deploymentRef.name) if spec.deploymentRef is not None else None

@@ -18,7 +18,7 @@ Packing rules (deterministic, and exact for one worker shape):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from modelplane.topology import Footprint
 
@@ -31,10 +31,17 @@ class NodeFree:
         per_node: GPUs a node of the pool has.
         counts: ``counts[f]`` is the number of nodes with exactly ``f`` GPUs free;
             ``len(counts) == per_node + 1``.
+        free: Free GPUs over all nodes (derived from ``counts``).
     """
 
     per_node: int
     counts: tuple[int, ...]
+    # Read for every pool of every candidate cluster: computed once, not on each read.
+    free: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        """Derive ``free``."""
+        object.__setattr__(self, "free", sum(f * n for f, n in enumerate(self.counts)))
 
     @classmethod
     def empty(cls, *, nodes: int, per_node: int) -> NodeFree:
@@ -48,11 +55,6 @@ class NodeFree:
     def nodes(self) -> int:
         """Nodes in the pool."""
         return sum(self.counts)
-
-    @property
-    def free(self) -> int:
-        """Free GPUs over all nodes."""
-        return sum(f * n for f, n in enumerate(self.counts))
 
     @property
     def largest(self) -> int:

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 from modelplane.capacity.clusters import ClusterInfo, cluster_info
 from modelplane.capacity.holdings import DeploymentKey, Holding, replica_holding
@@ -136,6 +137,39 @@ def _hold_all(nodes: NodeFree, footprints: Iterable[Footprint]) -> tuple[NodeFre
     return nodes, overflow
 
 
+def _tally(
+    holdings: Iterable[Holding], exclude_deployment: DeploymentKey | None
+) -> tuple[dict[PoolKey, list[Footprint]], dict[PoolKey, int]]:
+    """What the counted replicas hold on each pool, and the GPUs Ready replicas explain there."""
+    counted: dict[PoolKey, list[Footprint]] = defaultdict(list)
+    explained: dict[PoolKey, int] = defaultdict(int)
+    for holding in holdings:
+        excluded = exclude_deployment is not None and holding.deployment == exclude_deployment
+        for role in holding.roles:
+            key = (holding.cluster, role.pool)
+            if holding.ready:
+                explained[key] += role.footprint.total_gpus
+            if not excluded:
+                counted[key].append(role.footprint)
+    return counted, explained
+
+
+@lru_cache(maxsize=16384)
+def _pool_nodes(spec: PoolSpec, footprints: tuple[Footprint, ...], explained: int) -> tuple[NodeFree, int]:
+    """The pool's nodes once the replicas and the unexplained observed usage are on them, and the overflow.
+
+    A pure function of its arguments, called for every pool on every scheduling run: an unchanged
+    pool is not counted again.
+    """
+    nodes, overflow = NodeFree.empty(nodes=spec.nodes, per_node=spec.per_node), 0
+    if footprints:
+        nodes, overflow = _hold_all(nodes, footprints)
+    if spec.observed is not None:
+        nodes, missing = nodes.use(max(0, spec.observed.in_use - explained))
+        overflow += missing
+    return nodes, overflow
+
+
 def count_capacities(
     pools: Iterable[PoolSpec], holdings: Iterable[Holding], *, exclude_deployment: DeploymentKey | None = None
 ) -> dict[PoolKey, PoolCapacity]:
@@ -150,36 +184,46 @@ def count_capacities(
     Returns:
         Capacity per (cluster, pool), sorted by key.
     """
-    counted: dict[PoolKey, list[Footprint]] = defaultdict(list)
-    explained: dict[PoolKey, int] = defaultdict(int)
-    for holding in holdings:
-        excluded = exclude_deployment is not None and holding.deployment == exclude_deployment
-        for role in holding.roles:
-            key = (holding.cluster, role.pool)
-            if holding.ready:
-                explained[key] += role.footprint.total_gpus
-            if not excluded:
-                counted[key].append(role.footprint)
+    counted, explained = _tally(holdings, exclude_deployment)
     capacities: dict[PoolKey, PoolCapacity] = {}
     for spec in sorted(pools, key=lambda p: (p.cluster, p.pool)):
         key = (spec.cluster, spec.pool)
-        nodes, overflow = _hold_all(NodeFree.empty(nodes=spec.nodes, per_node=spec.per_node), counted.get(key, ()))
-        if spec.observed is not None:
-            nodes, missing = nodes.use(max(0, spec.observed.in_use - explained.get(key, 0)))
-            overflow += missing
+        footprints = tuple(counted.get(key, ()))
+        nodes, overflow = _pool_nodes(spec, footprints, explained.get(key, 0))
         capacities[key] = PoolCapacity(
             cluster=spec.cluster,
             pool=spec.pool,
             class_name=spec.class_name,
             per_node=spec.per_node,
             nodes=spec.nodes,
-            held=sum(f.total_gpus for f in counted.get(key, ())),
+            held=sum(f.total_gpus for f in footprints),
             observed_in_use=spec.observed.in_use if spec.observed is not None else None,
             source=spec.observed.source if spec.observed is not None else Source.DECLARED,
             overcommitted=overflow,
             node_free=nodes,
         )
     return capacities
+
+
+def free_nodes(
+    pools: Iterable[PoolSpec], holdings: Iterable[Holding], *, exclude_deployment: DeploymentKey | None = None
+) -> dict[PoolKey, NodeFree]:
+    """The free GPUs per node of each pool: ``count_capacities`` without the figures, for the scheduler.
+
+    Args:
+        pools: The pools (see ``pool_specs``).
+        holdings: What every ModelReplica of the fleet holds.
+        exclude_deployment: A ModelDeployment whose replicas are not subtracted.
+
+    Returns:
+        The ``node_free`` of each pool's ``count_capacities`` entry, sorted by key.
+    """
+    counted, explained = _tally(holdings, exclude_deployment)
+    free: dict[PoolKey, NodeFree] = {}
+    for spec in sorted(pools, key=lambda p: (p.cluster, p.pool)):
+        key = (spec.cluster, spec.pool)
+        free[key], _ = _pool_nodes(spec, tuple(counted.get(key, ())), explained.get(key, 0))
+    return free
 
 
 def pool_capacities(

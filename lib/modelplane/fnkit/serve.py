@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
 from collections.abc import Sequence
@@ -29,6 +30,16 @@ def parse_args(prog: str, argv: Sequence[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def settle() -> None:
+    """Put what start-up loaded out of the cyclic garbage collector's reach.
+
+    Modules, generated models and compiled schemas live as long as the process.
+    Without this every full collection walks them again: tens of milliseconds
+    in a call on a large fleet, which allocates enough to trigger several.
+    """
+    gc.freeze()
+
+
 def main(prog: str, runner: grpcv1.FunctionRunnerServiceServicer, argv: Sequence[str] | None = None) -> int:
     """Serve ``runner`` until terminated; return a process exit code.
 
@@ -44,6 +55,7 @@ def main(prog: str, runner: grpcv1.FunctionRunnerServiceServicer, argv: Sequence
         return 2
     try:
         creds = runtime.load_credentials(args.tls_certs_dir) if args.tls_certs_dir else None
+        settle()
         runtime.serve(runner, args.address, creds=creds, insecure=args.insecure)
     except (OSError, RuntimeError, ValueError) as err:
         sys.stderr.write(f"{prog}: cannot serve on {args.address}: {err}\n")

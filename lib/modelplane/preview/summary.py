@@ -139,10 +139,13 @@ def summarize(fleet: Fleet, source: str) -> str:
         ]
     out += _section("Model deployments", rows)
 
-    rows = [
-        f"{_INDENT}{_name(k)}: address {s.xr.get('status', {}).get('address', '(none yet)')}"
-        for k, s in _of_kind(fleet, "ModelService")
-    ]
+    rows = []
+    for key, state in _of_kind(fleet, "ModelService"):
+        rows.append(
+            f"{_INDENT}{_name(key)}: address {state.xr.get('status', {}).get('address', '(none yet)')}; "
+            f"{_condition_text(state.xr, 'Routed')}"
+        )
+        rows += [f"{_INDENT * 2}{line}" for line in _route_lines(state.composed)]
     out += _section("Model services", rows)
 
     rows = [
@@ -166,3 +169,29 @@ def _replica_pools(xr: Manifest) -> str:
     spec = xr.get("spec", {})
     pools = [spec.get("poolName")] + [spec.get(role, {}).get("poolName") for role in ("prefill", "decode")]
     return ", ".join(str(p) for p in pools if p) or "?"
+
+
+def _route_lines(composed: Iterable[Manifest]) -> list[str]:
+    """A service's HTTPRoute: its path, rewrite and each backend's weight and effective share."""
+    lines = []
+    for route in composed:
+        if route.get("kind") != "HTTPRoute":
+            continue
+        meta = route.get("metadata", {})
+        for rule in route.get("spec", {}).get("rules", []):
+            path = next((m.get("path", {}).get("value") for m in rule.get("matches", [])), "?")
+            rewrites = [
+                f.get("urlRewrite", {}).get("path", {}).get("replacePrefixMatch") for f in rule.get("filters", [])
+            ]
+            rewrite = next((r for r in rewrites if r), "per backend")
+            lines.append(f"route {meta.get('namespace', '')}/{meta.get('name', '')}: {path} -> rewrite {rewrite}")
+            refs = rule.get("backendRefs", [])
+            total = sum(int(r.get("weight", 1)) for r in refs)
+            lines += [
+                f"{_INDENT}{r.get('name')}: weight {r.get('weight', 1)} "
+                f"({100 * int(r.get('weight', 1)) / total if total else 0:.1f}%)"
+                for r in refs
+            ]
+            if not refs:
+                lines.append(f"{_INDENT}no backends")
+    return lines

@@ -39,7 +39,7 @@ from itertools import product
 
 from modelplane.capacity import DeploymentKey, Holding, NodeFree, PoolKey
 from modelplane.capacity.clusters import ClusterInfo
-from modelplane.capacity.pools import as_cluster_info, as_holding, count_capacities, pool_specs
+from modelplane.capacity.pools import as_cluster_info, as_holding, free_nodes, pool_specs
 from modelplane.problems import Problem
 from modelplane.scheduling.celmatch import match_cel
 from modelplane.scheduling.devices import (
@@ -259,6 +259,9 @@ class _Scheduler:
     def _leftover(self, keys: tuple[PoolKey, ...]) -> int | None:
         """The GPUs left free on the pools ``keys`` (per role) once the replica is on them; None if it does not fit."""
         requests = self.request.roles
+        if len(keys) == 1:
+            nodes, fp = self._free[keys[0]], requests[0].footprint
+            return nodes.free - fp.total_gpus if nodes.fits(fp) else None
         if len(set(keys)) == len(keys):
             # Roles on pools of their own fit independently, and each takes exactly its GPUs.
             if all(self._free[k].fits(r.footprint) for k, r in zip(keys, requests, strict=True)):
@@ -412,8 +415,7 @@ def schedule(
     per_node = {n: v.accelerator_per_node for n, v in class_views.items() if v.accelerator_per_node is not None}
     # Only pools that can take new replicas need their capacity counted.
     open_clusters = [i for i in infos.values() if i.ready and not i.cordoned and request.selector.matches(i.labels)]
-    capacities = count_capacities(pool_specs(open_clusters, per_node), holdings, exclude_deployment=request.key)
-    free = {key: capacity.node_free for key, capacity in capacities.items()}
+    free = free_nodes(pool_specs(open_clusters, per_node), holdings, exclude_deployment=request.key)
     run = _Scheduler(request, list(infos.values()), ClassJudge(matcher, class_views), free)
 
     kept = {o.ordinal: _placement(o, run, infos) for o in own}

@@ -1,0 +1,1 @@
+"""Benchmarks of Modelplane (``make bench``): they print figures and never fail on them."""

@@ -1,0 +1,32 @@
+"""``make bench``: RunFunction latency, function start-up and placement quality, against their targets."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from bench import latency, quality, startup
+from modelplane.kinds import KINDS
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run every benchmark and print its figures beside its targets."""
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("--calls", type=int, default=latency.CALLS, help="RunFunction calls per latency figure")
+    parser.add_argument("--runs", type=int, default=3, help="starts of each function")
+    parser.add_argument("--scenarios", type=int, default=1000, help="random fleets for placement quality")
+    args = parser.parse_args(argv)
+    print(f"RunFunction of compose-model-deployment, in-process ({args.calls} calls per figure)", flush=True)
+    print(
+        latency.report([latency.run_configuration(c, o, args.calls) for c in latency.CLUSTERS for o in latency.OTHERS])
+    )
+    print(f"\nFunction start-up: process start to first gRPC answer (median of {args.runs}), idle RSS after it")
+    print(startup.report([startup.measure(kind, args.runs) for kind in KINDS]), flush=True)
+    print("\nPlacement quality")
+    print(quality.report(quality.measure(args.scenarios)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,69 @@
+"""The KServe backend: one LLMInferenceService (serving.kserve.io/v1alpha2) per replica.
+
+``replicas`` is the serving role's workers, ``parallelism`` its topology,
+``template`` its pod (the leader's, for multi-node workers) and ``worker`` the
+pod of the other nodes of a multi-node worker; a disaggregated replica adds
+``prefill`` with its own replicas, parallelism, template and worker. Pod labels
+and annotations go in ``labels``/``annotations``, which KServe puts on the pods.
+No ``model`` is set: the engine loads its weights as its args say. KServe's
+managed route attaches to the cluster's gateway and serves the replica under
+``/<namespace>/<name>``; a disaggregated replica also gets KServe's
+scheduler (the endpoint picker that splits prefill and decode).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from modelplane.backends.model import Remote, ReplicaWork, RolePods
+from modelplane.backends.pods import selector
+from modelplane.names import WORKLOAD_GATEWAY_NAME, WORKLOAD_GATEWAY_NAMESPACE, remote_key
+from modelplane.topology import Role
+
+API_VERSION = "serving.kserve.io/v1alpha2"
+
+
+def _workload(pods: RolePods) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "replicas": pods.work.footprint.workers,
+        "parallelism": dict(pods.work.parallelism),
+        "labels": dict(pods.labels),
+        "template": dict(pods.spec),
+    }
+    if pods.annotations:
+        out["annotations"] = dict(pods.annotations)
+    if pods.work.footprint.nodes_per_worker > 1:
+        out["worker"] = dict(pods.spec)
+    return out
+
+
+def _labels(work: ReplicaWork, roles: Sequence[RolePods]) -> Mapping[str, str]:
+    labels = dict(work.labels)
+    labels.update(selector(work, work.serving_role))
+    for pods in roles:
+        labels.update(pods.wrapping.workload_labels)
+    return labels
+
+
+def build(work: ReplicaWork, roles: Sequence[RolePods]) -> list[Remote]:
+    """The replica's LLMInferenceService."""
+    by_role = {pods.work.role: pods for pods in roles}
+    serving = by_role[work.serving_role.role]
+    spec: dict[str, Any] = _workload(serving)
+    router: dict[str, Any] = {
+        "route": {},
+        "gateway": {"refs": [{"name": WORKLOAD_GATEWAY_NAME, "namespace": WORKLOAD_GATEWAY_NAMESPACE}]},
+    }
+    prefill = by_role.get(Role.PREFILL)
+    if prefill is not None:
+        spec["prefill"] = _workload(prefill)
+        router["scheduler"] = {}
+    spec["router"] = router
+    service = {
+        "apiVersion": API_VERSION,
+        "kind": "LLMInferenceService",
+        "metadata": {"name": work.name, "namespace": work.namespace, "labels": dict(_labels(work, roles))},
+        "spec": spec,
+    }
+    return [Remote(remote_key("workload"), service)]

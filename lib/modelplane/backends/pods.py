@@ -1,0 +1,109 @@
+"""The pieces every backend shares: the namespace, a role's DRA claim template and its pods."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from modelplane.backends.model import ReplicaWork, RolePods, RoleWork
+from modelplane.names import POOL_LABEL, REPLICA_LABEL, ROLE_LABEL, workload_name
+from modelplane.schedulers import Wrapping
+
+CLAIM_NAME = "accelerators"  # the pod's resourceClaims[] entry the engine container uses
+SHM_VOLUME = "dshm"
+SHM_PATH = "/dev/shm"  # noqa: S108 - the mount point of shared memory, not a temporary file
+DEFAULT_PORT = 8000  # the engine's port when its first container declares none (vLLM's default)
+# Modelplane fields of the template's spec that are not PodSpec fields.
+_NOT_POD_SPEC = frozenset({"sharedMemorySize"})
+
+
+def namespace(work: ReplicaWork) -> dict[str, Any]:
+    """The replica's namespace on the workload cluster (named like its namespace on the control plane)."""
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": work.namespace}}
+
+
+def selector(work: ReplicaWork, role: RoleWork) -> dict[str, str]:
+    """The labels that select a role's pods."""
+    return {REPLICA_LABEL: work.name, ROLE_LABEL: str(role.role)}
+
+
+def claim_template(work: ReplicaWork, role: RoleWork) -> dict[str, Any]:
+    """The role's DRA ResourceClaimTemplate: per pod, the accelerators of one node and the extra DRA devices."""
+    requests = [
+        {
+            "name": c.name,
+            "exactly": {
+                "deviceClassName": c.device_class,
+                "count": c.count,
+                "selectors": [{"cel": {"expression": c.cel}}],
+            },
+        }
+        for c in role.claims
+    ]
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaimTemplate",
+        "metadata": {
+            "name": workload_name(work.name, role.role),
+            "namespace": work.namespace,
+            "labels": {**work.labels, **selector(work, role)},
+        },
+        "spec": {"spec": {"devices": {"requests": requests}}},
+    }
+
+
+def _port(containers: list[Mapping[str, Any]]) -> int:
+    ports = containers[0].get("ports") or [] if containers else []
+    return int(ports[0]["containerPort"]) if ports else DEFAULT_PORT
+
+
+def _container(container: Mapping[str, Any], *, engine: bool) -> dict[str, Any]:
+    out = dict(container)
+    out["volumeMounts"] = [{"name": SHM_VOLUME, "mountPath": SHM_PATH}]
+    if engine:
+        resources = dict(out.get("resources") or {})
+        resources["claims"] = [{"name": CLAIM_NAME}]
+        out["resources"] = resources
+    return out
+
+
+def role_pods(work: ReplicaWork, role: RoleWork, wrapping: Wrapping) -> RolePods:
+    """The pods of ``role``: the user's template with the DRA claim, pool pinning, /dev/shm and the scheduler.
+
+    Everything the user wrote passes through unchanged (args, env and its secret references,
+    image pull secrets, probes); the first container (the engine) gets the claim.
+    """
+    template = role.template
+    meta = template.get("metadata") or {}
+    user_spec = template.get("spec") or {}
+    name = workload_name(work.name, role.role)
+    containers = list(user_spec.get("containers") or [])
+    spec: dict[str, Any] = {k: v for k, v in user_spec.items() if k not in _NOT_POD_SPEC}
+    spec["containers"] = [_container(c, engine=i == 0) for i, c in enumerate(containers)]
+    spec["nodeSelector"] = {POOL_LABEL: role.pool}
+    spec["resourceClaims"] = [{"name": CLAIM_NAME, "resourceClaimTemplateName": name}]
+    shm: dict[str, Any] = {"medium": "Memory"}
+    if user_spec.get("sharedMemorySize") is not None:
+        shm["sizeLimit"] = user_spec["sharedMemorySize"]
+    spec["volumes"] = [{"name": SHM_VOLUME, "emptyDir": shm}]
+    if wrapping.scheduler_name:
+        spec["schedulerName"] = wrapping.scheduler_name
+    labels = {**(meta.get("labels") or {}), **work.labels, **selector(work, role), **wrapping.pod_labels}
+    annotations = {**(meta.get("annotations") or {}), **wrapping.pod_annotations}
+    return RolePods(
+        work=role,
+        name=name,
+        labels=labels,
+        annotations=annotations,
+        spec=spec,
+        wrapping=wrapping,
+        port=_port(containers),
+    )
+
+
+def pod_template(pods: RolePods, extra_labels: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """A PodTemplateSpec of the role's pods (Deployment, LeaderWorkerSet)."""
+    meta: dict[str, Any] = {"labels": {**pods.labels, **(extra_labels or {})}}
+    if pods.annotations:
+        meta["annotations"] = dict(pods.annotations)
+    return {"metadata": meta, "spec": dict(pods.spec)}

@@ -1,0 +1,143 @@
+"""The control-plane gateway: Envoy Gateway's Helm release, its GatewayClass and Gateway.
+
+Every InferenceGateway installs Envoy Gateway, so its implementation's
+limits are known here (see ``SUPPORTS_BACKEND_PATH_REWRITE``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+GATEWAY_API_VERSION = "gateway.networking.k8s.io/v1"
+GATEWAY_GROUP = "gateway.networking.k8s.io"
+REFERENCE_GRANT_API_VERSION = "gateway.networking.k8s.io/v1beta1"
+RELEASE_API_VERSION = "helm.m.crossplane.io/v1beta1"
+
+# Envoy Gateway, pinned to the release whose CRDs the composed objects are validated against.
+CONTROLLER_NAME = "gateway.envoyproxy.io/gatewayclass-controller"
+CHART_REPOSITORY = "oci://docker.io/envoyproxy"
+CHART_NAME = "gateway-helm"
+CHART_VERSION = "v1.9.0"
+# Envoy Gateway's documented install namespace: the chart runs here and the Gateway lives here.
+GATEWAY_NAMESPACE = "envoy-gateway-system"
+# Where the Release managed resource lives: a namespace that exists wherever Crossplane runs.
+RELEASE_NAMESPACE = "crossplane-system"
+# The Backend API, which ModelEndpoints compose, is off in Envoy Gateway unless enabled.
+CHART_VALUES: Mapping[str, Any] = {"config": {"envoyGateway": {"extensionApis": {"enableBackend": True}}}}
+
+# Envoy Gateway rewrites the host per backendRef (since v1.7) but not the path: Envoy's weighted
+# clusters have no per-cluster prefix rewrite, and v1.9 rejects a backendRef URLRewrite with a path.
+SUPPORTS_BACKEND_PATH_REWRITE: Mapping[str, bool] = {CONTROLLER_NAME: False}
+
+
+@dataclass(frozen=True)
+class Listener:
+    """A Gateway listener: HTTP, or HTTPS terminating TLS with a certificate Secret."""
+
+    port: int
+    certificate: tuple[str, str] | None = None  # (namespace, name) of a kubernetes.io/tls Secret
+
+    @property
+    def name(self) -> str:
+        """The listener's name (also its protocol, lower case)."""
+        return "https" if self.certificate else "http"
+
+
+@dataclass(frozen=True)
+class GatewayRef:
+    """Where an InferenceGateway's Gateway lives."""
+
+    name: str
+    namespace: str = GATEWAY_NAMESPACE
+
+
+def gateway_ref(inference_gateway: str) -> GatewayRef:
+    """The Gateway an InferenceGateway composes: same name, in Envoy Gateway's namespace."""
+    return GatewayRef(inference_gateway)
+
+
+def release(name: str, provider_config: Mapping[str, str]) -> dict[str, Any]:
+    """The provider-helm Release that installs Envoy Gateway on the control plane."""
+    return {
+        "apiVersion": RELEASE_API_VERSION,
+        "kind": "Release",
+        "metadata": {"name": name, "namespace": RELEASE_NAMESPACE},
+        "spec": {
+            "forProvider": {
+                "chart": {"name": CHART_NAME, "repository": CHART_REPOSITORY, "version": CHART_VERSION},
+                "namespace": GATEWAY_NAMESPACE,
+                "values": dict(CHART_VALUES),
+            },
+            "providerConfigRef": dict(provider_config),
+        },
+    }
+
+
+def gateway_class(name: str) -> dict[str, Any]:
+    """The GatewayClass Envoy Gateway serves."""
+    return {
+        "apiVersion": GATEWAY_API_VERSION,
+        "kind": "GatewayClass",
+        "metadata": {"name": name},
+        "spec": {"controllerName": CONTROLLER_NAME},
+    }
+
+
+def gateway(ref: GatewayRef, class_name: str, listeners: tuple[Listener, ...]) -> dict[str, Any]:
+    """The Gateway ModelService routes attach to, from any namespace."""
+    allowed = {"namespaces": {"from": "All"}, "kinds": [{"group": GATEWAY_GROUP, "kind": "HTTPRoute"}]}
+    out = []
+    for listener in listeners:
+        spec: dict[str, Any] = {
+            "name": listener.name,
+            "protocol": listener.name.upper(),
+            "port": listener.port,
+            "allowedRoutes": allowed,
+        }
+        if listener.certificate:
+            namespace, secret = listener.certificate
+            spec["tls"] = {
+                "mode": "Terminate",
+                "certificateRefs": [{"group": "", "kind": "Secret", "name": secret, "namespace": namespace}],
+            }
+        out.append(spec)
+    return {
+        "apiVersion": GATEWAY_API_VERSION,
+        "kind": "Gateway",
+        "metadata": {"name": ref.name, "namespace": ref.namespace},
+        "spec": {"gatewayClassName": class_name, "listeners": out},
+    }
+
+
+def certificate_grant(name: str, ref: GatewayRef, certificate: tuple[str, str]) -> dict[str, Any] | None:
+    """The ReferenceGrant that lets the Gateway read a certificate in another namespace; None in its own."""
+    namespace, secret = certificate
+    if namespace == ref.namespace:
+        return None
+    return {
+        "apiVersion": REFERENCE_GRANT_API_VERSION,
+        "kind": "ReferenceGrant",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "from": [{"group": GATEWAY_GROUP, "kind": "Gateway", "namespace": ref.namespace}],
+            "to": [{"group": "", "kind": "Secret", "name": secret}],
+        },
+    }
+
+
+def condition_true(obj: Mapping[str, Any] | None, typ: str) -> bool:
+    """Whether ``obj`` reports condition ``typ`` with status True in ``status.conditions``."""
+    conditions = ((obj or {}).get("status") or {}).get("conditions") or []
+    return any(c.get("type") == typ and c.get("status") == "True" for c in conditions)
+
+
+def address(observed_gateway: Mapping[str, Any] | None, http_port: int) -> str | None:
+    """The base URL clients reach the Gateway at: ``http://`` + its first address (+ port if not 80)."""
+    addresses = ((observed_gateway or {}).get("status") or {}).get("addresses") or []
+    value = str(addresses[0].get("value", "")) if addresses else ""
+    if not value:
+        return None
+    host = f"[{value}]" if ":" in value else value
+    return f"http://{host}" if http_port == 80 else f"http://{host}:{http_port}"

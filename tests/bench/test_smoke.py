@@ -1,0 +1,33 @@
+"""The benchmarks of ``make bench`` run, on tiny inputs; their figures are printed, never asserted."""
+
+from __future__ import annotations
+
+from bench import latency, quality, startup
+from bench.fleet import FleetSize, request
+from modelplane.kinds import BY_KIND
+
+
+def test_latency_in_process() -> None:
+    figures = latency.measure(request(FleetSize(2, 3)), 2, 3, calls=2)
+    assert figures.scheduled == "placed 4 of 4"
+    assert "2x3: placed 4 of 4" in latency.report([figures])
+
+
+def test_latency_in_a_child_process() -> None:
+    small = [latency.run_configuration(c, o, calls=1) for c in (1, 2) for o in (0, 1)]
+    report = latency.report(small)
+    assert "clusters, 0 other replicas: 1 -> 2" in report
+    assert "other replicas 0 -> 1: at 1 clusters" in report
+
+
+def test_startup_of_one_function() -> None:
+    figures = startup.measure(BY_KIND["ModelDeployment"], runs=1, idle=0.0)
+    assert figures.function == "compose-model-deployment"
+    assert "compose-model-deployment" in startup.report([figures])
+
+
+def test_placement_quality() -> None:
+    figures = quality.measure(3, seed=7)
+    assert figures.scenarios == 3
+    assert figures.placed <= figures.step_optimum
+    assert "per-step optimum" in quality.report(figures)

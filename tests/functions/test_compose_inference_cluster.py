@@ -1,0 +1,348 @@
+"""compose-inference-cluster: every source, every scheduler, refused pools, missing inputs, cordoned."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from crossplane.function import resource
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+
+from compose_inference_cluster.fn import FunctionRunner
+
+STATUS = Path(__file__).resolve().parents[1] / "unit" / "capacity" / "status"
+H100 = {
+    "name": "gpu",
+    "driver": "gpu.nvidia.com",
+    "deviceClassName": "gpu.nvidia.com",
+    "count": 8,
+    "capacity": {"memory": {"value": "80Gi"}},
+}
+PROVISIONING = {
+    "GKE": {
+        "provider": "GKE",
+        "gke": {"machineType": "a3-highgpu-8g", "accelerator": {"type": "nvidia-h100-80gb", "count": 8}},
+    },
+    "EKS": {"provider": "EKS", "eks": {"instanceType": "p5.48xlarge"}},
+    "AKS": {"provider": "AKS", "aks": {"vmSize": "Standard_ND96isr_H100_v5"}},
+}
+CLOUD = {
+    "GKE": {"project": "modelplane-demo", "region": "us-central1"},
+    "EKS": {
+        "region": "us-west-2",
+        "roleArn": "arn:aws:iam::123456789012:role/c",
+        "nodeRoleArn": "arn:aws:iam::123456789012:role/n",
+        "subnetIds": ["subnet-1", "subnet-2"],
+    },
+    "AKS": {"location": "westeurope", "resourceGroupName": "rg"},
+}
+SECRET_REF = {"namespace": "crossplane-system", "name": "c-kubeconfig", "key": "kubeconfig"}
+
+
+def _class(name: str, provider: str | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {"devices": [H100]}
+    if provider:
+        spec["provisioning"] = PROVISIONING[provider]
+    return {"apiVersion": "modelplane.ai/v1alpha1", "kind": "InferenceClass", "metadata": {"name": name}, "spec": spec}
+
+
+def _cluster(
+    source: str = "Existing",
+    *,
+    scheduler: dict[str, Any] | None = None,
+    cordoned: bool = False,
+    class_name: str = "h100",
+) -> dict[str, Any]:
+    cluster: dict[str, Any] = {"source": source}
+    if source == "Existing":
+        cluster["existing"] = {"secretRef": SECRET_REF}
+    else:
+        cluster[source.lower()] = CLOUD[source]
+    return {
+        "apiVersion": "modelplane.ai/v1alpha1",
+        "kind": "InferenceCluster",
+        "metadata": {"name": "c"},
+        "spec": {
+            "cluster": cluster,
+            "nodePools": [{"name": "h100", "className": class_name, "nodeCount": 4}],
+            "scheduler": scheduler or {"type": "None"},
+            "serving": {"backend": "KServe"},
+            "cordoned": cordoned,
+        },
+    }
+
+
+def _replica() -> dict[str, Any]:
+    return {
+        "apiVersion": "modelplane.ai/v1alpha1",
+        "kind": "ModelReplica",
+        "metadata": {"name": "m-0", "namespace": "ml"},
+        "spec": {
+            "inferenceClusterRef": {"name": "c"},
+            "poolName": "h100",
+            "nodeSelector": {"cel": "true"},
+            "workers": {"topology": {"tensor": 4}, "template": {"spec": {"containers": [{"name": "e", "image": "x"}]}}},
+        },
+    }
+
+
+def _observed_object(manifests: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
+        "kind": "Object",
+        "status": {"atProvider": {"manifest": manifests[0]}},
+    }
+
+
+def _req(
+    xr: dict[str, Any],
+    *,
+    classes: list[dict[str, Any]] | None = None,
+    secret: bool = True,
+    fetched: bool = True,
+    observed: dict[str, dict[str, Any]] | None = None,
+) -> fnv1.RunFunctionRequest:
+    req = fnv1.RunFunctionRequest(
+        meta=fnv1.RequestMeta(tag="t"),
+        observed=fnv1.State(composite=fnv1.Resource(resource=resource.dict_to_struct(xr))),
+    )
+    for key, obj in (observed or {}).items():
+        req.observed.resources[key].resource.update(obj)
+    if fetched:
+        for name, items in (
+            ("classes", [_class("h100")] if classes is None else classes),
+            ("replicas", [_replica()]),
+            ("kubeconfig", [{"apiVersion": "v1", "kind": "Secret", "data": {"kubeconfig": "eA=="}}] if secret else []),
+        ):
+            req.required_resources[name].SetInParent()
+            for item in items:
+                req.required_resources[name].items.add().resource.update(item)
+    return req
+
+
+def _run(req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
+    return asyncio.run(FunctionRunner().RunFunction(req, None))
+
+
+def _desired(rsp: fnv1.RunFunctionResponse) -> dict[str, dict[str, Any]]:
+    return {k: resource.struct_to_dict(v.resource) for k, v in rsp.desired.resources.items()}
+
+
+def _status(rsp: fnv1.RunFunctionResponse) -> dict[str, Any]:
+    status: dict[str, Any] = resource.struct_to_dict(rsp.desired.composite.resource).get("status", {})
+    return status
+
+
+def _conditions(rsp: fnv1.RunFunctionResponse) -> dict[str, tuple[str, str]]:
+    return {c.type: (fnv1.Status.Name(c.status).removeprefix("STATUS_CONDITION_"), c.reason) for c in rsp.conditions}
+
+
+def test_existing_cluster_composes_provider_configs_and_stack() -> None:
+    rsp = _run(_req(_cluster()))
+    desired = _desired(rsp)
+    assert sorted(desired) == ["helm-provider-config", "kubernetes-provider-config", "serving-stack"]
+    assert desired["kubernetes-provider-config"] == {
+        "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
+        "kind": "ClusterProviderConfig",
+        "metadata": {"name": "c"},
+        "spec": {"credentials": {"source": "Secret", "secretRef": SECRET_REF}},
+    }
+    assert desired["helm-provider-config"]["apiVersion"] == "helm.m.crossplane.io/v1beta1"
+    assert desired["serving-stack"]["spec"] == {
+        "providerConfigRef": {"name": "c", "kind": "ClusterProviderConfig"},
+        "backend": "KServe",
+        "scheduler": {"type": "None"},
+    }
+    assert _status(rsp) == {
+        "cordoned": False,
+        "providerConfigRef": {"name": "c", "kind": "ClusterProviderConfig"},
+        "capacity": {
+            "declared": 32,
+            "inUse": 4,
+            "free": 28,
+            "pools": [
+                {
+                    "name": "h100",
+                    "className": "h100",
+                    "nodes": 4,
+                    "devicesPerNode": 8,
+                    "deviceMemory": "80Gi",
+                    "declared": 32,
+                    "inUse": 4,
+                    "free": 28,
+                    "source": "Declared",
+                }
+            ],
+        },
+    }
+    assert _conditions(rsp) == {
+        "Provisioned": ("TRUE", "Provisioned"),
+        "StackReady": ("FALSE", "Installing"),
+        "CapacityKnown": ("TRUE", "Declared"),
+    }
+    assert rsp.desired.composite.ready == fnv1.READY_FALSE
+    assert rsp.requirements.resources["kubeconfig"].match_name == "c-kubeconfig"
+
+
+def test_ready_with_the_stack_and_its_gateway_address() -> None:
+    stack = {
+        "apiVersion": "modelplane.ai/v1alpha1",
+        "kind": "ServingStack",
+        "metadata": {"name": "c"},
+        "status": {
+            "gateway": {"address": "192.0.2.1"},
+            "conditions": [{"type": "Ready", "status": "True", "reason": "Available"}],
+        },
+    }
+    rsp = _run(_req(_cluster(), observed={"serving-stack": stack}))
+    assert _status(rsp)["gateway"] == {"address": "192.0.2.1"}
+    assert _conditions(rsp)["StackReady"] == ("TRUE", "Available")
+    assert rsp.desired.composite.ready == fnv1.READY_TRUE
+
+
+def test_a_missing_secret_keeps_everything_and_says_why() -> None:
+    rsp = _run(_req(_cluster(), secret=False))
+    assert sorted(_desired(rsp)) == ["helm-provider-config", "kubernetes-provider-config", "serving-stack"]
+    assert _conditions(rsp)["Provisioned"] == ("FALSE", "KubeconfigNotFound")
+    assert rsp.desired.composite.ready == fnv1.READY_FALSE
+
+
+def test_inputs_not_fetched_yet_keep_what_was_composed() -> None:
+    pool = {"apiVersion": "container.gcp.m.upbound.io/v1beta1", "kind": "NodePool", "metadata": {"name": "c-h100"}}
+    rsp = _run(_req(_cluster("GKE"), fetched=False, observed={"nodepool-h100": pool}))
+    assert _desired(rsp) == {"nodepool-h100": pool}
+    assert _conditions(rsp) == {"Provisioned": ("UNKNOWN", "WaitingForInputs")}
+    assert set(rsp.requirements.resources) == {"classes", "replicas"}
+
+
+@pytest.mark.parametrize(
+    ("source", "kinds"),
+    [
+        pytest.param(
+            "GKE",
+            {"cluster": "Cluster", "nodepool-system": "NodePool", "nodepool-h100": "NodePool"},
+            id="gke",
+        ),
+        pytest.param(
+            "EKS",
+            {
+                "cluster": "Cluster",
+                "cluster-auth": "ClusterAuth",
+                "nodepool-system": "NodeGroup",
+                "nodepool-h100": "NodeGroup",
+            },
+            id="eks",
+        ),
+        pytest.param("AKS", {"cluster": "KubernetesCluster", "nodepool-h100": "KubernetesClusterNodePool"}, id="aks"),
+    ],
+)
+def test_cloud_sources_compose_the_cluster_and_its_pools(source: str, kinds: dict[str, str]) -> None:
+    rsp = _run(_req(_cluster(source), classes=[_class("h100", source)]))
+    desired = _desired(rsp)
+    assert {k: v["kind"] for k, v in desired.items() if k in kinds} == kinds
+    assert all(desired[k]["metadata"]["namespace"] == "crossplane-system" for k in kinds)
+    pc = desired["kubernetes-provider-config"]["spec"]["credentials"]["secretRef"]
+    assert pc == {"namespace": "crossplane-system", "name": "c-kubeconfig", "key": "kubeconfig"}
+    assert _conditions(rsp)["Provisioned"] == ("FALSE", "Provisioning")
+    assert not any(r.severity == fnv1.SEVERITY_WARNING for r in rsp.results)
+
+
+def test_gke_pool_shape_comes_from_the_class() -> None:
+    rsp = _run(_req(_cluster("GKE"), classes=[_class("h100", "GKE")]))
+    pool = _desired(rsp)["nodepool-h100"]["spec"]["forProvider"]
+    assert pool["nodeConfig"]["machineType"] == "a3-highgpu-8g"
+    assert pool["nodeConfig"]["guestAccelerator"][0]["count"] == 8
+    assert pool["nodeConfig"]["labels"]["modelplane.ai/pool"] == "h100"
+    assert pool["nodeCount"] == 4
+    cluster = _desired(rsp)["cluster"]
+    assert cluster["spec"]["writeConnectionSecretToRef"] == {"name": "c-kubeconfig"}
+
+
+def test_a_pool_whose_class_provisions_for_another_cloud_is_refused_and_kept() -> None:
+    kept = {"apiVersion": "container.gcp.m.upbound.io/v1beta1", "kind": "NodePool", "metadata": {"name": "c-h100"}}
+    rsp = _run(_req(_cluster("GKE"), classes=[_class("h100", "EKS")], observed={"nodepool-h100": kept}))
+    assert _desired(rsp)["nodepool-h100"] == kept
+    assert _conditions(rsp)["Provisioned"] == ("FALSE", "NoProvisioningBlock")
+    assert "provisions for EKS" in rsp.conditions[0].message
+
+
+def test_a_pool_whose_class_has_no_provisioning_block_is_refused() -> None:
+    rsp = _run(_req(_cluster("AKS"), classes=[_class("h100")]))
+    assert "nodepool-h100" not in _desired(rsp)
+    assert _conditions(rsp)["Provisioned"] == ("FALSE", "NoProvisioningBlock")
+
+
+def test_a_missing_class_keeps_the_pool_and_capacity_is_unknown() -> None:
+    kept = {"apiVersion": "container.gcp.m.upbound.io/v1beta1", "kind": "NodePool", "metadata": {"name": "c-h100"}}
+    rsp = _run(_req(_cluster("GKE"), classes=[], observed={"nodepool-h100": kept}))
+    assert _desired(rsp)["nodepool-h100"] == kept
+    assert "cluster" in _desired(rsp)
+    assert _conditions(rsp)["Provisioned"] == ("FALSE", "ClassNotFound")
+    assert _conditions(rsp)["CapacityKnown"] == ("FALSE", "ClassNotFound")
+    assert _status(rsp)["capacity"]["pools"] == [
+        {"name": "h100", "className": "h100", "nodes": 4, "source": "Declared"}
+    ]
+
+
+def test_kai_queue_status_becomes_capacity() -> None:
+    queue = yaml.safe_load((STATUS / "kai-queue-busy.yaml").read_text())
+    xr = _cluster(scheduler={"type": "KAI", "kai": {"queue": "inference"}})
+    rsp = _run(_req(xr, observed={"scheduler-queue": _observed_object([queue])}))
+    obj = _desired(rsp)["scheduler-queue"]
+    assert obj["spec"]["managementPolicies"] == ["Observe"]
+    assert obj["spec"]["forProvider"]["manifest"] == {
+        "apiVersion": "scheduling.run.ai/v2",
+        "kind": "Queue",
+        "metadata": {"name": "inference"},
+    }
+    pool = _status(rsp)["capacity"]["pools"][0]
+    assert (pool["inUse"], pool["free"], pool["source"]) == (12, 20, "KAI")
+    assert _conditions(rsp)["CapacityKnown"] == ("TRUE", "Observed")
+
+
+def test_kai_queue_not_observed_yet_falls_back_to_declared() -> None:
+    rsp = _run(_req(_cluster(scheduler={"type": "KAI", "kai": {"queue": "inference"}})))
+    assert _status(rsp)["capacity"]["pools"][0]["source"] == "Declared"
+    assert _conditions(rsp)["CapacityKnown"] == ("FALSE", "SchedulerStatusUnavailable")
+
+
+def test_kueue_cluster_queue_and_its_flavors() -> None:
+    cq, h100, l4 = yaml.safe_load_all((STATUS / "kueue-clusterqueue-busy.yaml").read_text())
+    xr = _cluster(scheduler={"type": "Kueue", "kueue": {"localQueueName": "q", "clusterQueueName": "inference"}})
+    observed = {
+        "scheduler-queue": _observed_object([cq]),
+        "scheduler-flavor-h100": _observed_object([h100]),
+        "scheduler-flavor-l4": _observed_object([l4]),
+    }
+    rsp = _run(_req(xr, observed=observed))
+    desired = _desired(rsp)
+    assert sorted(k for k in desired if k.startswith("scheduler-")) == [
+        "scheduler-flavor-h100",
+        "scheduler-flavor-l4",
+        "scheduler-queue",
+    ]
+    pool = _status(rsp)["capacity"]["pools"][0]
+    assert (pool["inUse"], pool["free"], pool["source"]) == (16, 16, "Kueue")
+
+
+def test_kueue_without_a_cluster_queue_is_declared() -> None:
+    rsp = _run(_req(_cluster(scheduler={"type": "Kueue", "kueue": {"localQueueName": "q"}})))
+    assert not any(k.startswith("scheduler-") for k in _desired(rsp))
+    assert _conditions(rsp)["CapacityKnown"] == ("TRUE", "Declared")
+
+
+def test_cordoned_is_reflected_in_status() -> None:
+    rsp = _run(_req(_cluster(cordoned=True)))
+    assert _status(rsp)["cordoned"] is True
+
+
+def test_an_invalid_xr_keeps_everything() -> None:
+    xr = _cluster()
+    xr["spec"]["nodePools"][0]["nodeCount"] = "many"
+    kept = {"apiVersion": "modelplane.ai/v1alpha1", "kind": "ServingStack", "metadata": {"name": "c"}}
+    rsp = _run(_req(xr, observed={"serving-stack": kept}))
+    assert _desired(rsp) == {"serving-stack": kept}
+    assert _conditions(rsp)["Provisioned"] == ("FALSE", "InvalidSpec")

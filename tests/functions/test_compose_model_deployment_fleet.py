@@ -1,0 +1,233 @@
+"""compose-model-deployment reads the fleet in place exactly as its generated models would.
+
+Every field the reader looks at is set to absent, null, a wrong type, out of
+range or off pattern; the outcome (what the object reads as, or the message it
+is skipped with) must equal the model path's. Fields the scheduler does not
+read (a pod template, the cluster's provisioning) are not validated.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from crossplane.function import resource
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+
+from compose_model_deployment import fleet
+from compose_model_deployment.fleet import CLUSTERS, REPLICAS, FleetReader
+from modelplane.capacity import cluster_info, replica_holding
+from modelplane_models.inference_cluster import InferenceCluster
+from modelplane_models.model_replica import ModelReplica
+
+_CONDITIONS = [
+    {"type": "Synced", "status": "True", "reason": "ReconcileSuccess"},
+    {"type": "Ready", "status": "False", "reason": "Creating", "message": "waiting for nodes"},
+]
+_WORKERS = {
+    "count": 2,
+    "topology": {"tensor": 4, "pipeline": 2, "data": 2, "dataLocal": 1},
+    "template": {"spec": {"containers": [{"name": "main", "image": "vllm/vllm-openai:v0.11.0"}]}},
+}
+_SELECTOR = {"cel": 'device.driver == "gpu.nvidia.com"'}
+
+CLUSTER: dict[str, Any] = {
+    "apiVersion": "modelplane.ai/v1alpha1",
+    "kind": "InferenceCluster",
+    "metadata": {"name": "east", "labels": {"region": "us-east", "tier": "prod"}, "uid": "u1"},
+    "spec": {
+        "cluster": {"source": "Existing", "existing": {"secretRef": {"namespace": "cs", "name": "east"}}},
+        "cordoned": False,
+        "nodePools": [
+            {"name": "h100", "className": "nvidia-h100-8", "nodeCount": 4},
+            {"name": "h200", "className": "nvidia.h200", "nodeCount": 2, "minNodeCount": 1, "maxNodeCount": 6},
+        ],
+    },
+    "status": {
+        "conditions": _CONDITIONS,
+        "capacity": {
+            "pools": [
+                {"name": "h100", "className": "nvidia-h100-8", "inUse": 12, "source": "KAI"},
+                {"name": "h200", "className": "nvidia.h200", "inUse": 3, "source": "Declared"},
+            ]
+        },
+    },
+}
+
+REPLICA: dict[str, Any] = {
+    "apiVersion": "modelplane.ai/v1alpha1",
+    "kind": "ModelReplica",
+    "metadata": {"name": "llm-0", "namespace": "ml", "uid": "u2"},
+    "spec": {
+        "inferenceClusterRef": {"name": "east"},
+        "deploymentRef": {"name": "llm"},
+        "poolName": "h100",
+        "nodeSelector": _SELECTOR,
+        "workers": _WORKERS,
+    },
+    "status": {"conditions": [{"type": "Synced", "status": "True"}, {"type": "Ready", "status": "True"}]},
+}
+
+PD_REPLICA: dict[str, Any] = {
+    "apiVersion": "modelplane.ai/v1alpha1",
+    "kind": "ModelReplica",
+    "metadata": {"name": "pd-1", "namespace": "ml"},
+    "spec": {
+        "inferenceClusterRef": {"name": "east"},
+        "deploymentRef": {"name": "pd"},
+        "prefill": {"poolName": "h100", "nodeSelector": _SELECTOR, "workers": _WORKERS},
+        "decode": {"poolName": "h200", "nodeSelector": _SELECTOR, "workers": {**_WORKERS, "count": 3}},
+    },
+}
+
+# The fields the reader looks at, as paths; an int indexes a list.
+CLUSTER_FIELDS: list[tuple[Any, ...]] = [
+    ("metadata",),
+    ("metadata", "name"),
+    ("metadata", "labels"),
+    ("metadata", "labels", "region"),
+    ("spec",),
+    ("spec", "cordoned"),
+    ("spec", "nodePools"),
+    *[("spec", "nodePools", i, f) for i in (0, 1) for f in ("name", "className", "nodeCount", "minNodeCount")],
+    ("spec", "nodePools", 0),
+    ("spec", "nodePools", 1, "maxNodeCount"),
+    ("status",),
+    ("status", "conditions"),
+    ("status", "conditions", 0),
+    ("status", "conditions", 0, "type"),
+    *[("status", "conditions", 1, f) for f in ("type", "status", "reason", "message")],
+    ("status", "capacity"),
+    ("status", "capacity", "pools"),
+    ("status", "capacity", "pools", 0),
+    *[("status", "capacity", "pools", 0, f) for f in ("name", "className", "inUse", "source")],
+    ("status", "capacity", "pools", 1, "source"),
+]
+_ROLE_FIELDS: list[tuple[Any, ...]] = [
+    ("workers",),
+    ("workers", "count"),
+    ("workers", "topology"),
+    *[("workers", "topology", f) for f in ("tensor", "pipeline", "data", "dataLocal")],
+]
+REPLICA_FIELDS: list[tuple[Any, ...]] = [
+    ("metadata",),
+    ("metadata", "name"),
+    ("metadata", "namespace"),
+    ("spec",),
+    ("spec", "inferenceClusterRef"),
+    ("spec", "inferenceClusterRef", "name"),
+    ("spec", "deploymentRef"),
+    ("spec", "deploymentRef", "name"),
+    ("spec", "poolName"),
+    ("spec", "prefill"),
+    *[("spec", *p) for p in _ROLE_FIELDS],
+    ("status",),
+    ("status", "conditions"),
+    ("status", "conditions", 0),
+    ("status", "conditions", 0, "type"),
+    ("status", "conditions", 1, "type"),
+    ("status", "conditions", 1, "status"),
+]
+PD_FIELDS: list[tuple[Any, ...]] = [
+    ("spec", "workers"),
+    *[("spec", role, *p) for role in ("prefill", "decode") for p in [("poolName",), *_ROLE_FIELDS]],
+]
+
+_DELETE = object()
+VALUES: list[Any] = [
+    _DELETE,
+    None,
+    "",
+    "x",
+    "Ready",
+    "True",
+    "KAI",
+    "Not-A-Label",
+    "ends-",
+    "a" * 64,
+    "a.b",
+    0,
+    -1,
+    1,
+    3,
+    2.5,
+    1001,
+    True,
+    False,
+    [],
+    [{}],
+    {},
+    {"name": "x"},
+]
+
+
+def _mutated(base: dict[str, Any], path: tuple[Any, ...], value: Any) -> dict[str, Any]:
+    body = copy.deepcopy(base)
+    parent: Any = body
+    for key in path[:-1]:
+        parent = parent[key]
+    if value is _DELETE and isinstance(parent, list):
+        del parent[path[-1]]
+    elif value is _DELETE:
+        parent.pop(path[-1], None)
+    else:
+        parent[path[-1]] = value
+    return body
+
+
+def _cases() -> Iterator[Any]:
+    for kind, base, paths in (
+        ("cluster", CLUSTER, CLUSTER_FIELDS),
+        ("replica", REPLICA, REPLICA_FIELDS),
+        ("pd-replica", PD_REPLICA, PD_FIELDS),
+    ):
+        yield pytest.param(kind, base, id=f"{kind}-as-is")
+        for path in paths:
+            for i, value in enumerate(VALUES):
+                if kind == "cluster" and path == ("spec",) and isinstance(value, dict):
+                    continue  # a spec without spec.cluster, which is required but not read
+                name = ".".join(map(str, path))
+                yield pytest.param(kind, _mutated(base, path, value), id=f"{kind}-{name}-{i}")
+
+
+@pytest.mark.parametrize(("kind", "body"), list(_cases()))
+def test_reads_as_the_model_does(kind: str, body: dict[str, Any]) -> None:
+    struct = resource.dict_to_struct(body)
+    got: fleet._Read[Any]
+    want: fleet._Read[Any]
+    if kind == "cluster":
+        got = fleet._read_one(CLUSTERS, struct, fleet._cluster, InferenceCluster, cluster_info)
+        want = fleet._read_one(CLUSTERS, struct, None, InferenceCluster, cluster_info)
+    else:
+        got = fleet._read_one(REPLICAS, struct, fleet._holding, ModelReplica, replica_holding)
+        want = fleet._read_one(REPLICAS, struct, None, ModelReplica, replica_holding)
+    assert got == want
+
+
+def _request(*replicas: dict[str, Any]) -> fnv1.RunFunctionRequest:
+    req = fnv1.RunFunctionRequest()
+    for name in ("clusters", "classes", "replicas"):
+        req.required_resources[name].SetInParent()
+    for body in replicas:
+        req.required_resources["replicas"].items.add().resource.update(body)
+    return req
+
+
+def test_an_unchanged_object_is_read_once() -> None:
+    reader = FleetReader()
+    versioned = _mutated(REPLICA, ("metadata", "resourceVersion"), "7")
+    first = reader.read(_request(versioned, PD_REPLICA)).replicas
+    again = reader.read(_request(versioned, PD_REPLICA)).replicas
+    assert first == again
+    assert again[0] is first[0]  # same uid and resourceVersion: reused
+    assert again[1] is not first[1]  # no resourceVersion: read again
+
+
+def test_a_changed_object_is_read_again() -> None:
+    reader = FleetReader()
+    before = _mutated(REPLICA, ("metadata", "resourceVersion"), "7")
+    after = _mutated(_mutated(before, ("metadata", "resourceVersion"), "8"), ("spec", "poolName"), "h200")
+    assert reader.read(_request(before)).replicas[0].roles[0].pool == "h100"
+    assert reader.read(_request(after)).replicas[0].roles[0].pool == "h200"

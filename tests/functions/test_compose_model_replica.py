@@ -1,0 +1,428 @@
+"""compose-model-replica: a replica and its cluster in, provider-kubernetes Objects out, status lifted back."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from google.protobuf import json_format
+
+from compose_model_replica.fn import FunctionRunner
+from tests.functions.replica_fixtures import NAMESPACE, cluster, gpu_class, replica, request
+
+# The validation harness is imported as its own tests import it (a top-level module beside them).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "validation"))
+import xrds
+
+SHAPES = ("single-gpu", "tp4", "tp8-pp2", "5p3d")
+BACKENDS = ("KServe", "Native")
+SCHEDULERS = ("None", "KAI", "Kueue")
+# Per shape: role → (workers, nodes per worker, GPUs per node).
+FOOTPRINTS = {
+    "single-gpu": {"unified": (1, 1, 1)},
+    "tp4": {"unified": (1, 1, 4)},
+    "tp8-pp2": {"unified": (1, 2, 8)},
+    "5p3d": {"prefill": (5, 1, 2), "decode": (3, 1, 4)},
+}
+
+
+def _run(req: fnv1.RunFunctionRequest) -> dict[str, Any]:
+    rsp = asyncio.run(FunctionRunner().RunFunction(req, None))
+    out: dict[str, Any] = json_format.MessageToDict(rsp)
+    return out
+
+
+def _ints(value: Any) -> Any:
+    """Struct numbers come back as floats: make whole ones ints again, as the YAML would have them."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _ints(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_ints(v) for v in value]
+    return value
+
+
+def _resources(out: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {k: _ints(v["resource"]) for k, v in out.get("desired", {}).get("resources", {}).items()}
+
+
+def _manifests(out: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {k: r["spec"]["forProvider"]["manifest"] for k, r in _resources(out).items() if r["kind"] == "Object"}
+
+
+def _conditions(out: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {c["type"]: c for c in out.get("conditions", [])}
+
+
+def _pod_specs(manifest: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every PodSpec a workload manifest carries."""
+    spec = manifest["spec"]
+    kind = manifest["kind"]
+    if kind == "Deployment":
+        return [spec["template"]["spec"]]
+    if kind == "LeaderWorkerSet":
+        return [spec["leaderWorkerTemplate"]["workerTemplate"]["spec"]]
+    out = []
+    for block in (spec, spec.get("prefill") or {}):
+        out += [block[k] for k in ("template", "worker") if k in block]
+    return out
+
+
+MATRIX = [pytest.param(s, b, k, id=f"{s}-{b}-{k}") for s in SHAPES for b in BACKENDS for k in SCHEDULERS]
+
+
+@pytest.mark.parametrize(("shape", "backend", "scheduler"), MATRIX)
+def test_composes_valid_remote_objects(shape: str, backend: str, scheduler: str) -> None:
+    req = request(replica(shape), cluster_body=cluster(backend=backend, scheduler=scheduler), classes=(gpu_class(),))
+    out = _run(req)
+    assert [r for r in out.get("results", []) if r.get("severity") != "SEVERITY_NORMAL"] == []
+    resources = _resources(out)
+    # Every composed resource and every remote manifest validates against its real schema.
+    for key, obj in resources.items():
+        assert xrds.validate(obj).errors == (), key
+    manifests = _manifests(out)
+    for key, manifest in manifests.items():
+        assert xrds.validate(manifest).errors == (), (key, xrds.validate(manifest).errors)
+    # Every Object reaches the cluster through the ProviderConfig it published.
+    assert {r["spec"]["providerConfigRef"]["name"] for r in resources.values()} == {"east"}
+    assert {r["metadata"]["namespace"] for r in resources.values()} == {NAMESPACE}
+
+    roles = FOOTPRINTS[shape]
+    kinds = sorted(m["kind"] for m in manifests.values())
+    claims = {k: m for k, m in manifests.items() if m["kind"] == "ResourceClaimTemplate"}
+    assert sorted(claims) == sorted(f"claim-{r}" for r in roles)
+    for role, (_, _, gpus) in roles.items():
+        (request_,) = claims[f"claim-{role}"]["spec"]["spec"]["devices"]["requests"]
+        assert request_["exactly"]["count"] == gpus
+        assert request_["exactly"]["deviceClassName"] == "gpu.nvidia.com"
+
+    workloads = [m for m in manifests.values() if m["kind"] in ("Deployment", "LeaderWorkerSet", "LLMInferenceService")]
+    if backend == "KServe":
+        (svc,) = workloads
+        assert svc["kind"] == "LLMInferenceService"
+        serving = roles.get("unified") or roles["decode"]
+        assert svc["spec"]["replicas"] == serving[0]
+        assert ("worker" in svc["spec"]) == (serving[1] > 1)
+        assert ("prefill" in svc["spec"]) == ("prefill" in roles)
+        if "prefill" in roles:
+            assert svc["spec"]["prefill"]["replicas"] == 5
+            assert svc["spec"]["prefill"]["parallelism"]["tensor"] == 2
+    else:
+        assert len(workloads) == len(roles)
+        assert kinds.count("Service") == len(roles)
+        assert kinds.count("HTTPRoute") == 1
+        for m in workloads:
+            role = m["metadata"]["labels"]["modelplane.ai/role"]
+            count, nodes, _ = roles[role]
+            assert m["kind"] == ("LeaderWorkerSet" if nodes > 1 else "Deployment")
+            assert m["spec"]["replicas"] == count
+            if nodes > 1:
+                assert m["spec"]["leaderWorkerTemplate"]["size"] == nodes
+
+    for pod in [p for m in workloads for p in _pod_specs(m)]:
+        assert pod["nodeSelector"]["modelplane.ai/pool"] in ("gpu", "gpu-b")
+        assert pod["resourceClaims"][0]["resourceClaimTemplateName"].startswith("llm-0")
+        assert pod["imagePullSecrets"] == [{"name": "registry"}]
+        assert pod["containers"][0]["env"][0]["valueFrom"]["secretKeyRef"]["name"] == "hf-token"
+        assert pod["volumes"] == [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "16Gi"}}]
+        assert pod.get("schedulerName") == ("kai-scheduler" if scheduler == "KAI" else None)
+
+    pod_groups = {k: m for k, m in manifests.items() if m["kind"] == "PodGroup"}
+    if scheduler == "KAI":
+        assert {k: m["spec"]["minMember"] for k, m in pod_groups.items()} == {
+            f"podgroup-{r}": count * nodes for r, (count, nodes, _) in roles.items()
+        }
+    else:
+        assert pod_groups == {}
+    for m in workloads:
+        has_queue = "kueue.x-k8s.io/queue-name" in m["metadata"]["labels"]
+        assert has_queue == (scheduler == "Kueue")
+
+    gpus = _ints(out["desired"]["composite"]["resource"]["status"]["gpus"])
+    assert gpus["total"] == sum(c * n * g for c, n, g in roles.values())
+
+
+def _observed_object(manifest: dict[str, Any], *, ready: bool = True) -> dict[str, Any]:
+    return {
+        "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
+        "kind": "Object",
+        "metadata": {"name": "x", "namespace": NAMESPACE},
+        "spec": {"forProvider": {"manifest": manifest}},
+        "status": {
+            "atProvider": {"manifest": manifest},
+            "conditions": [
+                {"type": "Ready", "status": "True" if ready else "False", "reason": "Available"},
+                {"type": "Synced", "status": "True", "reason": "ReconcileSuccess"},
+            ],
+        },
+    }
+
+
+def _first_pass(shape: str, backend: str) -> dict[str, dict[str, Any]]:
+    req = request(replica(shape), cluster_body=cluster(backend=backend), classes=(gpu_class(),))
+    return _resources(_run(req))
+
+
+def _observed(shape: str, backend: str, status: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Every composed Object as observed, the workloads with the given remote status (by key)."""
+    out = {}
+    for key, obj in _first_pass(shape, backend).items():
+        if obj["kind"] != "Object":
+            continue
+        manifest = copy.deepcopy(obj["spec"]["forProvider"]["manifest"])
+        if key in status:
+            manifest["status"] = status[key]
+        workload = manifest["kind"] in ("Deployment", "LeaderWorkerSet", "LLMInferenceService")
+        out[key] = _observed_object(manifest, ready=not workload or (key in status and status[key].get("ok", True)))
+    return out
+
+
+def _pod(
+    name: str, role: str, *, ready: bool = True, waiting: tuple[str, str] | None = None, unschedulable: str = ""
+) -> dict[str, Any]:
+    conditions = [{"type": "Ready", "status": "True" if ready else "False"}]
+    status: dict[str, Any] = {"phase": "Running" if ready else "Pending", "conditions": conditions}
+    if unschedulable:
+        conditions.append(
+            {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": unschedulable}
+        )
+    if waiting:
+        status["containerStatuses"] = [
+            {"name": "main", "ready": False, "state": {"waiting": {"reason": waiting[0], "message": waiting[1]}}}
+        ]
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": NAMESPACE,
+            "labels": {"modelplane.ai/replica": "llm-0", "modelplane.ai/role": role},
+        },
+        "status": status,
+    }
+
+
+DEPLOYMENT_READY = {
+    "readyReplicas": 1,
+    "replicas": 1,
+    "conditions": [{"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable"}],
+}
+DEPLOYMENT_WAITING = {
+    "replicas": 1,
+    "unavailableReplicas": 1,
+    "ok": False,
+    "conditions": [
+        {
+            "type": "Available",
+            "status": "False",
+            "reason": "MinimumReplicasUnavailable",
+            "message": "Deployment does not have minimum availability.",
+        }
+    ],
+}
+LWS_WAITING = {
+    "replicas": 1,
+    "readyReplicas": 0,
+    "ok": False,
+    "conditions": [
+        {"type": "Progressing", "status": "True", "reason": "GroupsProgressing", "message": "Replicas are progressing"}
+    ],
+}
+LLMISVC_READY = {"conditions": [{"type": "Ready", "status": "True"}, {"type": "MainWorkloadReady", "status": "True"}]}
+LLMISVC_WAITING = {
+    "ok": False,
+    "conditions": [
+        {"type": "Ready", "status": "False", "reason": "MainWorkloadNotReady"},
+        {
+            "type": "MainWorkloadReady",
+            "status": "False",
+            "reason": "MinimumReplicasUnavailable",
+            "message": "Deployment does not have minimum availability.",
+        },
+    ],
+}
+PULL = ("ImagePullBackOff", 'Back-off pulling image "vllm/vllm-openai:v0.11.0"')
+NO_NODES = "0/4 nodes are available: 4 Insufficient gpu.nvidia.com. preemption: 0/4 nodes are available."
+
+
+@dataclass(frozen=True)
+class StatusCase:
+    id: str
+    shape: str
+    backend: str
+    workloads: dict[str, dict[str, Any]]
+    pods: tuple[dict[str, Any], ...] = ()
+    want_ready: bool = False
+    want_reason: str = ""
+    want_in_message: tuple[str, ...] = ()
+    want_url: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+STATUS_CASES = [
+    StatusCase(
+        "ready-native",
+        "single-gpu",
+        "Native",
+        {"workload-unified": DEPLOYMENT_READY},
+        (_pod("llm-0-abc", "unified"),),
+        want_ready=True,
+        want_reason="Available",
+        want_url="http://203.0.113.7/ml/llm-0",
+    ),
+    StatusCase(
+        "ready-kserve",
+        "tp4",
+        "KServe",
+        {"workload": LLMISVC_READY},
+        want_ready=True,
+        want_reason="Available",
+        want_url="http://203.0.113.7/ml/llm-0",
+    ),
+    StatusCase(
+        "image-pull-back-off",
+        "single-gpu",
+        "Native",
+        {"workload-unified": DEPLOYMENT_WAITING},
+        (_pod("llm-0-abc", "unified", ready=False, waiting=PULL),),
+        want_reason="ImagePullBackOff",
+        want_in_message=("0/1 unified pods ready", "Back-off pulling image", "0/1 workers ready"),
+    ),
+    StatusCase(
+        "pending-unschedulable",
+        "tp4",
+        "KServe",
+        {"workload": LLMISVC_WAITING},
+        (_pod("llm-0-kserve-abc", "unified", ready=False, unschedulable=NO_NODES),),
+        want_reason="Unschedulable",
+        want_in_message=("MinimumReplicasUnavailable", "Insufficient gpu"),
+    ),
+    StatusCase(
+        "partially-ready-gang",
+        "tp8-pp2",
+        "Native",
+        {"workload-unified": LWS_WAITING},
+        (_pod("llm-0-0", "unified"), _pod("llm-0-0-1", "unified", ready=False, unschedulable=NO_NODES)),
+        want_reason="Unschedulable",
+        want_in_message=("1/2 unified pods ready", "pod llm-0-0-1", "0/1 workers"),
+    ),
+    StatusCase(
+        "workload-without-pods",
+        "single-gpu",
+        "KServe",
+        {"workload": LLMISVC_WAITING},
+        want_reason="Starting",
+        want_in_message=("MainWorkloadReady",),
+    ),
+]
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in STATUS_CASES])
+def test_status_is_lifted_from_observed_objects(case: StatusCase) -> None:
+    observed = _observed(case.shape, case.backend, case.workloads)
+    req = request(
+        replica(case.shape),
+        cluster_body=cluster(backend=case.backend),
+        classes=(gpu_class(),),
+        observed=observed,
+        pods=case.pods,
+    )
+    out = _run(req)
+    conditions = _conditions(out)
+    assert conditions["Deployed"]["status"] == "STATUS_CONDITION_TRUE"
+    serving = conditions["Serving"]
+    assert serving["reason"] == case.want_reason
+    assert serving["status"] == ("STATUS_CONDITION_TRUE" if case.want_ready else "STATUS_CONDITION_FALSE")
+    for text in case.want_in_message:
+        assert text in serving["message"]
+    composite = out["desired"]["composite"]
+    assert composite["ready"] == ("READY_TRUE" if case.want_ready else "READY_FALSE")
+    assert composite["resource"]["status"].get("endpoint", {}).get("url") == case.want_url
+
+
+def test_an_object_that_cannot_be_applied_is_reported() -> None:
+    observed = _observed("single-gpu", "Native", {})
+    observed["claim-unified"]["status"]["conditions"][1] = {
+        "type": "Synced",
+        "status": "False",
+        "reason": "ReconcileError",
+        "message": "cannot create object: resourceclaimtemplates.resource.k8s.io is forbidden",
+    }
+    observed["claim-unified"]["status"].pop("atProvider")
+    out = _run(
+        request(
+            replica("single-gpu"), cluster_body=cluster(backend="Native"), classes=(gpu_class(),), observed=observed
+        )
+    )
+    deployed = _conditions(out)["Deployed"]
+    assert deployed["reason"] == "ApplyFailed"
+    assert "claim-unified: cannot create object" in deployed["message"]
+
+
+def _composed() -> dict[str, dict[str, Any]]:
+    return _observed("tp4", "Native", {"workload-unified": DEPLOYMENT_READY})
+
+
+@pytest.mark.parametrize(
+    ("name", "kwargs", "reason", "warns"),
+    [
+        pytest.param("not-fetched", {"fetched": False}, "WaitingForCluster", False, id="cluster-not-fetched-yet"),
+        pytest.param("absent", {"cluster_body": None}, "ClusterNotFound", True, id="cluster-not-found"),
+        pytest.param(
+            "no-status",
+            {"cluster_body": cluster(ready=False)},
+            "ClusterNotReady",
+            True,
+            id="cluster-without-provider-config",
+        ),
+        pytest.param("class-absent", {"classes": ()}, "ClassNotFound", True, id="class-not-found"),
+    ],
+)
+def test_never_drops_what_runs(name: str, kwargs: dict[str, Any], reason: str, warns: bool) -> None:
+    observed = _composed()
+    args: dict[str, Any] = {"cluster_body": cluster(backend="Native"), "classes": (gpu_class(),), "observed": observed}
+    args.update(kwargs)
+    if name == "class-absent":
+        req = request(replica("tp4"), **args)
+        req.required_resources["class-h100"].SetInParent()
+    else:
+        req = request(replica("tp4"), **args)
+    out = _run(req)
+    assert sorted(_resources(out)) == sorted(observed), name
+    assert _conditions(out)["Deployed"]["reason"] == reason
+    assert any(r["severity"] == "SEVERITY_WARNING" for r in out.get("results", [])) == warns
+    assert out["desired"]["composite"]["ready"] == "READY_FALSE"
+
+
+def test_asks_for_the_class_of_each_pool_once_the_cluster_is_known() -> None:
+    out = _run(request(replica("5p3d"), cluster_body=cluster(), classes=()))
+    requirements = out["requirements"]["resources"]
+    assert requirements["cluster"] == {
+        "apiVersion": "modelplane.ai/v1alpha1",
+        "kind": "InferenceCluster",
+        "matchName": "east",
+    }
+    assert requirements["class-h100"]["matchName"] == "h100"
+    assert requirements["pods"]["matchLabels"] == {"labels": {"modelplane.ai/pods-of": "llm-0"}}
+    assert _conditions(out)["Deployed"]["reason"] == "WaitingForCluster"
+
+
+def test_extra_dra_devices_join_the_claim_and_synthetic_ones_do_not() -> None:
+    xr = replica("tp8-pp2")
+    xr["spec"]["nodeSelector"]["devices"] = [
+        {"name": "rdma", "cel": 'device.driver == "nic.example.com"', "count": 2},
+        {"name": "ib", "cel": 'device.driver == "ib.nvidia.com"', "count": 8},
+    ]
+    out = _run(request(xr, cluster_body=cluster(backend="Native"), classes=(gpu_class(dra_nic=True),)))
+    requests = _manifests(out)["claim-unified"]["spec"]["spec"]["devices"]["requests"]
+    assert [(r["name"], r["exactly"]["deviceClassName"], r["exactly"]["count"]) for r in requests] == [
+        ("gpu", "gpu.nvidia.com", 8),
+        ("rdma", "nic.example.com", 2),
+    ]

@@ -1,0 +1,325 @@
+"""compose-inference-gateway, compose-model-endpoint and compose-model-service, run in-process."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+import xrds
+from crossplane.function import resource
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from google.protobuf import json_format
+
+from compose_inference_gateway.fn import FunctionRunner as GatewayRunner
+from compose_model_endpoint.fn import FunctionRunner as EndpointRunner
+from compose_model_service.fn import FunctionRunner as ServiceRunner
+
+API = "modelplane.ai/v1alpha1"
+READY = [{"type": "Ready", "status": "True"}]
+
+
+def _run(
+    runner: Any,
+    xr: dict[str, Any],
+    *,
+    observed: dict[str, dict[str, Any]] | None = None,
+    required: dict[str, list[dict[str, Any]]] | None = None,
+) -> dict[str, Any]:
+    req = fnv1.RunFunctionRequest(observed=fnv1.State(composite=fnv1.Resource(resource=resource.dict_to_struct(xr))))
+    for key, body in (observed or {}).items():
+        req.observed.resources[key].resource.update(body)
+    for name, items in (required or {}).items():
+        req.required_resources[name].SetInParent()
+        for item in items:
+            req.required_resources[name].items.add().resource.update(item)
+    rsp = asyncio.run(runner.RunFunction(req, None))
+    got: dict[str, Any] = json_format.MessageToDict(rsp)
+    return got
+
+
+def _condition(got: dict[str, Any], typ: str) -> dict[str, Any]:
+    return next(c for c in got.get("conditions", []) if c["type"] == typ)
+
+
+def _composed(got: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {k: v["resource"] for k, v in got.get("desired", {}).get("resources", {}).items()}
+
+
+def _assert_valid(got: dict[str, Any]) -> None:
+    for key, obj in _composed(got).items():
+        result = xrds.validate(obj)
+        assert result.ok, f"{key}: {result.errors}"
+
+
+# --- InferenceGateway ---
+
+
+def _gateway_xr(*, https: bool = False) -> dict[str, Any]:
+    spec: dict[str, Any] = {"gatewayClassName": "modelplane", "http": {"port": 8080}}
+    if https:
+        spec["https"] = {"port": 443, "certificateRef": {"namespace": "crossplane-system", "name": "tls"}}
+    return {"apiVersion": API, "kind": "InferenceGateway", "metadata": {"name": "default"}, "spec": spec}
+
+
+def test_gateway_composes_release_class_and_gateway() -> None:
+    got = _run(GatewayRunner(), _gateway_xr())
+    composed = _composed(got)
+    assert sorted(composed) == ["envoy-gateway", "gateway", "gateway-class"]
+    release = composed["envoy-gateway"]
+    assert release["metadata"] == {"name": "default-envoy-gateway", "namespace": "crossplane-system"}
+    assert release["spec"]["providerConfigRef"] == {"kind": "ClusterProviderConfig", "name": "in-cluster"}
+    assert composed["gateway-class"]["spec"] == {"controllerName": "gateway.envoyproxy.io/gatewayclass-controller"}
+    listeners = composed["gateway"]["spec"]["listeners"]
+    assert [(li["name"], li["port"]) for li in listeners] == [("http", 8080)]
+    assert _condition(got, "Programmed")["reason"] == "WaitingForAddress"
+    assert got["desired"]["composite"]["ready"] == "READY_FALSE"
+    _assert_valid(got)
+
+
+def test_gateway_https_and_address_from_the_observed_gateway() -> None:
+    observed = {
+        "envoy-gateway": {"status": {"conditions": READY}},
+        "gateway-class": {"status": {"conditions": [{"type": "Accepted", "status": "True"}]}},
+        "gateway": {
+            "status": {
+                "addresses": [{"type": "IPAddress", "value": "203.0.113.10"}],
+                "conditions": [{"type": "Programmed", "status": "True"}],
+            }
+        },
+        "certificate-grant": {},
+    }
+    got = _run(GatewayRunner(), _gateway_xr(https=True), observed=observed)
+    composed = _composed(got)
+    assert composed["gateway"]["spec"]["listeners"][1]["tls"]["certificateRefs"] == [
+        {"group": "", "kind": "Secret", "name": "tls", "namespace": "crossplane-system"}
+    ]
+    assert composed["certificate-grant"]["metadata"]["namespace"] == "crossplane-system"
+    status = got["desired"]["composite"]["resource"]["status"]
+    assert status == {
+        "address": "http://203.0.113.10:8080",
+        "gateway": {"name": "default", "namespace": "envoy-gateway-system"},
+    }
+    assert _condition(got, "Programmed")["reason"] == "Programmed"
+    assert got["desired"]["composite"]["ready"] == "READY_TRUE"
+    _assert_valid(got)
+
+
+# --- ModelEndpoint ---
+
+
+def _endpoint_xr(url: str) -> dict[str, Any]:
+    return {
+        "apiVersion": API,
+        "kind": "ModelEndpoint",
+        "metadata": {"name": "ep", "namespace": "ml"},
+        "spec": {"url": url},
+    }
+
+
+@pytest.mark.parametrize(
+    ("url", "endpoint", "tls"),
+    [
+        pytest.param(
+            "https://api.openai.com/v1",
+            {"fqdn": {"hostname": "api.openai.com", "port": 443}},
+            {"wellKnownCACertificates": "System", "sni": "api.openai.com"},
+            id="https-dns",
+        ),
+        pytest.param("http://10.0.0.7:8000/ml/x", {"ip": {"address": "10.0.0.7", "port": 8000}}, None, id="http-ipv4"),
+        pytest.param(
+            "https://[fd00::1]",
+            {"ip": {"address": "fd00::1", "port": 443}},
+            {"wellKnownCACertificates": "System"},
+            id="https-ipv6",
+        ),
+    ],
+)
+def test_endpoint_backend(url: str, endpoint: dict[str, Any], tls: dict[str, Any] | None) -> None:
+    got = _run(EndpointRunner(), _endpoint_xr(url))
+    backend = _composed(got)["backend"]
+    assert backend["metadata"] == {"name": "ep", "namespace": "ml"}
+    assert backend["spec"]["endpoints"] == [endpoint]
+    assert backend["spec"].get("tls") == tls
+    assert got["desired"]["composite"]["resource"]["status"] == {"backendName": "ep"}
+    assert _condition(got, "Valid")["reason"] == "Valid"
+    assert got["desired"]["composite"]["ready"] == "READY_FALSE"  # not Accepted yet
+    _assert_valid(got)
+
+
+def test_endpoint_ready_once_the_backend_is_accepted() -> None:
+    observed = {"backend": {"status": {"conditions": [{"type": "Accepted", "status": "True"}]}}}
+    got = _run(EndpointRunner(), _endpoint_xr("http://gw.example"), observed=observed)
+    assert got["desired"]["resources"]["backend"]["ready"] == "READY_TRUE"
+    assert got["desired"]["composite"]["ready"] == "READY_TRUE"
+
+
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [
+        pytest.param("http://256.0.0.1", "spec.url: '256.0.0.1' is not a valid IPv4 address", id="ipv4"),
+        pytest.param("http://gw.example:70000", "spec.url: port '70000'", id="port"),
+        pytest.param("ftp://gw.example", "spec.url", id="scheme-refused-by-the-schema"),
+    ],
+)
+def test_malformed_url_is_a_condition_and_keeps_the_backend(url: str, problem: str) -> None:
+    kept = {"apiVersion": "gateway.envoyproxy.io/v1alpha1", "kind": "Backend", "metadata": {"name": "ep"}}
+    got = _run(EndpointRunner(), _endpoint_xr(url), observed={"backend": kept})
+    valid = _condition(got, "Valid")
+    assert (valid["status"], valid["reason"]) == ("STATUS_CONDITION_FALSE", "InvalidURL")
+    assert problem in valid["message"]
+    assert _composed(got) == {"backend": kept}
+    assert got["results"][0]["severity"] == "SEVERITY_WARNING"
+
+
+# --- ModelService ---
+
+GATEWAY = {
+    "apiVersion": API,
+    "kind": "InferenceGateway",
+    "metadata": {"name": "default"},
+    "status": {"address": "http://203.0.113.10"},
+}
+
+
+def _service_xr(*entries: tuple[dict[str, str], int]) -> dict[str, Any]:
+    return {
+        "apiVersion": API,
+        "kind": "ModelService",
+        "metadata": {"name": "llm", "namespace": "ml"},
+        "spec": {"endpoints": [{"selector": {"matchLabels": labels}, "weight": w} for labels, w in entries]},
+    }
+
+
+def _endpoint(
+    name: str, deployment: str, *, ready: bool = True, url: str = "http://10.0.0.1", rewrite: str | None = None
+) -> dict[str, Any]:
+    spec: dict[str, Any] = {"url": url}
+    if rewrite:
+        spec["rewritePath"] = rewrite
+    return {
+        "apiVersion": API,
+        "kind": "ModelEndpoint",
+        "metadata": {"name": name, "namespace": "ml", "labels": {"modelplane.ai/deployment": deployment}},
+        "spec": spec,
+        "status": {"backendName": name, "conditions": READY if ready else []},
+    }
+
+
+FP8 = ({"modelplane.ai/deployment": "fp8"}, 90)
+BF16 = ({"modelplane.ai/deployment": "bf16"}, 10)
+
+
+def _refs(got: dict[str, Any]) -> dict[str, int]:
+    rule = _composed(got)["route"]["spec"]["rules"][0]
+    return {r["name"]: r["weight"] for r in rule.get("backendRefs", [])}
+
+
+def test_service_canary_route() -> None:
+    endpoints = [_endpoint("fp8-0", "fp8"), _endpoint("fp8-1", "fp8"), _endpoint("bf16-0", "bf16")]
+    got = _run(ServiceRunner(), _service_xr(FP8, BF16), required={"gateway": [GATEWAY], "endpoints": endpoints})
+    assert got["requirements"]["resources"] == {
+        "gateway": {"apiVersion": API, "kind": "InferenceGateway", "matchName": "default"},
+        "endpoints": {"apiVersion": API, "kind": "ModelEndpoint", "matchLabels": {}, "namespace": "ml"},
+    }
+    route = _composed(got)["route"]
+    assert route["spec"]["parentRefs"] == [
+        {
+            "group": "gateway.networking.k8s.io",
+            "kind": "Gateway",
+            "name": "default",
+            "namespace": "envoy-gateway-system",
+        }
+    ]
+    rule = route["spec"]["rules"][0]
+    assert rule["matches"] == [{"path": {"type": "PathPrefix", "value": "/ml/llm"}}]
+    assert rule["filters"] == [
+        {"type": "URLRewrite", "urlRewrite": {"path": {"type": "ReplacePrefixMatch", "replacePrefixMatch": "/"}}}
+    ]
+    assert rule["timeouts"] == {"request": "0s"}
+    assert _refs(got) == {"bf16-0": 2, "fp8-0": 9, "fp8-1": 9}
+    status = got["desired"]["composite"]["resource"]["status"]
+    assert status["address"] == "http://203.0.113.10/ml/llm"
+    assert status["matchedEndpoints"] == 3
+    assert [(e["matched"], e["endpoints"]) for e in status["endpoints"]] == [(2, ["fp8-0", "fp8-1"]), (1, ["bf16-0"])]
+    assert _condition(got, "Routed")["reason"] == "Routed"
+    _assert_valid(got)
+
+
+def test_service_skips_endpoints_not_ready_and_of_other_namespaces() -> None:
+    other = {
+        **_endpoint("fp8-9", "fp8"),
+        "metadata": {"name": "fp8-9", "namespace": "other", "labels": {"modelplane.ai/deployment": "fp8"}},
+    }
+    endpoints = [_endpoint("fp8-0", "fp8"), _endpoint("fp8-1", "fp8", ready=False), _endpoint("bf16-0", "bf16"), other]
+    got = _run(ServiceRunner(), _service_xr(FP8, BF16), required={"gateway": [GATEWAY], "endpoints": endpoints})
+    assert _refs(got) == {"bf16-0": 1, "fp8-0": 9}
+    status = got["desired"]["composite"]["resource"]["status"]
+    assert status["endpoints"][0]["matched"] == 2
+
+
+def test_service_external_endpoint_gets_its_host_header() -> None:
+    endpoints = [_endpoint("fp8-0", "fp8"), _endpoint("saas", "bf16", url="https://api.openai.com/v1")]
+    got = _run(ServiceRunner(), _service_xr(FP8, BF16), required={"gateway": [GATEWAY], "endpoints": endpoints})
+    refs = _composed(got)["route"]["spec"]["rules"][0]["backendRefs"]
+    assert refs[1]["filters"] == [{"type": "URLRewrite", "urlRewrite": {"hostname": "api.openai.com"}}]
+    assert "filters" not in refs[0]
+    _assert_valid(got)
+
+
+def test_service_mixed_rewrite_paths_use_backend_filters_and_say_envoy_gateway_cannot() -> None:
+    endpoints = [_endpoint("fp8-0", "fp8", rewrite="/a"), _endpoint("bf16-0", "bf16", rewrite="/b")]
+    got = _run(ServiceRunner(), _service_xr(FP8, BF16), required={"gateway": [GATEWAY], "endpoints": endpoints})
+    rule = _composed(got)["route"]["spec"]["rules"][0]
+    assert "filters" not in rule
+    assert [r["filters"][0]["urlRewrite"]["path"]["replacePrefixMatch"] for r in rule["backendRefs"]] == ["/b", "/a"]
+    routed = _condition(got, "Routed")
+    assert (routed["status"], routed["reason"]) == ("STATUS_CONDITION_FALSE", "UnsupportedRewrite")
+    _assert_valid(got)
+
+
+def test_service_with_no_endpoints_keeps_its_route() -> None:
+    got = _run(ServiceRunner(), _service_xr(FP8), required={"gateway": [GATEWAY], "endpoints": []})
+    rule = _composed(got)["route"]["spec"]["rules"][0]
+    assert "backendRefs" not in rule
+    routed = _condition(got, "Routed")
+    assert (routed["status"], routed["reason"]) == ("STATUS_CONDITION_FALSE", "NoEndpoints")
+    assert got["desired"]["composite"]["ready"] == "READY_FALSE"
+    _assert_valid(got)
+
+
+def test_service_missing_gateway_keeps_the_observed_route() -> None:
+    kept = {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute", "metadata": {"name": "llm"}}
+    got = _run(
+        ServiceRunner(),
+        _service_xr(FP8),
+        observed={"route": {**kept, "status": {"parents": []}}},
+        required={"gateway": [], "endpoints": [_endpoint("fp8-0", "fp8")]},
+    )
+    assert _composed(got) == {"route": kept}
+    routed = _condition(got, "Routed")
+    assert (routed["status"], routed["reason"]) == ("STATUS_CONDITION_FALSE", "GatewayNotFound")
+    assert "'default' (spec.gatewayRef.name)" in routed["message"]
+
+
+def test_service_waits_for_its_requirements() -> None:
+    got = _run(ServiceRunner(), _service_xr(FP8))
+    assert _condition(got, "Routed")["reason"] == "WaitingForGateway"
+    assert "resources" not in got.get("desired", {})
+
+
+def test_service_ready_when_the_gateway_accepts_the_route() -> None:
+    parents = [
+        {
+            "parentRef": {"name": "default", "namespace": "envoy-gateway-system"},
+            "conditions": [{"type": "Accepted", "status": "True"}, {"type": "ResolvedRefs", "status": "True"}],
+        }
+    ]
+    got = _run(
+        ServiceRunner(),
+        _service_xr(FP8),
+        observed={"route": {"status": {"parents": parents}}},
+        required={"gateway": [GATEWAY], "endpoints": [_endpoint("fp8-0", "fp8")]},
+    )
+    assert got["desired"]["resources"]["route"]["ready"] == "READY_TRUE"
+    assert got["desired"]["composite"]["ready"] == "READY_TRUE"

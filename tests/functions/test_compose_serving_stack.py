@@ -1,0 +1,168 @@
+"""compose-serving-stack: pinned releases, dependencies first, the Gateway and its address; all validate."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+from crossplane.function import resource
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+
+from compose_serving_stack.fn import FunctionRunner
+from modelplane.charts import CHARTS, Component, stack_components
+from tests.conformance.cli import beta_validate, require_binary, require_crds
+from tests.conformance.resources import targets
+from tests.conformance.schemas import extensions
+from tests.functions import test_compose_inference_cluster as cluster_tests
+
+READY = {"status": {"conditions": [{"type": "Ready", "status": "True", "reason": "Available"}]}}
+
+
+def _stack(backend: str = "KServe", scheduler: str = "None") -> dict[str, Any]:
+    return {
+        "apiVersion": "modelplane.ai/v1alpha1",
+        "kind": "ServingStack",
+        "metadata": {"name": "c"},
+        "spec": {
+            "providerConfigRef": {"name": "c", "kind": "ClusterProviderConfig"},
+            "backend": backend,
+            "scheduler": {"type": scheduler},
+            "gateway": {"gatewayClassName": "modelplane", "port": 80},
+        },
+    }
+
+
+def _req(xr: dict[str, Any], observed: dict[str, dict[str, Any]] | None = None) -> fnv1.RunFunctionRequest:
+    req = fnv1.RunFunctionRequest(
+        meta=fnv1.RequestMeta(tag="t"),
+        observed=fnv1.State(composite=fnv1.Resource(resource=resource.dict_to_struct(xr))),
+    )
+    for key, obj in (observed or {}).items():
+        req.observed.resources[key].resource.update(obj)
+    return req
+
+
+def _run(req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
+    return asyncio.run(FunctionRunner().RunFunction(req, None))
+
+
+def _desired(rsp: fnv1.RunFunctionResponse) -> dict[str, dict[str, Any]]:
+    return {k: resource.struct_to_dict(v.resource) for k, v in rsp.desired.resources.items()}
+
+
+def _all_ready(backend: str, scheduler: str) -> dict[str, dict[str, Any]]:
+    gateway = {
+        **READY,
+        "status": {
+            **READY["status"],
+            "atProvider": {"manifest": {"status": {"addresses": [{"type": "IPAddress", "value": "192.0.2.7"}]}}},
+        },
+    }
+    out = {f"release-{c.component}": READY for c in stack_components(backend=backend, scheduler=scheduler)}
+    return {**out, "gateway-namespace": READY, "gateway-class": READY, "gateway": gateway}
+
+
+@pytest.mark.parametrize(
+    ("backend", "scheduler", "first"),
+    [
+        pytest.param(
+            "KServe",
+            "None",
+            {"cert-manager", "envoy-gateway", "kserve-llmisvc-crd", "lws", "nvidia-dra-driver"},
+            id="kserve",
+        ),
+        pytest.param("Native", "KAI", {"envoy-gateway", "kai-scheduler", "lws", "nvidia-dra-driver"}, id="native-kai"),
+        pytest.param(
+            "KServe",
+            "Kueue",
+            {"cert-manager", "envoy-gateway", "kserve-llmisvc-crd", "kueue", "lws", "nvidia-dra-driver"},
+            id="kserve-kueue",
+        ),
+    ],
+)
+def test_first_pass_composes_only_what_has_no_dependencies(backend: str, scheduler: str, first: set[str]) -> None:
+    rsp = _run(_req(_stack(backend, scheduler)))
+    desired = _desired(rsp)
+    assert {k.removeprefix("release-") for k in desired} == first
+    assert rsp.desired.composite.ready == fnv1.READY_FALSE
+    assert rsp.conditions[0].reason == "WaitingForDependencies"
+
+
+def test_a_release_is_pinned_and_reaches_the_cluster() -> None:
+    release = _desired(_run(_req(_stack())))["release-lws"]
+    chart = CHARTS[Component.LWS]
+    assert release == {
+        "apiVersion": "helm.m.crossplane.io/v1beta1",
+        "kind": "Release",
+        "metadata": {"name": "c-lws", "namespace": "crossplane-system"},
+        "spec": {
+            "providerConfigRef": {"kind": "ClusterProviderConfig", "name": "c"},
+            "forProvider": {
+                "chart": {"name": chart.name, "repository": chart.repository, "version": chart.version},
+                "namespace": chart.namespace,
+                "wait": True,
+            },
+        },
+    }
+
+
+def test_dependencies_ready_unlock_kserve_and_the_gateway() -> None:
+    observed = {
+        f"release-{c}": READY
+        for c in ("cert-manager", "envoy-gateway", "kserve-llmisvc-crd", "lws", "nvidia-dra-driver")
+    }
+    desired = _desired(_run(_req(_stack(), observed)))
+    assert "release-kserve-llmisvc" in desired
+    assert desired["gateway"]["spec"]["forProvider"]["manifest"]["metadata"] == {
+        "name": "modelplane",
+        "namespace": "modelplane-system",
+    }
+
+
+def test_everything_ready_reports_the_gateway_address() -> None:
+    rsp = _run(_req(_stack("KServe", "KAI"), _all_ready("KServe", "KAI")))
+    status = resource.struct_to_dict(rsp.desired.composite.resource)["status"]
+    assert status["gateway"] == {"address": "192.0.2.7"}
+    assert [r["name"] for r in status["releases"]] == sorted(r["name"] for r in status["releases"])
+    assert all(r["ready"] for r in status["releases"])
+    assert rsp.desired.composite.ready == fnv1.READY_TRUE
+    assert rsp.conditions[0].reason == "Installed"
+
+
+def test_a_composed_release_stays_when_its_dependency_turns_unready() -> None:
+    observed = {"release-kserve-llmisvc": {"apiVersion": "helm.m.crossplane.io/v1beta1", "kind": "Release"}}
+    assert "release-kserve-llmisvc" in _desired(_run(_req(_stack(), observed)))
+
+
+def _flat(xr: dict[str, Any], desired: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """The composed resources and the manifest of each Object, without the XR."""
+    return [t.obj for t in targets(xr, [xr, *desired.values()])][1:]
+
+
+def _composed_documents() -> list[dict[str, Any]]:
+    docs: list[dict[str, Any]] = []
+    for backend, scheduler in (("KServe", "KAI"), ("Native", "Kueue"), ("KServe", "None")):
+        xr = _stack(backend, scheduler)
+        docs.extend(_flat(xr, _desired(_run(_req(xr, _all_ready(backend, scheduler))))))
+    kueue: dict[str, Any] = {"type": "Kueue", "kueue": {"localQueueName": "q", "clusterQueueName": "cq"}}
+    kai: dict[str, Any] = {"type": "KAI", "kai": {"queue": "inference"}}
+    for source in ("GKE", "EKS", "AKS"):
+        xr = cluster_tests._cluster(source)
+        rsp = cluster_tests._run(cluster_tests._req(xr, classes=[cluster_tests._class("h100", source)]))
+        docs.extend(_flat(xr, cluster_tests._desired(rsp)))
+    for settings in (kueue, kai):
+        xr = cluster_tests._cluster(scheduler=settings)
+        docs.extend(_flat(xr, cluster_tests._desired(cluster_tests._run(cluster_tests._req(xr)))))
+    return docs
+
+
+def test_every_composed_object_validates_against_its_crd(tmp_path: Path) -> None:
+    binary = require_binary()
+    require_crds()
+    docs = _composed_documents()
+    verdicts = beta_validate(binary, extensions(docs, tmp_path / "schemas"), docs, tmp_path / "run")
+    assert [f"{v.gvk} {v.name}: {v.errors}" for v in verdicts if not v.ok] == []
+    kinds = {d["kind"] for d in docs}
+    assert {"Release", "Object", "ClusterProviderConfig", "NodePool", "NodeGroup", "KubernetesClusterNodePool"} <= kinds
