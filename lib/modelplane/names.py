@@ -13,16 +13,17 @@ __all__ = [
     "KUBECONFIG_KEY",
     "OBSERVED_PODS_LABEL",
     "POOL_LABEL",
+    "REPLICA_HOST_SUFFIX",
     "REPLICA_LABEL",
     "ROLE_LABEL",
     "WORKLOAD_GATEWAY_NAME",
     "WORKLOAD_GATEWAY_NAMESPACE",
     "bounded_name",
     "endpoint_key",
-    "endpoint_path",
     "kubeconfig_secret",
     "object_name",
     "remote_key",
+    "replica_host",
     "replica_key",
     "replica_name",
     "workload_name",
@@ -94,9 +95,20 @@ def workload_name(replica: str, role: str) -> str:
     return f"{name[: _MAX_WORKLOAD - len(digest) - 1].rstrip('-')}-{digest}"
 
 
-def endpoint_path(namespace: str, replica: str) -> str:
-    """The path prefix of a replica's endpoint on its cluster's gateway: ``/<namespace>/<replica>``."""
-    return f"/{namespace}/{replica}"
+# Every replica is a virtual host on its cluster's gateway, named under this suffix. Nothing
+# resolves these names: the control plane connects to the gateway's address and sends the
+# replica's host as the Host header, and the replica's route on the gateway matches it.
+REPLICA_HOST_SUFFIX = "replicas.modelplane.ai"
+_MAX_LABEL = 63
+
+
+def replica_host(replica: str, namespace: str) -> str:
+    """The virtual host of a replica on its cluster's gateway: ``<replica>.<namespace>.replicas.modelplane.ai``.
+
+    Each part is one DNS label: a replica name that is not one (too long, or with dots) is
+    cut and given a hash suffix.
+    """
+    return f"{bounded_name(replica, _MAX_LABEL)}.{bounded_name(namespace, _MAX_LABEL)}.{REPLICA_HOST_SUFFIX}"
 
 
 # InferenceCluster and ServingStack are cluster-scoped; the namespaced resources they compose

@@ -120,13 +120,22 @@ class Spec(BaseModel):
     """
     The API the endpoint speaks: OpenAI (the OpenAI-compatible /v1 API, as vLLM and SGLang serve) or Anthropic (the Anthropic Messages API).
     """
+    host: Annotated[
+        str | None,
+        Field(
+            max_length=253, min_length=1, pattern="^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+        ),
+    ] = None
+    """
+    The Host header sent upstream instead of the URL's host: endpoints that share one gateway address, like the replicas on a workload cluster, are told apart by it.
+    """
     replicaRef: ReplicaRef | None = None
     """
     The ModelReplica (same namespace) serving this endpoint, if any.
     """
     rewritePath: Annotated[str | None, Field(max_length=1024, min_length=1, pattern="^/[^\\s?#]*$")] = "/"
     """
-    The path prefix requests reach the endpoint with. Clients call a ModelService at <address>/<namespace>/<service>/...; the gateway replaces that /<namespace>/<service> prefix with this path before forwarding, so with the default "/" a client's /v1/chat/completions arrives as /v1/chat/completions. A replica served under a path on a shared gateway sets that path here.
+    The path prefix requests reach the endpoint with. Clients call a ModelService at <address>/<namespace>/<service>/...; the gateway replaces that /<namespace>/<service> prefix with this path before forwarding, so with the default "/" a client's /v1/chat/completions arrives as /v1/chat/completions. An endpoint served under a path sets that path here.
     """
     url: Annotated[
         str,
@@ -137,7 +146,7 @@ class Spec(BaseModel):
         ),
     ]
     """
-    The endpoint's base URL: http:// or https://, a host name, an IPv4 address or a bracketed IPv6 address, an optional port, and an optional path (e.g. https://api.openai.com/v1 or http://[fd00::1]:8080/ml-team/llama-70b). The scheme, host and port say where the Backend sends traffic (https enables TLS to the host); the path is informational: the routed path is decided by rewritePath.
+    The endpoint's base URL: http:// or https://, a host name, an IPv4 address or a bracketed IPv6 address, an optional port, and an optional path (e.g. https://api.openai.com/v1 or http://[fd00::1]:8080/ml-team/llama-70b). The scheme, host and port say where the Backend sends traffic (https enables TLS to the host; spec.host, when set, is the Host header sent instead); the path is informational: the routed path is decided by rewritePath.
     """
 
 

@@ -228,9 +228,13 @@ class Endpoint(BaseModel):
     Where the replica serves.
     """
 
+    host: str | None = None
+    """
+    The replica's virtual host on the workload cluster's gateway, <replica>.<namespace>.replicas.modelplane.ai: requests to url must carry it as their Host header (the ModelEndpoint's spec.host). No DNS record exists for it.
+    """
     url: str | None = None
     """
-    The base URL of the replica's inference API on the workload cluster's gateway (the ModelEndpoint's spec.url).
+    The base URL of the replica's inference API: the workload cluster's gateway, which serves it at the root (the ModelEndpoint's spec.url).
     """
 
 

@@ -31,10 +31,14 @@ def _dump(model: pydantic.BaseModel) -> dict[str, Any]:
     return {**body, "apiVersion": "modelplane.ai/v1alpha1", "kind": type(model).__name__}
 
 
-def _replica_resource(name: str, cluster_name: str, *, ready: bool = False, url: str | None = None) -> dict[str, Any]:
+def _replica_resource(
+    name: str, cluster_name: str, *, ready: bool = False, url: str | None = None, host: str | None = None
+) -> dict[str, Any]:
     status: dict[str, Any] = {"conditions": [{"type": "Ready", "status": "True" if ready else "False"}]}
     if url:
         status["endpoint"] = {"url": url}
+    if host:
+        status.setdefault("endpoint", {})["host"] = host
     return {
         "apiVersion": "modelplane.ai/v1alpha1",
         "kind": "ModelReplica",
@@ -151,7 +155,9 @@ def test_no_matching_cluster() -> None:
 
 def test_ready_replicas_and_endpoints_come_from_observed_replicas() -> None:
     observed = {
-        "replica-0": _replica_resource("llm-0", "east", ready=True, url="http://east.example/ml/llm-0"),
+        "replica-0": _replica_resource(
+            "llm-0", "east", ready=True, url="http://east.example/", host="llm-0.ml.replicas.modelplane.ai"
+        ),
         "replica-1": _replica_resource("llm-1", "west"),
     }
     fleet = Fleet(replicas=tuple(observed.values()), observed=observed)
@@ -161,12 +167,21 @@ def test_ready_replicas_and_endpoints_come_from_observed_replicas() -> None:
     assert desired["replica-0"]["resource"]["spec"]["inferenceClusterRef"]["name"] == "east"
     assert desired["replica-1"]["resource"]["spec"]["inferenceClusterRef"]["name"] == "west"
     assert desired["replica-0"]["ready"] == "READY_TRUE"
+    # The endpoint reaches the replica's virtual host on its cluster's gateway, served at the root.
     assert desired["endpoint-0"]["resource"]["spec"] == {
-        "url": "http://east.example/ml/llm-0",
+        "url": "http://east.example/",
+        "host": "llm-0.ml.replicas.modelplane.ai",
         "replicaRef": {"name": "llm-0"},
     }
     assert "endpoint-1" not in desired  # not reachable yet: no URL reported
     assert got["desired"]["composite"]["resource"]["status"]["readyReplicas"] == 1
+
+
+def test_an_endpoint_without_a_reported_host_sends_the_url_host() -> None:
+    observed = {"replica-0": _replica_resource("llm-0", "east", ready=True, url="http://east.example/")}
+    fleet = Fleet(replicas=tuple(observed.values()), observed=observed)
+    desired = _run(_xr(), fleet)["desired"]["resources"]
+    assert desired["endpoint-0"]["resource"]["spec"] == {"url": "http://east.example/", "replicaRef": {"name": "llm-0"}}
 
 
 def test_invalid_deployment_keeps_every_replica() -> None:

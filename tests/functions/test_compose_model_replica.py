@@ -75,6 +75,9 @@ def _pod_specs(manifest: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+# The virtual host of the replica the fixtures build (llm-0 in namespace ml).
+REPLICA_HOST = "llm-0.ml.replicas.modelplane.ai"
+
 MATRIX = [pytest.param(s, b, k, id=f"{s}-{b}-{k}") for s in SHAPES for b in BACKENDS for k in SCHEDULERS]
 
 
@@ -114,10 +117,18 @@ def test_composes_valid_remote_objects(shape: str, backend: str, scheduler: str)
         if "prefill" in roles:
             assert svc["spec"]["prefill"]["replicas"] == 5
             assert svc["spec"]["prefill"]["parallelism"]["tensor"] == 2
+        # KServe's managed route serves the replica's virtual host at the root of the shared gateway.
+        route = svc["spec"]["router"]["route"]["http"]["spec"]
+        assert route["hostnames"] == [REPLICA_HOST]
+        assert route["rules"][0]["matches"] == [{"path": {"type": "PathPrefix", "value": "/"}}]
+        assert "filters" not in route["rules"][0]
     else:
         assert len(workloads) == len(roles)
         assert kinds.count("Service") == len(roles)
-        assert kinds.count("HTTPRoute") == 1
+        (route,) = [m for m in manifests.values() if m["kind"] == "HTTPRoute"]
+        assert route["spec"]["hostnames"] == [REPLICA_HOST]
+        assert route["spec"]["rules"][0]["matches"] == [{"path": {"type": "PathPrefix", "value": "/"}}]
+        assert "filters" not in route["spec"]["rules"][0]
         for m in workloads:
             role = m["metadata"]["labels"]["modelplane.ai/role"]
             count, nodes, _ = roles[role]
@@ -262,9 +273,12 @@ class StatusCase:
     want_ready: bool = False
     want_reason: str = ""
     want_in_message: tuple[str, ...] = ()
-    want_url: str | None = None
+    want_endpoint: dict[str, str] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
+
+# Every replica is served at the root of its cluster's gateway, on its own virtual host.
+READY_ENDPOINT = {"url": "http://203.0.113.7/", "host": REPLICA_HOST}
 
 STATUS_CASES = [
     StatusCase(
@@ -275,7 +289,7 @@ STATUS_CASES = [
         (_pod("llm-0-abc", "unified"),),
         want_ready=True,
         want_reason="Available",
-        want_url="http://203.0.113.7/ml/llm-0",
+        want_endpoint=READY_ENDPOINT,
     ),
     StatusCase(
         "ready-kserve",
@@ -284,7 +298,7 @@ STATUS_CASES = [
         {"workload": LLMISVC_READY},
         want_ready=True,
         want_reason="Available",
-        want_url="http://203.0.113.7/ml/llm-0",
+        want_endpoint=READY_ENDPOINT,
     ),
     StatusCase(
         "image-pull-back-off",
@@ -344,7 +358,7 @@ def test_status_is_lifted_from_observed_objects(case: StatusCase) -> None:
         assert text in serving["message"]
     composite = out["desired"]["composite"]
     assert composite["ready"] == ("READY_TRUE" if case.want_ready else "READY_FALSE")
-    assert composite["resource"]["status"].get("endpoint", {}).get("url") == case.want_url
+    assert composite["resource"]["status"].get("endpoint") == case.want_endpoint
 
 
 def test_an_object_that_cannot_be_applied_is_reported() -> None:

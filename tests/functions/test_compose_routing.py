@@ -192,11 +192,19 @@ def _service_xr(*entries: tuple[dict[str, str], int]) -> dict[str, Any]:
 
 
 def _endpoint(
-    name: str, deployment: str, *, ready: bool = True, url: str = "http://10.0.0.1", rewrite: str | None = None
+    name: str,
+    deployment: str,
+    *,
+    ready: bool = True,
+    url: str = "http://10.0.0.1",
+    rewrite: str | None = None,
+    host: str | None = None,
 ) -> dict[str, Any]:
     spec: dict[str, Any] = {"url": url}
     if rewrite:
         spec["rewritePath"] = rewrite
+    if host:
+        spec["host"] = host
     return {
         "apiVersion": API,
         "kind": "ModelEndpoint",
@@ -264,6 +272,27 @@ def test_service_external_endpoint_gets_its_host_header() -> None:
     refs = _composed(got)["route"]["spec"]["rules"][0]["backendRefs"]
     assert refs[1]["filters"] == [{"type": "URLRewrite", "urlRewrite": {"hostname": "api.openai.com"}}]
     assert "filters" not in refs[0]
+    _assert_valid(got)
+
+
+def test_service_canary_over_replicas_sharing_a_gateway_rewrites_each_host() -> None:
+    # Replicas on one workload cluster share its gateway's address and are told apart by Host;
+    # every one is served at the root, so the path rewrite stays one rule-level filter.
+    endpoints = [
+        _endpoint("fp8-0", "fp8", url="http://203.0.113.7/", host="fp8-0.ml.replicas.modelplane.ai"),
+        _endpoint("fp8-1", "fp8", url="http://gw.east.example/", host="fp8-1.ml.replicas.modelplane.ai"),
+        _endpoint("bf16-0", "bf16", url="http://203.0.113.7/", host="bf16-0.ml.replicas.modelplane.ai"),
+    ]
+    got = _run(ServiceRunner(), _service_xr(FP8, BF16), required={"gateway": [GATEWAY], "endpoints": endpoints})
+    rule = _composed(got)["route"]["spec"]["rules"][0]
+    assert rule["filters"] == [
+        {"type": "URLRewrite", "urlRewrite": {"path": {"type": "ReplacePrefixMatch", "replacePrefixMatch": "/"}}}
+    ]
+    assert {r["name"]: r["filters"] for r in rule["backendRefs"]} == {
+        name: [{"type": "URLRewrite", "urlRewrite": {"hostname": f"{name}.ml.replicas.modelplane.ai"}}]
+        for name in ("bf16-0", "fp8-0", "fp8-1")
+    }
+    assert _condition(got, "Routed")["reason"] == "Routed"
     _assert_valid(got)
 
 

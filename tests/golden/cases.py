@@ -21,6 +21,7 @@ from typing import Any
 import yaml
 
 from modelplane.kinds import GROUP
+from modelplane.names import replica_host
 from modelplane.render import RenderInputs, RenderOutput, render, to_yaml
 from modelplane.repo import ROOT, load_composition
 from tests.golden.scenarios import STEPS, Step
@@ -116,7 +117,7 @@ def _merge(doc: Any, patch: Any) -> Any:
 
 
 def _serving(resource: Manifest, gateways: Mapping[str, str]) -> Manifest:
-    """A composed resource as observed once it serves: Ready, and for a replica its endpoint URL."""
+    """A composed resource as observed once it serves: Ready, and for a replica its endpoint."""
     out = copy.deepcopy(resource)
     status = out.setdefault("status", {})
     status["conditions"] = [
@@ -125,7 +126,10 @@ def _serving(resource: Manifest, gateways: Mapping[str, str]) -> Manifest:
     if out.get("kind") == "ModelReplica":
         cluster = out["spec"]["inferenceClusterRef"]["name"]
         meta = out["metadata"]
-        status["endpoint"] = {"url": f"http://{gateways.get(cluster, cluster)}/{meta['namespace']}/{meta['name']}"}
+        status["endpoint"] = {
+            "url": f"http://{gateways.get(cluster, cluster)}/",
+            "host": replica_host(meta["name"], meta["namespace"]),
+        }
     return out
 
 

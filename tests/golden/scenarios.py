@@ -28,7 +28,7 @@ class Step:
             deployment's observed composed resources, and every ModelReplica it composed is in
             the fleet (a required resource).
         serving: The carried resources report ``Ready``, and each carried ModelReplica an
-            endpoint URL on its cluster's gateway, as once their workloads serve.
+            endpoint (its cluster's gateway and its virtual host there), as once their workloads serve.
     """
 
     name: str

@@ -162,17 +162,23 @@ def _field(struct: structpb.Struct, *path: str) -> structpb.Value | None:
     return value
 
 
-def _observed_ready(req: fnv1.RunFunctionRequest, key: str) -> tuple[bool, str | None]:
-    """Whether the composed resource under ``key`` is Ready, and the URL it reports."""
+def _string(struct: structpb.Struct, *path: str) -> str | None:
+    """The non-empty value at ``path`` in ``struct`` as a string, or None."""
+    value = _field(struct, *path)
+    if value is None:
+        return None
+    text = value.string_value if value.HasField("string_value") else json_format.MessageToDict(value)
+    return str(text) if text else None
+
+
+def _observed_ready(req: fnv1.RunFunctionRequest, key: str) -> tuple[bool, str | None, str | None]:
+    """Whether the composed resource under ``key`` is Ready, and the URL and Host it reports."""
     observed = req.observed.resources.get(key)
     if observed is None:
-        return False, None
+        return False, None, None
     ready = resource.get_condition(observed, "Ready").status == "True"
-    value = _field(observed.resource, "status", "endpoint", "url")
-    if value is None:
-        return ready, None
-    url = value.string_value if value.HasField("string_value") else json_format.MessageToDict(value)
-    return ready, str(url) if url else None
+    url = _string(observed.resource, "status", "endpoint", "url")
+    return ready, url, _string(observed.resource, "status", "endpoint", "host")
 
 
 def _write_desired(
@@ -186,7 +192,7 @@ def _write_desired(
     ready: set[str] = set()
     for placement in plan.placements:
         key = replica_key(placement.ordinal)
-        is_ready, url = _observed_ready(req, key)
+        is_ready, url, host = _observed_ready(req, key)
         meta = {"name": placement.replica, "namespace": deployment.namespace, "labels": labels}
         replica = rsp.desired.resources[key].resource
         replica.update({"apiVersion": API_VERSION, "kind": "ModelReplica", "metadata": meta, "spec": {}})
@@ -195,12 +201,11 @@ def _write_desired(
         if is_ready:
             ready.add(placement.replica)
         if url is not None:
-            endpoint = {
-                "apiVersion": API_VERSION,
-                "kind": "ModelEndpoint",
-                "metadata": meta,
-                "spec": {"url": url, "replicaRef": {"name": placement.replica}},
-            }
+            spec: dict[str, Any] = {"url": url, "replicaRef": {"name": placement.replica}}
+            if host is not None:
+                # Replicas share their cluster's gateway address; the Host header tells them apart.
+                spec["host"] = host
+            endpoint = {"apiVersion": API_VERSION, "kind": "ModelEndpoint", "metadata": meta, "spec": spec}
             ekey = endpoint_key(placement.ordinal)
             resource.update(rsp.desired.resources[ekey], endpoint)
             endpoint_ready = resource.get_condition(req.observed.resources.get(ekey), "Ready").status == "True"

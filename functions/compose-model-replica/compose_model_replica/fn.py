@@ -37,7 +37,7 @@ from modelplane.fnkit.keep import keep_observed
 from modelplane.fnkit.status import set_conditions, set_ready
 from modelplane.fnkit.xr import InvalidXRError, parse_composite
 from modelplane.kinds import API_VERSION
-from modelplane.names import DEPLOYMENT_LABEL, OBSERVED_PODS_LABEL, REPLICA_LABEL, endpoint_path, object_name
+from modelplane.names import DEPLOYMENT_LABEL, OBSERVED_PODS_LABEL, REPLICA_LABEL, object_name, replica_host
 from modelplane.remote import OBJECT_API_VERSION, keep_on_delete, observed_manifest, wrap
 from modelplane.schedulers import SchedulerSettingsError, UnknownSchedulerError
 from modelplane.topology import TopologyError, replica_footprint
@@ -133,7 +133,7 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: st
     _write_desired(req, rsp, replica, remotes, provider_config or "")
     state = lift_status([r.key for r in remotes], _observed(req, remotes), _pods(req))
     address = cluster.status.gateway.address if cluster.status and cluster.status.gateway else None
-    _write_status(rsp, replica, work, state, address)
+    _write_status(rsp, work, state, address)
 
 
 def _request(
@@ -293,9 +293,7 @@ def _write_gpus(rsp: fnv1.RunFunctionResponse, footprint: Any) -> None:  # noqa:
     resource.update(rsp.desired.composite, {"status": {"gpus": gpus}})
 
 
-def _write_status(
-    rsp: fnv1.RunFunctionResponse, replica: _Replica, work: ReplicaWork, state: RemoteStatus, address: str | None
-) -> None:
+def _write_status(rsp: fnv1.RunFunctionResponse, work: ReplicaWork, state: RemoteStatus, address: str | None) -> None:
     deployed = Status.TRUE if state.deployed else Status.FALSE
     set_conditions(rsp, Condition(Type.DEPLOYED, deployed, Reason(state.deployed_reason), state.deployed_message))
     # The remote reason is the remote system's word (ImagePullBackOff, Unschedulable...): report it as is.
@@ -310,6 +308,7 @@ def _write_status(
     )
     if state.ready and address:
         base = address if "://" in address else f"http://{address}"
-        url = base.rstrip("/") + endpoint_path(work.namespace, replica.name)
-        resource.update(rsp.desired.composite, {"status": {"endpoint": {"url": url}}})
+        # Every replica of the cluster shares the gateway's address; the Host header picks this one.
+        endpoint = {"url": base.rstrip("/") + "/", "host": replica_host(work.name, work.namespace)}
+        resource.update(rsp.desired.composite, {"status": {"endpoint": endpoint}})
     set_ready(rsp, ready=state.ready)

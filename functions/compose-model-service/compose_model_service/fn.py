@@ -159,6 +159,8 @@ def _endpoints(req: fnv1.RunFunctionRequest, namespace: str) -> Iterator[Endpoin
             ready, hostname = False, None
         else:
             hostname = url.host if url.kind is HostKind.DNS else None
+        # An endpoint's spec.host (a replica's virtual host on its cluster's gateway) wins over the URL's.
+        hostname = str(spec.get("host") or "") or hostname
         yield Endpoint(
             name=str(meta.get("name", "")),
             labels=meta.get("labels") or {},

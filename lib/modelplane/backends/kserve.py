@@ -6,22 +6,59 @@ pod of the other nodes of a multi-node worker; a disaggregated replica adds
 ``prefill`` with its own replicas, parallelism, template and worker. Pod labels
 and annotations go in ``labels``/``annotations``, which KServe puts on the pods.
 No ``model`` is set: the engine loads its weights as its args say. KServe's
-managed route attaches to the cluster's gateway and serves the replica under
-``/<namespace>/<name>``; a disaggregated replica also gets KServe's
+managed route attaches to the cluster's gateway and serves the replica's virtual
+host (``replica_host``) at ``/``; a disaggregated replica also gets KServe's
 scheduler (the endpoint picker that splits prefill and decode).
+
+The route's ``rules`` replace those of KServe's preset (``kserve-config-llm-router-route``,
+which matches ``/<namespace>/<name>``): KServe merges lists whole. Its backendRef is
+the one that preset writes, the replica's InferencePool, which KServe itself swaps
+for the workload Service when the replica has no scheduler.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from modelplane.backends.model import Remote, ReplicaWork, RolePods
 from modelplane.backends.pods import selector
-from modelplane.names import WORKLOAD_GATEWAY_NAME, WORKLOAD_GATEWAY_NAMESPACE, remote_key
+from modelplane.names import WORKLOAD_GATEWAY_NAME, WORKLOAD_GATEWAY_NAMESPACE, remote_key, replica_host
 from modelplane.topology import Role
 
 API_VERSION = "serving.kserve.io/v1alpha2"
+INFERENCE_POOL_GROUP = "inference.networking.k8s.io"
+# The port KServe's presets serve on and address the InferencePool at.
+SERVING_PORT = 8000
+_MAX_NAME = 63
+_MD5_HEX = 32
+
+
+def _child_name(parent: str, suffix: str) -> str:
+    # knative's kmeta.ChildName, which KServe names its children with: a long parent is cut
+    # and followed by its MD5.
+    if len(parent) <= _MAX_NAME - len(suffix):
+        return parent + suffix
+    digest = hashlib.md5(parent.encode(), usedforsecurity=False).hexdigest()
+    return parent[: _MAX_NAME - len(suffix) - _MD5_HEX].rstrip("-") + digest + suffix
+
+
+def _route(work: ReplicaWork) -> dict[str, Any]:
+    pool = {
+        "group": INFERENCE_POOL_GROUP,
+        "kind": "InferencePool",
+        "name": _child_name(work.name, "-inference-pool"),
+        "port": SERVING_PORT,
+        "weight": 1,
+    }
+    rule = {
+        "matches": [{"path": {"type": "PathPrefix", "value": "/"}}],
+        "backendRefs": [pool],
+        # As the preset's rule: a token stream can run for minutes ("0s" disables the timeout).
+        "timeouts": {"backendRequest": "0s", "request": "0s"},
+    }
+    return {"http": {"spec": {"hostnames": [replica_host(work.name, work.namespace)], "rules": [rule]}}}
 
 
 def _workload(pods: RolePods) -> dict[str, Any]:
@@ -52,7 +89,7 @@ def build(work: ReplicaWork, roles: Sequence[RolePods]) -> list[Remote]:
     serving = by_role[work.serving_role.role]
     spec: dict[str, Any] = _workload(serving)
     router: dict[str, Any] = {
-        "route": {},
+        "route": _route(work),
         "gateway": {"refs": [{"name": WORKLOAD_GATEWAY_NAME, "namespace": WORKLOAD_GATEWAY_NAMESPACE}]},
     }
     prefill = by_role.get(Role.PREFILL)

@@ -4,8 +4,8 @@ Per role, a Deployment (single-node workers: ``replicas`` = workers) or a
 LeaderWorkerSet (multi-node workers: ``size`` = nodes per worker, ``replicas`` =
 workers) and a Service over the pods that serve (every pod of a Deployment, the
 leader of each LeaderWorkerSet group). One HTTPRoute on the cluster's gateway
-sends ``/<namespace>/<replica>`` to the serving role (unified, or decode, which
-reaches prefill itself), with the prefix stripped.
+sends every request for the replica's virtual host (``replica_host``) to the
+serving role (unified, or decode, which reaches prefill itself), path unchanged.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from modelplane.backends.pods import pod_template, selector
 from modelplane.names import (
     WORKLOAD_GATEWAY_NAME,
     WORKLOAD_GATEWAY_NAMESPACE,
-    endpoint_path,
     remote_key,
+    replica_host,
     workload_name,
 )
 
@@ -91,16 +91,13 @@ def _route(work: ReplicaWork, pods: RolePods) -> dict[str, Any]:
         },
         "spec": {
             "parentRefs": [{"name": WORKLOAD_GATEWAY_NAME, "namespace": WORKLOAD_GATEWAY_NAMESPACE}],
+            "hostnames": [replica_host(work.name, work.namespace)],
             "rules": [
                 {
-                    "matches": [{"path": {"type": "PathPrefix", "value": endpoint_path(work.namespace, work.name)}}],
-                    "filters": [
-                        {
-                            "type": "URLRewrite",
-                            "urlRewrite": {"path": {"type": "ReplacePrefixMatch", "replacePrefixMatch": "/"}},
-                        }
-                    ],
+                    "matches": [{"path": {"type": "PathPrefix", "value": "/"}}],
                     "backendRefs": [{"name": pods.name, "port": pods.port}],
+                    # "0s" disables the request timeout: a token stream may run for minutes.
+                    "timeouts": {"request": "0s"},
                 }
             ],
         },

@@ -110,7 +110,10 @@ class NodeFree:
         overflow = 0
         for _ in range(role.workers - placed):
             overflow += _force(counts, role.gpus_per_node, role.nodes_per_worker)
-        return NodeFree(self.per_node, tuple(counts)), overflow
+        # A worker that did not fit this packing still holds its GPUs somewhere in the pool (the
+        # real pods were packed differently): take what it is short by off the other nodes, and
+        # only count as overcommitted what the pool cannot have at all.
+        return NodeFree(self.per_node, tuple(counts)).use(overflow)
 
     def use(self, gpus: int) -> tuple[NodeFree, int]:
         """Account for ``gpus`` in use of unknown shape, filling the most-used nodes first.

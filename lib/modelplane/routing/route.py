@@ -25,7 +25,8 @@ class Endpoint:
         ready: Whether it reports Ready.
         backend: The Backend it composed (``status.backendName``), if any.
         rewrite_path: The path prefix requests reach it with.
-        hostname: The DNS name the request's Host header becomes; None for an IP address.
+        hostname: The Host header sent upstream: the endpoint's spec.host, else its URL's DNS name;
+            None for an IP address.
     """
 
     name: str

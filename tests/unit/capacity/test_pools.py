@@ -130,6 +130,17 @@ def test_pool_capacity(clusters: list[InferenceCluster], replicas: list[ModelRep
     assert figures(got["a", "h100"]) == want
 
 
+def test_workers_the_rebuilt_packing_cannot_fit_still_fill_the_pool() -> None:
+    # Two 2-node workers and two TP2 workers fill a pool of two 4-GPU nodes exactly. Rebuilt larger
+    # shapes first, the TP2s share one node and the 2-node workers no longer fit: what they hold must
+    # still come off the other node, or a later replica would be placed on a full pool.
+    four = gpu_class("h100", per_node=4)
+    replicas = [unified(f"pp-{i}", "a", "h100", Shape(tensor=1, pipeline=2)) for i in range(2)]
+    replicas += [unified(f"tp-{i}", "a", "h100", Shape(tensor=2)) for i in range(2)]
+    got = pool_capacities([cluster("a", Pool("h100", "h100", 2))], [four], replicas)
+    assert (got["a", "h100"].free, got["a", "h100"].overcommitted) == (0, 0)
+
+
 def test_stale_observed_figure_is_ignored() -> None:
     stale = cluster("a", Pool("h100", "h100", 2), observed={"h100": ("KAI", 16)})
     assert stale.status is not None and stale.status.capacity is not None and stale.status.capacity.pools
@@ -238,7 +249,7 @@ def test_example_fleet() -> None:
     assert got == {
         ("aks-westeurope", "h100"): (16, 16, Source.DECLARED),
         ("eks-us-west-2", "h100"): (16, 16, Source.DECLARED),
-        ("eu-west-kueue", "h100"): (16, 16, Source.DECLARED),
+        ("eu-west-kueue", "h100"): (16, 16, Source.KUEUE),
         ("gke-us-central1", "h200"): (16, 16, Source.DECLARED),
         ("gke-us-central1", "l4"): (8, 8, Source.DECLARED),
         ("us-east-kai", "h100"): (32, 20, Source.KAI),
