@@ -17,12 +17,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import grpc
 import pydantic
 import structlog
-from crossplane.function import logging, resource, response
+from crossplane.function import resource, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 
 from modelplane.capacity import replica_holding
 from modelplane.capacity.adapters import scheduler_snapshot
@@ -36,6 +34,7 @@ from modelplane.clusters.types import pool_key
 from modelplane.conditions import Condition, Reason, Status, Type
 from modelplane.fnkit.keep import keep_observed
 from modelplane.fnkit.required import Requirement
+from modelplane.fnkit.runner import ComposeRunner
 from modelplane.fnkit.status import set_conditions, set_ready
 from modelplane.fnkit.xr import InvalidXRError, parse_composite
 from modelplane.kinds import API_VERSION
@@ -60,21 +59,12 @@ KAI_API_VERSION = "scheduling.run.ai/v2"
 _OBSERVE = ReadinessRule(Readiness.SUCCESSFUL_CREATE)
 
 
-class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
+class FunctionRunner(ComposeRunner):
     """Runs the InferenceCluster function."""
 
     def __init__(self) -> None:
         """Create the runner."""
-        self.log = logging.get_logger()
-
-    async def RunFunction(
-        self, req: fnv1.RunFunctionRequest, _: grpc.aio.ServicerContext | None
-    ) -> fnv1.RunFunctionResponse:
-        """Compose the observed InferenceCluster."""
-        log = self.log.bind(tag=req.meta.tag)
-        rsp = response.to(req)
-        compose(req, rsp, log)
-        return rsp
+        super().__init__(compose)
 
 
 @dataclass(frozen=True)

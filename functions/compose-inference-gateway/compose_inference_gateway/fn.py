@@ -12,14 +12,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import grpc
 import structlog
-from crossplane.function import logging, resource, response
+from crossplane.function import resource, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 
 from modelplane.conditions import Condition, Reason, Status, Type
 from modelplane.fnkit.keep import keep_observed
+from modelplane.fnkit.runner import ComposeRunner
 from modelplane.fnkit.status import set_conditions, set_ready
 from modelplane.fnkit.xr import InvalidXRError, parse_composite
 from modelplane.names import (
@@ -51,21 +50,12 @@ _READY_WHEN = {
 }
 
 
-class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
+class FunctionRunner(ComposeRunner):
     """Runs the InferenceGateway function."""
 
     def __init__(self) -> None:
         """Create the runner."""
-        self.log = logging.get_logger()
-
-    async def RunFunction(
-        self, req: fnv1.RunFunctionRequest, _: grpc.aio.ServicerContext | None
-    ) -> fnv1.RunFunctionResponse:
-        """Compose the observed InferenceGateway's release, class and Gateway."""
-        log = self.log.bind(tag=req.meta.tag)
-        rsp = response.to(req)
-        compose(req, rsp, log)
-        return rsp
+        super().__init__(compose)
 
 
 def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: structlog.stdlib.BoundLogger) -> None:

@@ -14,17 +14,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import grpc
 import structlog
-from crossplane.function import logging, resource, response
+from crossplane.function import resource, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from google.protobuf import json_format
 from google.protobuf import struct_pb2 as structpb
 
 from compose_model_deployment.fleet import REQUIREMENTS, FleetReader
 from modelplane.conditions import Condition, Reason, Status, Type
 from modelplane.fnkit.keep import keep_observed
+from modelplane.fnkit.runner import ComposeRunner
 from modelplane.fnkit.status import set_conditions, set_ready
 from modelplane.fnkit.xr import InvalidXRError, parse_composite
 from modelplane.kinds import API_VERSION
@@ -38,22 +37,13 @@ from modelplane_models.model_deployment import ModelDeployment
 _SHAPE = ("nodeSelector", "workers")
 
 
-class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
+class FunctionRunner(ComposeRunner):
     """Runs the ModelDeployment function."""
 
     def __init__(self) -> None:
-        """Create the runner."""
-        self.log = logging.get_logger()
+        """Create the runner; it keeps the fleet it read last, to skip objects that did not change."""
         self.fleet = FleetReader()
-
-    async def RunFunction(
-        self, req: fnv1.RunFunctionRequest, _: grpc.aio.ServicerContext | None
-    ) -> fnv1.RunFunctionResponse:
-        """Schedule the observed ModelDeployment and answer with its replicas."""
-        log = self.log.bind(tag=req.meta.tag)
-        rsp = response.to(req)
-        compose(req, rsp, log, self.fleet)
-        return rsp
+        super().__init__(lambda req, rsp, log: compose(req, rsp, log, self.fleet))
 
 
 def compose(

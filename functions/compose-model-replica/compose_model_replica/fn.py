@@ -14,12 +14,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import grpc
 import pydantic
 import structlog
-from crossplane.function import logging, resource, response
+from crossplane.function import resource, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 
 from compose_model_replica.observe import pods_collection
 from modelplane.backends import (
@@ -34,6 +32,7 @@ from modelplane.backends import (
 from modelplane.backends.resolve import ResolveError, resolve
 from modelplane.conditions import Condition, Reason, Status, Type
 from modelplane.fnkit.keep import keep_observed
+from modelplane.fnkit.runner import ComposeRunner
 from modelplane.fnkit.status import set_conditions, set_ready
 from modelplane.fnkit.xr import InvalidXRError, parse_composite
 from modelplane.kinds import API_VERSION
@@ -55,21 +54,12 @@ def class_requirement(name: str) -> str:
     return f"class-{name}"
 
 
-class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
+class FunctionRunner(ComposeRunner):
     """Runs the ModelReplica function."""
 
     def __init__(self) -> None:
         """Create the runner."""
-        self.log = logging.get_logger()
-
-    async def RunFunction(
-        self, req: fnv1.RunFunctionRequest, _: grpc.aio.ServicerContext | None
-    ) -> fnv1.RunFunctionResponse:
-        """Compose the observed ModelReplica's objects on its workload cluster."""
-        log = self.log.bind(tag=req.meta.tag)
-        rsp = response.to(req)
-        compose(req, rsp, log)
-        return rsp
+        super().__init__(compose)
 
 
 @dataclass(frozen=True)

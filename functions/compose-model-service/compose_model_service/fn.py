@@ -14,14 +14,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import grpc
 import structlog
-from crossplane.function import logging, resource, response
+from crossplane.function import resource, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 
 from modelplane.conditions import Condition, Reason, Status, Type
 from modelplane.fnkit.keep import keep_observed
+from modelplane.fnkit.runner import ComposeRunner
 from modelplane.fnkit.status import set_conditions, set_ready
 from modelplane.fnkit.xr import InvalidXRError, parse_composite
 from modelplane.kinds import API_VERSION
@@ -57,21 +56,12 @@ class _Service:
     gateway: str
 
 
-class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
+class FunctionRunner(ComposeRunner):
     """Runs the ModelService function."""
 
     def __init__(self) -> None:
         """Create the runner."""
-        self.log = logging.get_logger()
-
-    async def RunFunction(
-        self, req: fnv1.RunFunctionRequest, _: grpc.aio.ServicerContext | None
-    ) -> fnv1.RunFunctionResponse:
-        """Route the observed ModelService."""
-        log = self.log.bind(tag=req.meta.tag)
-        rsp = response.to(req)
-        compose(req, rsp, log)
-        return rsp
+        super().__init__(compose)
 
 
 def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: structlog.stdlib.BoundLogger) -> None:
