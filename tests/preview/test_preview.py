@@ -12,6 +12,7 @@ from modelplane.kinds import KINDS
 from modelplane.preview import command
 from modelplane.preview.fleet import DidNotConvergeError, merge_status, simulate
 from modelplane.preview.manifests import ManifestError, load_dir
+from modelplane.preview.world import gateway_address, healthy
 from modelplane.render import RenderInputs, RenderOutput
 from modelplane.repo import ROOT, load_composition
 
@@ -162,3 +163,112 @@ def test_replicas_of_the_whole_fleet_never_overcommit(capsys: pytest.CaptureFixt
     # eu-west-kueue's two nodes, so both llama-70b replicas go to us-east-kai.
     assert "replicas: ml-team/kimi-k2-0 on pool(s) h100" in out
     assert "replicas: ml-team/llama-70b-0 on pool(s) h100; ml-team/llama-70b-1 on pool(s) h100" in out
+
+
+def test_a_healthy_world_routes_the_canary(capsys: pytest.CaptureFixture[str]) -> None:
+    examples = ROOT / "examples"
+    assert command.main(["--assume-ready", str(examples / "platform"), str(examples / "models")]) == 0
+    out = capsys.readouterr().out
+    assert "OVERCOMMITTED" not in out
+    # Every composed resource reports healthy: the cloud clusters come up, replicas serve.
+    assert "gke-us-central1: GKE, scheduler None, backend KServe; Ready: True (Available)" in out
+    assert "ml-team/llama-8b-fp8: 2/2 ready; Scheduled: True (Scheduled): placed 2 of 2" in out
+    assert "ml-team/llama-8b-bf16: 1/1 ready; Scheduled: True (Scheduled): placed 1 of 1" in out
+    # 90 split evenly over the two FP8 replicas, 10 to the one BF16 replica (weights 9:9:2 of 20).
+    assert (
+        "ml-team/llama-8b: address http://203.0.113.10/ml-team/llama-8b; Routed: True (Routed): /ml-team/llama-8b "
+        "on Gateway envoy-gateway-system/default routes to llama-8b-bf16-0 10.0%, llama-8b-fp8-0 45.0%, "
+        "llama-8b-fp8-1 45.0%\n"
+        "    route ml-team/llama-8b: /ml-team/llama-8b -> rewrite /\n"
+        "      llama-8b-bf16-0: weight 2 (10.0%)\n"
+        "      llama-8b-fp8-0: weight 9 (45.0%)\n"
+        "      llama-8b-fp8-1: weight 9 (45.0%)\n"
+    ) in out
+    assert "NoEndpoints" not in out
+
+
+def test_a_healthy_world_serves_the_quickstart(capsys: pytest.CaptureFixture[str]) -> None:
+    assert command.main(["--assume-ready", str(ROOT / "examples" / "quickstart")]) == 0
+    out = capsys.readouterr().out
+    assert "default/qwen: 1/1 ready; Scheduled: True (Scheduled): placed 1 of 1" in out
+    assert "      qwen-0: weight 1 (100.0%)\n" in out
+
+
+def test_without_a_healthy_world_nothing_serves(capsys: pytest.CaptureFixture[str]) -> None:
+    examples = ROOT / "examples"
+    loaded = load_dir(examples / "platform", examples / "models")
+    assert simulate(loaded, _compositions()) == simulate(loaded, _compositions(), world=None)
+    assert command.main([str(examples / "platform"), str(examples / "models")]) == 0
+    out = capsys.readouterr().out
+    assert "ml-team/llama-8b: address http://203.0.113.10/ml-team/llama-8b; Routed: False (NoEndpoints)" in out
+    assert "ml-team/llama-70b: 0/2 ready" in out
+    assert "gke-us-central1: GKE, scheduler None, backend KServe; Ready: False (Creating)" in out
+
+
+@pytest.mark.parametrize(
+    ("composed", "want"),
+    [
+        # A Deployment on a workload cluster: the Object is Ready, the Deployment available.
+        (
+            {
+                "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
+                "kind": "Object",
+                "spec": {
+                    "providerConfigRef": {"name": "edge"},
+                    "forProvider": {
+                        "manifest": {"apiVersion": "apps/v1", "kind": "Deployment", "spec": {"replicas": 3}}
+                    },
+                },
+            },
+            {
+                "ready": "True",
+                "manifest_status": {"readyReplicas": 3, "replicas": 3, "Available": "True"},
+            },
+        ),
+        # A Gateway's own status wins over the simulated one.
+        (
+            {
+                "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
+                "kind": "Object",
+                "spec": {
+                    "providerConfigRef": {"name": "edge"},
+                    "forProvider": {
+                        "manifest": {
+                            "apiVersion": "gateway.networking.k8s.io/v1",
+                            "kind": "Gateway",
+                            "status": {"addresses": [{"value": "10.0.0.1"}]},
+                        }
+                    },
+                },
+            },
+            {"ready": "True", "manifest_status": {"addresses": [{"value": "10.0.0.1"}], "Programmed": "True"}},
+        ),
+        ({"apiVersion": "helm.m.crossplane.io/v1beta1", "kind": "Release"}, {"ready": "True"}),
+        ({"apiVersion": "container.gcp.m.upbound.io/v1beta1", "kind": "NodePool"}, {"ready": "True"}),
+        ({"apiVersion": "gateway.envoyproxy.io/v1alpha1", "kind": "Backend"}, {"Accepted": "True"}),
+        ({"apiVersion": "v1", "kind": "ConfigMap"}, {}),
+    ],
+)
+def test_healthy_status_per_kind(composed: dict[str, Any], want: dict[str, Any]) -> None:
+    got = healthy(composed)
+
+    def conditions(status: dict[str, Any]) -> dict[str, str]:
+        return {c["type"]: c["status"] for c in status.get("conditions", [])}
+
+    status = got.get("status", {})
+    if "ready" in want:
+        assert conditions(status)["Ready"] == want["ready"]
+    if "Accepted" in want:
+        assert conditions(status)["Accepted"] == want["Accepted"]
+    if not want:
+        assert got == composed
+    if "manifest_status" in want:
+        remote = status["atProvider"]["manifest"]["status"]
+        for name, value in want["manifest_status"].items():
+            assert (conditions(remote)[name] if name[0].isupper() else remote[name]) == value
+
+
+def test_gateway_addresses_are_stable_documentation_addresses() -> None:
+    assert gateway_address("edge") == gateway_address("edge")
+    assert gateway_address("edge").startswith("198.51.100.")
+    assert gateway_address("edge", control_plane=True).startswith("203.0.113.")

@@ -13,6 +13,7 @@ from modelplane.preview.fleet import DEFAULT_MAX_PASSES, DidNotConvergeError, si
 from modelplane.preview.manifests import ManifestError, load_dir
 from modelplane.preview.summary import summarize
 from modelplane.preview.targets import group_by_target, to_yaml
+from modelplane.preview.world import healthy
 from modelplane.repo import CompositionNotFoundError, load_composition
 
 
@@ -43,12 +44,20 @@ def main(argv: Sequence[str]) -> int:
         default=DEFAULT_MAX_PASSES,
         help=f"Give up if the fleet has not settled after this many passes (default {DEFAULT_MAX_PASSES}).",
     )
+    parser.add_argument(
+        "--assume-ready",
+        action="store_true",
+        help="Simulate a live, healthy world: every composed resource (provider-kubernetes Objects and "
+        "the workloads they carry, Helm releases, cloud clusters and node pools, gateways and routes) "
+        "reports the status it would once Ready, so replicas serve, endpoints are composed and services "
+        "route. A status written in a manifest still wins.",
+    )
     args = parser.parse_args(argv)
     configure_cli_logging()
     try:
         loaded = load_dir(*args.dirs)
         compositions = {k.kind: load_composition(k.kind) for k in KINDS}
-        fleet = simulate(loaded, compositions, max_passes=args.max_passes)
+        fleet = simulate(loaded, compositions, max_passes=args.max_passes, world=healthy if args.assume_ready else None)
     except (ManifestError, CompositionNotFoundError, DidNotConvergeError, OSError) as err:
         sys.stderr.write(f"modelplane preview: {err}\n")
         return 1

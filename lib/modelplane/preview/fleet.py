@@ -22,9 +22,11 @@ from typing import Any
 from modelplane.preview.manifests import Key, Loaded, Manifest, is_modelplane, key_of
 from modelplane.render import RenderInputs, RenderOutput, render
 
-DEFAULT_MAX_PASSES = 10
+DEFAULT_MAX_PASSES = 20  # a healthy world (--assume-ready) of examples/platform + models settles in 11
 
 Renderer = Callable[[RenderInputs], RenderOutput]
+# How a composed resource that is not an XR is observed (the world the fleet runs in).
+World = Callable[[Manifest], Manifest]
 
 
 class DidNotConvergeError(RuntimeError):
@@ -84,6 +86,7 @@ def simulate(
     *,
     max_passes: int = DEFAULT_MAX_PASSES,
     renderer: Renderer = render,
+    world: World | None = None,
 ) -> Fleet:
     """Render the fleet until nothing changes.
 
@@ -92,6 +95,9 @@ def simulate(
         compositions: The Composition of each kind, by kind.
         max_passes: Give up after this many passes.
         renderer: The render implementation (the in-process renderer by default).
+        world: How composed resources other than XRs are observed; None (the default) observes
+            them as composed, with no status (``modelplane.preview.world.healthy`` simulates a
+            live, healthy system).
 
     Raises:
         DidNotConvergeError: the fleet still changed in the last pass; the
@@ -115,7 +121,7 @@ def simulate(
                     RenderInputs(
                         xr=state.xr,
                         composition=compositions[key[0]],
-                        observed=_observed(state, states),
+                        observed=_observed(state, states, world),
                         required=[s.xr for s in states.values()] + list(loaded.others),
                     )
                 )
@@ -132,12 +138,18 @@ def simulate(
     raise DidNotConvergeError(msg)
 
 
-def _observed(state: XRState, states: Mapping[Key, XRState]) -> list[Manifest]:
-    """What an XR observes of its composed resources: composed XRs with the status they report."""
+def _observed(state: XRState, states: Mapping[Key, XRState], world: World | None = None) -> list[Manifest]:
+    """What an XR observes of its composed resources: composed XRs with the status they report.
+
+    Other composed resources are observed as ``world`` reports them, or as composed without one.
+    """
     observed = []
     for composed in state.composed:
-        child = states.get(key_of(composed)) if is_modelplane(composed) else None
-        observed.append(child.xr if child is not None else composed)
+        if is_modelplane(composed):
+            child = states.get(key_of(composed))
+            observed.append(child.xr if child is not None else composed)
+        else:
+            observed.append(world(composed) if world is not None else composed)
     return observed
 
 
