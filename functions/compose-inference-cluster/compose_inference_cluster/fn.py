@@ -32,7 +32,7 @@ from modelplane.classes import review_class
 from modelplane.clusters import compose_cloud, plan_pools
 from modelplane.clusters.types import pool_key
 from modelplane.conditions import Condition, Reason, Status, Type
-from modelplane.fnkit.keep import keep_observed
+from modelplane.fnkit.keep import hold, keep_observed
 from modelplane.fnkit.required import Requirement
 from modelplane.fnkit.runner import ComposeRunner
 from modelplane.fnkit.status import set_conditions, set_ready
@@ -92,7 +92,7 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: st
     try:
         xr = parse_composite(req, InferenceCluster)
     except InvalidXRError as err:
-        _hold(req, rsp, log, Condition(Type.PROVISIONED, Status.FALSE, Reason.INVALID_SPEC, f"invalid: {err}"))
+        hold(req, rsp, log, Condition(Type.PROVISIONED, Status.FALSE, Reason.INVALID_SPEC, f"invalid: {err}"))
         return
     spec = resource.struct_to_dict(req.observed.composite.resource).get("spec", {})
     name = xr.metadata.name if xr.metadata is not None and xr.metadata.name else ""
@@ -151,16 +151,6 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: st
     ready = provisioned.status == Status.TRUE and stack_ready
     set_ready(rsp, ready=ready)
     log.debug("composed", cluster=name, ready=ready, capacity_source=known.reason)
-
-
-def _hold(
-    req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: structlog.stdlib.BoundLogger, why: Condition
-) -> None:
-    kept = keep_observed(req, rsp)
-    log.info("keeping composed resources", reason=str(why.reason), message=why.message, kept=kept)
-    response.warning(rsp, f"{why.message}; kept {kept} composed resource(s) unchanged")
-    set_conditions(rsp, why)
-    set_ready(rsp, ready=False)
 
 
 def _request_secret(rsp: fnv1.RunFunctionResponse, ref: Mapping[str, Any]) -> None:

@@ -13,11 +13,11 @@ from collections.abc import Mapping
 from typing import Any
 
 import structlog
-from crossplane.function import resource, response
+from crossplane.function import resource
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane.conditions import Condition, Reason, Status, Type
-from modelplane.fnkit.keep import keep_observed
+from modelplane.fnkit.keep import hold
 from modelplane.fnkit.runner import ComposeRunner
 from modelplane.fnkit.status import set_conditions, set_ready
 from modelplane.fnkit.xr import InvalidXRError, parse_composite
@@ -64,11 +64,7 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: st
         xr = parse_composite(req, InferenceGateway)
     except InvalidXRError as err:
         message = f"the InferenceGateway is invalid: {err}"
-        kept = keep_observed(req, rsp)
-        log.info("invalid gateway", message=message, kept=kept)
-        response.warning(rsp, f"{message}; kept {kept} composed resource(s) unchanged")
-        set_conditions(rsp, Condition(Type.PROGRAMMED, Status.FALSE, Reason.INVALID_SPEC, message))
-        set_ready(rsp, ready=False)
+        hold(req, rsp, log, Condition(Type.PROGRAMMED, Status.FALSE, Reason.INVALID_SPEC, message))
         return
     name = (xr.metadata.name if xr.metadata else None) or ""
     spec = xr.spec or Spec()

@@ -22,7 +22,7 @@ from google.protobuf import struct_pb2 as structpb
 
 from compose_model_deployment.fleet import REQUIREMENTS, FleetReader
 from modelplane.conditions import Condition, Reason, Status, Type
-from modelplane.fnkit.keep import keep_observed
+from modelplane.fnkit.keep import hold, keep_observed
 from modelplane.fnkit.runner import ComposeRunner
 from modelplane.fnkit.status import set_conditions, set_ready
 from modelplane.fnkit.xr import InvalidXRError, parse_composite
@@ -58,7 +58,7 @@ def compose(
     try:
         xr = parse_composite(req, ModelDeployment)
     except InvalidXRError as err:
-        _hold(req, rsp, log, Reason.INVALID_SPEC, f"the ModelDeployment is invalid: {err}")
+        hold(req, rsp, log, _unscheduled(Reason.INVALID_SPEC, f"the ModelDeployment is invalid: {err}"))
         return
     if not all(r.fetched(req) for r in REQUIREMENTS):
         # Crossplane answers the requirements and calls again: keep everything meanwhile.
@@ -71,7 +71,7 @@ def compose(
     try:
         plan = schedule(xr, fleet.clusters, fleet.classes, fleet.replicas)
     except InvalidDeploymentError as err:
-        _hold(req, rsp, log, Reason.INVALID_SPEC, describe([err.problem]))
+        hold(req, rsp, log, _unscheduled(Reason.INVALID_SPEC, describe([err.problem])))
         return
     meta = xr.metadata
     spec = req.observed.composite.resource.fields.get("spec")
@@ -92,6 +92,10 @@ def compose(
     set_ready(rsp, ready=plan.complete and len(ready) == plan.desired)
 
 
+def _unscheduled(reason: Reason, message: str) -> Condition:
+    return Condition(Type.SCHEDULED, Status.FALSE, reason, message)
+
+
 @dataclass(frozen=True)
 class _Deployment:
     """The deployment being composed: its identity and its spec as the user wrote it (Struct fields)."""
@@ -99,21 +103,6 @@ class _Deployment:
     name: str
     namespace: str
     spec: Mapping[str, Any]
-
-
-def _hold(
-    req: fnv1.RunFunctionRequest,
-    rsp: fnv1.RunFunctionResponse,
-    log: structlog.stdlib.BoundLogger,
-    reason: Reason,
-    message: str,
-) -> None:
-    """Keep every composed replica and endpoint, and say why nothing was scheduled."""
-    kept = keep_observed(req, rsp)
-    log.info("keeping composed resources", reason=str(reason), message=message, kept=kept)
-    response.warning(rsp, f"{message}; kept {kept} composed resource(s) unchanged")
-    set_conditions(rsp, Condition(Type.SCHEDULED, Status.FALSE, reason, message))
-    set_ready(rsp, ready=False)
 
 
 def _write_replica_spec(out: structpb.Struct, spec: Mapping[str, Any], placement: Placement, deployment: str) -> None:

@@ -8,11 +8,11 @@ until the user fixes the URL.
 from __future__ import annotations
 
 import structlog
-from crossplane.function import resource, response
+from crossplane.function import resource
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane.conditions import Condition, Reason, Status, Type
-from modelplane.fnkit.keep import keep_observed
+from modelplane.fnkit.keep import hold
 from modelplane.fnkit.runner import ComposeRunner
 from modelplane.fnkit.status import set_conditions, set_ready
 from modelplane.fnkit.xr import InvalidXRError, parse_composite
@@ -36,11 +36,7 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: st
         url = parse_url(xr.spec.url if xr.spec else "")
     except (InvalidXRError, InvalidURLError) as err:
         message = f"spec.url: {err}" if isinstance(err, InvalidURLError) else f"the ModelEndpoint is invalid: {err}"
-        kept = keep_observed(req, rsp)
-        log.info("invalid endpoint", message=message, kept=kept)
-        response.warning(rsp, f"{message}; kept {kept} composed resource(s) unchanged")
-        set_conditions(rsp, Condition(Type.VALID, Status.FALSE, Reason.INVALID_URL, message))
-        set_ready(rsp, ready=False)
+        hold(req, rsp, log, Condition(Type.VALID, Status.FALSE, Reason.INVALID_URL, message))
         return
     meta = xr.metadata
     name, namespace = (meta.name if meta else None) or "", (meta.namespace if meta else None) or ""

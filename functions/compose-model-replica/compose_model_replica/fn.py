@@ -31,7 +31,7 @@ from modelplane.backends import (
 )
 from modelplane.backends.resolve import ResolveError, resolve
 from modelplane.conditions import Condition, Reason, Status, Type
-from modelplane.fnkit.keep import keep_observed
+from modelplane.fnkit.keep import hold, keep_observed
 from modelplane.fnkit.runner import ComposeRunner
 from modelplane.fnkit.status import set_conditions, set_ready
 from modelplane.fnkit.xr import InvalidXRError, parse_composite
@@ -62,6 +62,10 @@ class FunctionRunner(ComposeRunner):
         super().__init__(compose)
 
 
+def _undeployed(reason: Reason, message: str) -> Condition:
+    return Condition(Type.DEPLOYED, Status.FALSE, reason, message)
+
+
 @dataclass(frozen=True)
 class _Replica:
     """The replica being composed: its model and its spec as written (templates pass through as dicts)."""
@@ -77,7 +81,7 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: st
     try:
         xr = parse_composite(req, ModelReplica)
     except InvalidXRError as err:
-        _hold(req, rsp, log, Reason.INVALID_SPEC, f"the ModelReplica is invalid: {err}")
+        hold(req, rsp, log, _undeployed(Reason.INVALID_SPEC, f"the ModelReplica is invalid: {err}"))
         return
     raw = resource.struct_to_dict(req.observed.composite.resource)
     meta = raw.get("metadata", {})
@@ -88,7 +92,7 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: st
     try:
         footprint = replica_footprint(xr.spec) if xr.spec is not None else None
     except TopologyError as err:
-        _hold(req, rsp, log, Reason.INVALID_SPEC, str(err))
+        hold(req, rsp, log, _undeployed(Reason.INVALID_SPEC, str(err)))
         return
     if footprint is not None:
         _write_gpus(rsp, footprint)
@@ -112,10 +116,10 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: st
             work, cluster.spec.serving.backend or "" if cluster.spec and cluster.spec.serving else ""
         )
     except ResolveError as err:
-        _hold(req, rsp, log, err.reason, str(err))
+        hold(req, rsp, log, _undeployed(err.reason, str(err)))
         return
     except (UnknownBackendError, UnknownSchedulerError, SchedulerSettingsError) as err:
-        _hold(req, rsp, log, Reason.UNSUPPORTED, str(err))
+        hold(req, rsp, log, _undeployed(Reason.UNSUPPORTED, str(err)))
         return
     provider_config = (
         cluster.status.providerConfigRef.name if cluster.status and cluster.status.providerConfigRef else ""
@@ -174,17 +178,22 @@ def _cluster(
         return None
     raw = _first_raw(req, CLUSTER)
     if raw is None:
-        _hold(req, rsp, log, Reason.CLUSTER_NOT_FOUND, f"spec.inferenceClusterRef: InferenceCluster {name} not found")
+        hold(
+            req,
+            rsp,
+            log,
+            _undeployed(Reason.CLUSTER_NOT_FOUND, f"spec.inferenceClusterRef: InferenceCluster {name} not found"),
+        )
         return None
     try:
         cluster = InferenceCluster.model_validate(raw)
     except pydantic.ValidationError as err:
         message = f"spec.inferenceClusterRef: InferenceCluster {name} is invalid: {err.errors()[0]['msg']}"
-        _hold(req, rsp, log, Reason.CLUSTER_NOT_READY, message)
+        hold(req, rsp, log, _undeployed(Reason.CLUSTER_NOT_READY, message))
         return None
     if cluster.status is None or cluster.status.providerConfigRef is None or not cluster.status.providerConfigRef.name:
         message = f"InferenceCluster {name} has not published status.providerConfigRef yet"
-        _hold(req, rsp, log, Reason.CLUSTER_NOT_READY, message)
+        hold(req, rsp, log, _undeployed(Reason.CLUSTER_NOT_READY, message))
         return None
     return cluster
 
@@ -201,21 +210,6 @@ def _labels(replica: _Replica) -> dict[str, str]:
     if deployment:
         labels[DEPLOYMENT_LABEL] = str(deployment)
     return labels
-
-
-def _hold(
-    req: fnv1.RunFunctionRequest,
-    rsp: fnv1.RunFunctionResponse,
-    log: structlog.stdlib.BoundLogger,
-    reason: Reason,
-    message: str,
-) -> None:
-    """Keep every composed object and say why nothing was (re)composed."""
-    kept = keep_observed(req, rsp)
-    log.info("keeping composed resources", reason=str(reason), message=message, kept=kept)
-    response.warning(rsp, f"{message}; kept {kept} composed resource(s) unchanged")
-    set_conditions(rsp, Condition(Type.DEPLOYED, Status.FALSE, reason, message))
-    set_ready(rsp, ready=False)
 
 
 def _observed_ready(req: fnv1.RunFunctionRequest, key: str) -> bool:

@@ -19,7 +19,7 @@ from crossplane.function import resource, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane.conditions import Condition, Reason, Status, Type
-from modelplane.fnkit.keep import keep_observed
+from modelplane.fnkit.keep import hold
 from modelplane.fnkit.runner import ComposeRunner
 from modelplane.fnkit.status import set_conditions, set_ready
 from modelplane.fnkit.xr import InvalidXRError, parse_composite
@@ -69,7 +69,12 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: st
     try:
         xr = parse_composite(req, ModelService)
     except InvalidXRError as err:
-        _hold(req, rsp, log, Status.FALSE, Reason.INVALID_SPEC, f"the ModelService is invalid: {err}")
+        hold(
+            req,
+            rsp,
+            log,
+            Condition(Type.ROUTED, Status.FALSE, Reason.INVALID_SPEC, f"the ModelService is invalid: {err}"),
+        )
         return
     meta, spec = xr.metadata, xr.spec
     gateway_name = (spec.gatewayRef.name if spec and spec.gatewayRef else None) or "default"
@@ -77,12 +82,17 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: st
     _request(rsp, service)
     if GATEWAY not in req.required_resources or ENDPOINTS not in req.required_resources:
         # Crossplane answers the requirements and calls again: keep the route meanwhile.
-        _hold(req, rsp, log, Status.UNKNOWN, Reason.WAITING_FOR_GATEWAY, "reading the gateway and endpoints")
+        hold(
+            req,
+            rsp,
+            log,
+            Condition(Type.ROUTED, Status.UNKNOWN, Reason.WAITING_FOR_GATEWAY, "reading the gateway and endpoints"),
+        )
         return
     gateways = list(_items(req, GATEWAY))
     if not gateways:
         message = f"InferenceGateway {gateway_name!r} (spec.gatewayRef.name) does not exist"
-        _hold(req, rsp, log, Status.FALSE, Reason.GATEWAY_NOT_FOUND, message)
+        hold(req, rsp, log, Condition(Type.ROUTED, Status.FALSE, Reason.GATEWAY_NOT_FOUND, message))
         return
     selections = (
         [Selection(_selector(e.selector), e.weight if e.weight is not None else 1) for e in spec.endpoints]
@@ -200,20 +210,3 @@ def _routed(plan: RoutePlan, gateway: GatewayRef, path: str) -> Condition:
     note = f"; {', '.join(empty)} match(es) no Ready endpoint" if empty else ""
     message = f"{path} on Gateway {gateway.namespace}/{gateway.name} routes to {weights}{note}"
     return Condition(Type.ROUTED, Status.TRUE, Reason.ROUTED, message)
-
-
-def _hold(
-    req: fnv1.RunFunctionRequest,
-    rsp: fnv1.RunFunctionResponse,
-    log: structlog.stdlib.BoundLogger,
-    status: Status,
-    reason: Reason,
-    message: str,
-) -> None:
-    """Keep the route composed before and say why it was not recomposed."""
-    kept = keep_observed(req, rsp)
-    log.info("keeping composed resources", reason=str(reason), message=message, kept=kept)
-    if status == Status.FALSE:
-        response.warning(rsp, f"{message}; kept {kept} composed resource(s) unchanged")
-    set_conditions(rsp, Condition(Type.ROUTED, status, reason, message))
-    set_ready(rsp, ready=False)

@@ -14,12 +14,12 @@ from collections.abc import Mapping
 from typing import Any
 
 import structlog
-from crossplane.function import resource, response
+from crossplane.function import resource
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane.charts import Chart, Component, stack_components
 from modelplane.conditions import Condition, Reason, Status, Type
-from modelplane.fnkit.keep import keep_observed
+from modelplane.fnkit.keep import hold
 from modelplane.fnkit.runner import ComposeRunner
 from modelplane.fnkit.status import set_conditions, set_ready
 from modelplane.fnkit.xr import InvalidXRError, parse_composite
@@ -60,11 +60,8 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: st
     try:
         xr = parse_composite(req, ServingStack)
     except InvalidXRError as err:
-        kept = keep_observed(req, rsp)
         message = f"the ServingStack is invalid: {err}"
-        response.warning(rsp, f"{message}; kept {kept} composed resource(s) unchanged")
-        set_conditions(rsp, Condition(Type.INSTALLED, Status.FALSE, Reason.INVALID_SPEC, message))
-        set_ready(rsp, ready=False)
+        hold(req, rsp, log, Condition(Type.INSTALLED, Status.FALSE, Reason.INVALID_SPEC, message))
         return
     spec = resource.struct_to_dict(req.observed.composite.resource).get("spec", {})
     name = xr.metadata.name if xr.metadata is not None and xr.metadata.name else ""

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from crossplane.function import resource
+from crossplane.function import resource, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from structlog.stdlib import BoundLogger
+
+from modelplane.conditions import Condition, Status
+from modelplane.fnkit.status import set_conditions, set_ready
 
 # Fields the API server or a controller owns; desired state must not claim them.
 _SERVER_METADATA = ("uid", "resourceVersion", "generation", "creationTimestamp", "managedFields", "ownerReferences")
@@ -35,3 +39,17 @@ def keep_observed(
         rsp.desired.resources[name].resource.update(data)
         kept += 1
     return kept
+
+
+def hold(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: BoundLogger, why: Condition) -> None:
+    """Keep everything composed before, report ``why`` and mark the XR not ready.
+
+    For when an input is missing or invalid and the function cannot decide
+    anything: a False condition is also a Warning result naming what was kept.
+    """
+    kept = keep_observed(req, rsp)
+    log.info("keeping composed resources", reason=str(why.reason), message=why.message, kept=kept)
+    if why.status == Status.FALSE:
+        response.warning(rsp, f"{why.message}; kept {kept} composed resource(s) unchanged")
+    set_conditions(rsp, why)
+    set_ready(rsp, ready=False)
