@@ -97,6 +97,7 @@ class _Own:
 
 @dataclass(frozen=True)
 class _Option:
+    waste: int  # GPUs left idle on the nodes a first worker of each role would take
     leftover: int
     pools: tuple[PoolKey, ...]  # per role, in role order
 
@@ -172,7 +173,7 @@ class _Scheduler:
 
     def place(self, name: str, ordinal: int, origin: Origin) -> Placement | Unplaced:
         """Place one replica, or say why it cannot be placed."""
-        best: tuple[tuple[int, int, str, tuple[PoolKey, ...]], _Option] | None = None
+        best: tuple[tuple[int, int, int, str, tuple[PoolKey, ...]], _Option] | None = None
         for cluster in self._selected:
             eligible = self._eligible_pools(cluster)
             if isinstance(eligible, ClusterRejection):
@@ -182,7 +183,7 @@ class _Scheduler:
             option = self._options[cluster.name]
             if option is None:
                 continue
-            score = (self._spread[cluster.name], option.leftover, cluster.name, option.pools)
+            score = (self._spread[cluster.name], option.waste, option.leftover, cluster.name, option.pools)
             if best is None or score < best[0]:
                 best = (score, option)
         if best is None:
@@ -252,9 +253,27 @@ class _Scheduler:
         best: _Option | None = None
         for keys in product(*(eligible[r.role] for r in requests)):
             leftover = self._leftover(keys)
-            if leftover is not None and (best is None or (leftover, keys) < (best.leftover, best.pools)):
-                best = _Option(leftover, keys)
+            if leftover is None:
+                continue
+            option = _Option(self._waste(keys), leftover, keys)
+            if best is None or (option.waste, option.leftover, keys) < (best.waste, best.leftover, best.pools):
+                best = option
         return best
+
+    def _waste(self, keys: tuple[PoolKey, ...]) -> int:
+        """GPUs a worker of each role strands on the tightest nodes that fit it: best fit by node, not by pool."""
+        waste = 0
+        for key, request in zip(keys, self.request.roles, strict=True):
+            g, k = request.footprint.gpus_per_node, request.footprint.nodes_per_worker
+            counts = self._free[key].counts
+            left = k
+            for f in range(g, len(counts)):
+                take = min(counts[f], left)
+                waste += take * (f - g)
+                left -= take
+                if not left:
+                    break
+        return waste
 
     def _leftover(self, keys: tuple[PoolKey, ...]) -> int | None:
         """The GPUs left free on the pools ``keys`` (per role) once the replica is on them; None if it does not fit."""

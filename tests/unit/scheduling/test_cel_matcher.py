@@ -122,9 +122,10 @@ def test_example_fleet_fills_up_deployment_by_deployment() -> None:
         "deepseek-r1-pd-0": ("gke-us-central1", "h200", "h200"),
         # Two whole nodes with InfiniBand: the idle Kueue cluster fits exactly (best fit).
         "kimi-k2-0": ("eu-west-kueue", "h100"),
-        # Best fit takes the H200 node DeepSeek left 5 GPUs on; spread sends the second replica elsewhere.
-        "llama-70b-0": ("gke-us-central1", "h200"),
-        "llama-70b-1": ("us-east-kai", "h100"),
+        # Best fit by node: KAI reports a node of us-east-kai with exactly 4 GPUs free (the H200 node
+        # DeepSeek left would strand 1); spread sends the second replica to the other cluster.
+        "llama-70b-0": ("us-east-kai", "h100"),
+        "llama-70b-1": ("gke-us-central1", "h200"),
         "llama-8b-autoscaled-0": ("aks-westeurope", "h100"),
         "llama-8b-fp8-0": ("gke-us-central1", "l4"),
         "llama-8b-fp8-1": ("gke-us-central1", "l4"),
