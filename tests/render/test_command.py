@@ -10,22 +10,13 @@ from typing import Any
 import pytest
 
 from modelplane.render import command, engine, goyaml
-from tests.render.toys import ToyRunner
+from tests.render.toys import ToyRunner, toy_composition
 
 XR = {"apiVersion": "example.org/v1", "kind": "XThing", "metadata": {"name": "thing"}, "spec": {}}
 
 
 def _comp(script: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "apiVersion": "apiextensions.crossplane.io/v1",
-        "kind": "Composition",
-        "metadata": {"name": "c"},
-        "spec": {
-            "compositeTypeRef": {"apiVersion": "example.org/v1", "kind": "XThing"},
-            "mode": "Pipeline",
-            "pipeline": [{"step": "s", "functionRef": {"name": "toy"}, "input": script}],
-        },
-    }
+    return toy_composition(script, step="s")
 
 
 def _run(monkeypatch: pytest.MonkeyPatch, argv: list[str]) -> tuple[int, str, str]:
@@ -92,7 +83,9 @@ def test_include_full_xr(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
         pytest.param(
             XR,
             [],
-            "modelplane: error: XR kind 'XThing' is not a Modelplane kind; pass --composition\n",
+            "modelplane: error: 'XThing' is not a Modelplane kind (known: InferenceClass, InferenceCluster,"
+            " InferenceGateway, ModelDeployment, ModelEndpoint, ModelReplica, ModelService, ServingStack);"
+            " pass --composition\n",
             id="no-composition-for-a-foreign-kind",
         ),
         pytest.param(

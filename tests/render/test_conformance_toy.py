@@ -22,7 +22,7 @@ import pytest
 from modelplane.render import command, engine, goyaml
 from modelplane.render.normalize import normalize
 from tests.render.crossplane_cli import crossplane_binary, functions_manifest, run_render, serve_functions
-from tests.render.toys import ToyRunner
+from tests.render.toys import ToyRunner, toy_composition
 
 BINARY = crossplane_binary()
 if BINARY is None and not os.environ.get("CI"):
@@ -44,23 +44,9 @@ def _xr(*, namespace: str | None = "team-a") -> dict[str, Any]:
 
 
 def _composition(*scripts: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "apiVersion": "apiextensions.crossplane.io/v1",
-        "kind": "Composition",
-        "metadata": {"name": "xthings.example.org"},
-        "spec": {
-            "compositeTypeRef": {"apiVersion": "example.org/v1", "kind": "XThing"},
-            "mode": "Pipeline",
-            "pipeline": [
-                {
-                    "step": f"step-{i}",
-                    "functionRef": {"name": "toy"},
-                    "input": {"apiVersion": "toy/v1", "kind": "Script", **s},
-                }
-                for i, s in enumerate(scripts)
-            ],
-        },
-    }
+    return toy_composition(
+        *({"apiVersion": "toy/v1", "kind": "Script", **s} for s in scripts), name="xthings.example.org", step="step-{}"
+    )
 
 
 _RESOURCES = {

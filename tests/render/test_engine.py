@@ -9,7 +9,7 @@ import pytest
 
 from modelplane.render import RenderError, RenderInputs, RenderOutput, render, to_yaml
 from modelplane.render.engine import CONDITION_TIME, xr_uid
-from tests.render.toys import ToyRunner
+from tests.render.toys import ToyRunner, toy_composition
 
 XR: dict[str, Any] = {
     "apiVersion": "example.org/v1",
@@ -28,17 +28,7 @@ OWNER = {
 }
 
 
-def _comp(*scripts: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "apiVersion": "apiextensions.crossplane.io/v1",
-        "kind": "Composition",
-        "metadata": {"name": "c"},
-        "spec": {
-            "compositeTypeRef": {"apiVersion": "example.org/v1", "kind": "XThing"},
-            "mode": "Pipeline",
-            "pipeline": [{"step": f"s{i}", "functionRef": {"name": "toy"}, "input": s} for i, s in enumerate(scripts)],
-        },
-    }
+_comp = toy_composition
 
 
 def _composed(name: str, data: dict[str, str], *, fixed_name: str | None = None) -> dict[str, Any]:

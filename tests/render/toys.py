@@ -103,3 +103,19 @@ class ToyRunner(grpcv1.FunctionRunnerServiceServicer):
             resource.update(
                 rsp.desired.resources[f"required-{name}"], _config_map(f"required-{name}", {"names": names})
             )
+
+
+def toy_composition(*scripts: dict[str, Any], name: str = "c", step: str = "s{}") -> dict[str, Any]:
+    """A Pipeline Composition for XThing running the toy function once per script (step names from ``step``)."""
+    return {
+        "apiVersion": "apiextensions.crossplane.io/v1",
+        "kind": "Composition",
+        "metadata": {"name": name},
+        "spec": {
+            "compositeTypeRef": {"apiVersion": "example.org/v1", "kind": "XThing"},
+            "mode": "Pipeline",
+            "pipeline": [
+                {"step": step.format(i), "functionRef": {"name": "toy"}, "input": s} for i, s in enumerate(scripts)
+            ],
+        },
+    }

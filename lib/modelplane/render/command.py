@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from modelplane.fnkit import configure_cli_logging
-from modelplane.kinds import BY_KIND
 from modelplane.render import goyaml
 from modelplane.render.engine import RenderError, RenderInputs, include_full_xr, render, to_yaml
+from modelplane.repo import CompositionNotFoundError, composition_path
 
 __all__ = ["main"]
 
@@ -105,23 +105,12 @@ def _load_one(path: Path) -> dict[str, Any]:
         raise _UsageError(msg) from e
 
 
-def repo_root(start: Path | None = None) -> Path:
-    """The Modelplane checkout: the first parent with ``apis/`` and ``pyproject.toml``."""
-    candidates = [start or Path.cwd(), Path(__file__).resolve()]
-    for c in candidates:
-        for d in (c, *c.parents):
-            if (d / "apis").is_dir() and (d / "pyproject.toml").is_file():
-                return d
-    msg = "cannot find the Modelplane repository (a directory with apis/ and pyproject.toml); pass --composition"
-    raise _UsageError(msg)
-
-
 def _default_composition(xr: dict[str, Any]) -> Path:
-    kind = BY_KIND.get(str(xr.get("kind", "")))
-    if kind is None:
-        msg = f"XR kind {xr.get('kind', '')!r} is not a Modelplane kind; pass --composition"
-        raise _UsageError(msg)
-    return repo_root() / "apis" / kind.plural / "composition.yaml"
+    try:
+        return composition_path(str(xr.get("kind", "")))
+    except CompositionNotFoundError as err:
+        msg = f"{err}; pass --composition"
+        raise _UsageError(msg) from err
 
 
 def _pairs(values: Sequence[str], flag: str) -> list[tuple[str, str]]:
