@@ -458,7 +458,7 @@ class Spec(BaseModel):
     """
     The cluster's GPU node pools. For a provisioned cluster Modelplane creates one node pool per entry (plus a small system pool of its own); for an existing cluster they describe the pools that are there.
     """
-    scheduler: Annotated[Scheduler | None, Field(validate_default=True)] = {}
+    scheduler: Annotated[Scheduler | None, Field(validate_default=True)] = {"type": "None"}
     """
     The workload scheduler of the cluster: how ModelReplica workloads are wrapped and where observed capacity comes from.
     """

@@ -980,6 +980,28 @@ def iter_nodes(node: Schema, path: str = "") -> Iterator[tuple[str, Schema]]:
         yield from iter_nodes(child, child_path)
 
 
+def default_errors(kind: str, schema: Schema) -> list[str]:
+    """Errors the API server reports for schema defaults when it creates the CRD.
+
+    Each ``default`` is validated against its node's schema and CEL rules as it is
+    written: the API server does not apply nested defaults to it first, so a
+    ``default: {}`` whose rules read ``self.type`` fails with "no such key: type"
+    even though ``type`` has a default of its own.
+    """
+    errs: list[str] = []
+    for path, node in iter_nodes(schema):
+        if "default" not in node:
+            continue
+        where = f"{path or '<root>'}.default"
+        value = node["default"]
+        validator = jsonschema.Draft202012Validator(to_json_schema(node), format_checker=_FORMATS)
+        errs.extend(f"{where}: {m}" for e in validator.iter_errors(value) for m in _schema_error_messages(e))
+        for e in _walk_rules(kind, node, value, [], path):
+            if not e.passed:
+                errs.append(f"{where}: {_evaluation_error(e)}")
+    return errs
+
+
 def structural_errors(schema: Schema) -> list[str]:
     """Violations of Kubernetes' structural schema rules (apiextensions v1)."""
     errs: list[str] = []
