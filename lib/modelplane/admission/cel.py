@@ -1,0 +1,214 @@
+"""``x-kubernetes-validations``: every CEL rule of a schema, evaluated at its node with cel-python."""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import celpy
+from celpy import celtypes
+from celpy.adapter import json_to_cel
+from celpy.evaluation import CELEvalError
+
+from modelplane.admission.documents import JSON, Schema
+from modelplane.admission.openapi import fmt_path, type_name
+
+# Functions and macros of standard CEL that Kubernetes' CEL environment and
+# cel-python 0.5.0 both provide. A rule calling anything else either does not
+# compile on the API server or cannot be evaluated here.
+PORTABLE_CEL_FUNCTIONS = frozenset(
+    {
+        "has",
+        "all",
+        "exists",
+        "exists_one",
+        "map",
+        "filter",
+        "size",
+        "matches",
+        "startsWith",
+        "endsWith",
+        "contains",
+        "int",
+        "uint",
+        "double",
+        "string",
+        "bool",
+        "type",
+        "duration",
+        "timestamp",
+    }
+)
+
+
+# --------------------------------------------------------------------------
+# Results
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One ``x-kubernetes-validations`` entry and where it sits in a schema."""
+
+    kind: str
+    path: str  # schema path: "spec.devices[*]", "spec.devices[*].attributes[*]"
+    rule: str
+    message: str
+    field_path: str = ""
+
+    @property
+    def id(self) -> str:
+        """The rule, named by kind, schema path and text."""
+        return f"{self.kind} {self.path}: {self.rule}"
+
+    @property
+    def transition(self) -> bool:
+        """Whether the rule compares with the old object (never evaluated on create)."""
+        return re.search(r"\boldSelf\b", self.rule) is not None
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """The outcome of one rule at one node of one object."""
+
+    rule: Rule
+    field: str  # instance path: "spec.devices[0]"
+    passed: bool
+    error: str | None = None  # set when the rule could not be evaluated
+    value_type: str = "object"  # the JSON type of the node's value, as the API server reports it
+
+
+# --------------------------------------------------------------------------
+# CEL
+
+
+def _lower_ascii(s: celtypes.StringType) -> celtypes.StringType:
+    return celtypes.StringType(s.lower())
+
+
+def _upper_ascii(s: celtypes.StringType) -> celtypes.StringType:
+    return celtypes.StringType(s.upper())
+
+
+# The few Kubernetes CEL library functions the CRDs we validate against use.
+# Our own XRDs must stick to PORTABLE_CEL_FUNCTIONS (tested).
+_KUBERNETES_FUNCTIONS: dict[str, Any] = {"lowerAscii": _lower_ascii, "upperAscii": _upper_ascii}
+
+_ENV = celpy.Environment()
+
+
+@functools.cache
+def compile_rule(rule: str) -> celpy.Runner:
+    """Compile a CEL rule with cel-python; raises ``CELParseError`` when it does not parse."""
+    return _ENV.program(_ENV.compile(rule), functions=_KUBERNETES_FUNCTIONS)
+
+
+STRING_LITERAL = re.compile(r"'''.*?'''|\"\"\".*?\"\"\"|'(?:\\.|[^'\\])*'|\"(?:\\.|[^\"\\])*\"", re.S)
+_CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+
+
+def rule_function_names(rule: str) -> set[str]:
+    """Names of the functions and macros a CEL rule calls (string literals ignored)."""
+    return set(_CALL.findall(STRING_LITERAL.sub("''", rule)))
+
+
+def _to_cel(value: JSON, node: Schema | None) -> Any:  # noqa: ANN401, PLR0911 - any CEL value, one return per JSON type
+    """Convert JSON to CEL values typed by the schema, as the API server binds ``self``."""
+    node = node or {}
+    dynamic = node.get("x-kubernetes-int-or-string") or ("type" not in node)
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return celtypes.BoolType(value)
+    if isinstance(value, (int, float)):
+        if node.get("type") == "number" or isinstance(value, float):
+            return celtypes.DoubleType(float(value))
+        return celtypes.IntType(value)
+    if isinstance(value, str):
+        return celtypes.StringType(value)
+    if isinstance(value, list):
+        items = node.get("items") if not dynamic or "items" in node else None
+        return celtypes.ListType([_to_cel(v, items if isinstance(items, dict) else None) for v in value])
+    if isinstance(value, dict):
+        props = node.get("properties", {})
+        additional = node.get("additionalProperties")
+        return celtypes.MapType(
+            {
+                celtypes.StringType(k): _to_cel(
+                    v, props.get(k) if k in props else additional if isinstance(additional, dict) else None
+                )
+                for k, v in value.items()
+            }
+        )
+    return json_to_cel(value)
+
+
+def _evaluate(rule: Rule, value: JSON, node: Schema) -> tuple[bool, str | None]:
+    try:
+        result = compile_rule(rule.rule).evaluate({"self": _to_cel(value, node)})
+    except Exception as e:  # noqa: BLE001 - any failure is an evaluation error the API server would report
+        return False, f"{type(e).__name__}: {e}"
+    if isinstance(result, CELEvalError):
+        return False, f"CELEvalError: {result}"
+    if not isinstance(result, celtypes.BoolType):
+        return False, f"rule returned {type(result).__name__}, not bool"
+    return bool(result), None
+
+
+def walk_rules(kind: str, node: Schema, value: JSON, path: list[str | int], schema_path: str) -> Iterator[Evaluation]:
+    """Evaluate every rule of ``node`` and its descendants on ``value`` (transition rules are skipped)."""
+    for entry in node.get("x-kubernetes-validations", []):
+        rule = Rule(
+            kind=kind,
+            path=schema_path or "<root>",
+            rule=entry["rule"],
+            message=entry.get("message", f"failed rule: {entry['rule']}"),
+            field_path=entry.get("fieldPath", ""),
+        )
+        if rule.transition:
+            continue
+        passed, error = _evaluate(rule, value, node)
+        yield Evaluation(rule=rule, field=fmt_path(path), passed=passed, error=error, value_type=type_name(value))
+    if isinstance(value, dict):
+        props: Schema = node.get("properties", {})
+        additional = node.get("additionalProperties")
+        for name, item in value.items():
+            if item is None:
+                continue
+            if name in props:
+                sub = f"{schema_path}.{name}" if schema_path else name
+                yield from walk_rules(kind, props[name], item, [*path, name], sub)
+            elif isinstance(additional, dict):
+                yield from walk_rules(kind, additional, item, [*path, name], f"{schema_path}[*]")
+    elif isinstance(value, list) and isinstance(node.get("items"), dict):
+        for i, item in enumerate(value):
+            if item is not None:
+                yield from walk_rules(kind, node["items"], item, [*path, i], f"{schema_path}[*]")
+
+
+def evaluation_error(e: Evaluation) -> str:
+    """A failed or unevaluable rule, worded as the API server words it."""
+    where = e.field if not e.rule.field_path else f"{e.field}{e.rule.field_path}"
+    if e.error is not None:
+        return f'{where}: Invalid value: "{e.value_type}": rule {e.rule.rule!r} could not be evaluated: {e.error}'
+    return f'{where}: Invalid value: "{e.value_type}": {e.rule.message}'
+
+
+def iter_rules(kind: str, node: Schema, path: str = "") -> Iterator[Rule]:
+    """Every CEL rule in a schema, with its schema path."""
+    for entry in node.get("x-kubernetes-validations", []):
+        yield Rule(
+            kind=kind,
+            path=path or "<root>",
+            rule=entry["rule"],
+            message=entry.get("message", f"failed rule: {entry['rule']}"),
+            field_path=entry.get("fieldPath", ""),
+        )
+    for name, sub in node.get("properties", {}).items():
+        yield from iter_rules(kind, sub, f"{path}.{name}" if path else name)
+    if isinstance(node.get("additionalProperties"), dict):
+        yield from iter_rules(kind, node["additionalProperties"], f"{path}[*]")
+    if isinstance(node.get("items"), dict):
+        yield from iter_rules(kind, node["items"], f"{path}[*]")
