@@ -41,6 +41,8 @@ class Holding:
         roles: Its roles, each with its pool and footprint (none when its spec names no pool).
         ready: Whether its ``Ready`` condition is True (its pods run, so a cluster
             scheduler's observed usage includes them).
+        revision: The revision of the serving shape it runs
+            (``modelplane.scheduling.shape_revision``), "" when not known.
     """
 
     namespace: str
@@ -49,6 +51,7 @@ class Holding:
     cluster: str
     roles: tuple[RoleHolding, ...]
     ready: bool = False
+    revision: str = ""
 
 
 @cache

@@ -107,9 +107,13 @@ class NodeFree:
         counts = list(self.counts)
         placed = min(role.workers, self.max_workers(role.gpus_per_node, role.nodes_per_worker))
         _place(counts, role.gpus_per_node, role.nodes_per_worker, placed)
-        overflow = 0
-        for _ in range(role.workers - placed):
+        overflow, left = 0, role.workers - placed
+        # Once no node has a GPU free, every further worker is short by all it needs: count those at once
+        # (a replica's worker count is the user's number; the loop is bounded by the pool's GPUs).
+        while left and any(counts[1:]):
             overflow += _force(counts, role.gpus_per_node, role.nodes_per_worker)
+            left -= 1
+        overflow += left * role.gpus_per_node * role.nodes_per_worker
         # A worker that did not fit this packing still holds its GPUs somewhere in the pool (the
         # real pods were packed differently): take what it is short by off the other nodes, and
         # only count as overcommitted what the pool cannot have at all.

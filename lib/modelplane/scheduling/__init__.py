@@ -13,6 +13,8 @@ from modelplane.scheduling.devices import (
 from modelplane.scheduling.names import replica_name, replica_ordinal
 from modelplane.scheduling.result import (
     ClusterRejection,
+    Held,
+    HoldReason,
     Origin,
     Placement,
     PoolRejection,
@@ -21,7 +23,8 @@ from modelplane.scheduling.result import (
     Schedule,
     Unplaced,
 )
-from modelplane.scheduling.scheduler import InvalidDeploymentError, schedule
+from modelplane.scheduling.revision import serving_shape, shape_revision
+from modelplane.scheduling.scheduler import Existing, InvalidDeploymentError, schedule
 
 __all__ = [
     "AttributeValue",
@@ -30,6 +33,9 @@ __all__ = [
     "ClusterRejection",
     "DeviceMatcher",
     "DeviceVersion",
+    "Existing",
+    "Held",
+    "HoldReason",
     "InvalidDeploymentError",
     "Origin",
     "Placement",
@@ -44,4 +50,6 @@ __all__ = [
     "replica_name",
     "replica_ordinal",
     "schedule",
+    "serving_shape",
+    "shape_revision",
 ]

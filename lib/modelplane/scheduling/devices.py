@@ -187,12 +187,20 @@ class ClassJudge:
                 self._verdicts[key] = error
         return self._verdicts[key]
 
-    def _judge(self, request: RoleRequest, class_name: str) -> ClassFit:
+    def class_problem(self, class_name: str) -> tuple[PoolReason, str] | None:
+        """Why the class named ``class_name`` cannot be used by any role (missing or invalid), or None."""
         klass = self._classes.get(class_name)
         if klass is None:
-            return ClassFit(PoolReason.CLASS_NOT_FOUND, f"InferenceClass {class_name} not found")
+            return PoolReason.CLASS_NOT_FOUND, f"InferenceClass {class_name} not found"
         if klass.problem or klass.accelerator_per_node is None:
-            return ClassFit(PoolReason.INVALID_CLASS, f"InferenceClass {class_name} is invalid: {klass.problem}")
+            return PoolReason.INVALID_CLASS, f"InferenceClass {class_name} is invalid: {klass.problem}"
+        return None
+
+    def _judge(self, request: RoleRequest, class_name: str) -> ClassFit:
+        problem = self.class_problem(class_name)
+        if problem is not None:
+            return ClassFit(*problem)
+        klass = self._classes[class_name]
         dra = [i for i, d in enumerate(klass.devices) if d.claim is Claim.DRA]
         verdicts = [self._verdict(request.cel, klass, i) for i in dra]
         if True not in verdicts:
@@ -203,7 +211,7 @@ class ClassJudge:
         if devices is not None:
             return devices
         per_node = request.footprint.gpus_per_node
-        if per_node > klass.accelerator_per_node:
+        if klass.accelerator_per_node is not None and per_node > klass.accelerator_per_node:
             return ClassFit(
                 PoolReason.TOPOLOGY_EXCEEDS_NODE,
                 f"a worker needs {per_node} GPUs per node; {class_name} has {klass.accelerator_per_node}",

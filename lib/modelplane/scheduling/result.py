@@ -11,6 +11,8 @@ from modelplane.scheduling.devices import PoolReason
 from modelplane.topology import Footprint, Role
 
 _SHOWN = 2  # clusters described in full per reason in a message; the rest are counted
+LISTED = 16
+"""Unplaced replicas listed one by one; the others are counted (``spec.replicas`` is a user's number)."""
 
 
 class Reason(StrEnum):
@@ -38,7 +40,66 @@ class Origin(StrEnum):
     NEW = "New"
     """A replica that did not exist."""
     MOVED = "Moved"
-    """The replica existed, but its cluster or pool is gone, so it was placed again."""
+    """The replica existed with the other kind of serving shape (unified or disaggregated), so it was placed again."""
+
+
+class HoldReason(StrEnum):
+    """Why an existing replica keeps its placement and spec exactly as they are.
+
+    The first three say that an input the placement depends on is gone or cannot
+    be read; the others that the deployment's changed shape cannot run where the
+    replica runs, so the change is held back from it.
+    """
+
+    CLUSTER_GONE = "ClusterNotFound"
+    """Its InferenceCluster is not in the fleet (deleted or being deleted): the replica is leaving."""
+    CLUSTER_UNREADABLE = "ClusterUnreadable"
+    POOL_NOT_FOUND = "PoolNotFound"
+    CLASS_NOT_FOUND = "ClassNotFound"
+    INVALID_CLASS = "InvalidClass"
+    CEL_ERROR = "CELError"
+    SELECTOR_MISMATCH = "SelectorMismatch"
+    DEVICES_MISSING = "DevicesMissing"
+    TOPOLOGY_EXCEEDS_NODE = "TopologyExceedsNode"
+    TOO_FEW_NODES = "TooFewNodes"
+    INSUFFICIENT_CAPACITY = "InsufficientCapacity"
+    NO_MATCHING_POOLS = "NoMatchingPools"
+    NO_MATCHING_CLUSTERS = "NoMatchingClusters"
+
+    @property
+    def input_missing(self) -> bool:
+        """Whether an input is gone or unreadable (rather than the new shape not fitting)."""
+        return self in _INPUT_MISSING
+
+
+_INPUT_MISSING = frozenset(
+    {
+        HoldReason.CLUSTER_GONE,
+        HoldReason.CLUSTER_UNREADABLE,
+        HoldReason.POOL_NOT_FOUND,
+        HoldReason.CLASS_NOT_FOUND,
+        HoldReason.INVALID_CLASS,
+    }
+)
+
+
+@dataclass(frozen=True)
+class Held:
+    """Why an existing replica keeps its observed spec (placement and serving shape) unchanged.
+
+    Attributes:
+        reason: Why.
+        message: Why, naming the input that is gone or unreadable, or the field of
+            the spec that cannot run on the replica's pool.
+    """
+
+    reason: HoldReason
+    message: str
+
+    @property
+    def leaving(self) -> bool:
+        """Whether its cluster is gone: it is replaced elsewhere, then retired."""
+        return self.reason is HoldReason.CLUSTER_GONE
 
 
 @dataclass(frozen=True)
@@ -61,9 +122,12 @@ class Placement:
         roles: Its roles (unified, or prefill then decode), each with a pool of ``cluster``.
         origin: Whether it was kept, new or moved.
         stale: For a kept replica, why its placement no longer satisfies the
-            spec (clusterSelector, node selector or topology changed since it
-            was placed); "" when it does. Stale replicas stay where they are,
-            like Kubernetes' IgnoredDuringExecution: deleting one places it anew.
+            spec (clusterSelector, or a class that changed under an unchanged
+            shape); "" when it does. Stale replicas stay where they are, like
+            Kubernetes' IgnoredDuringExecution: deleting one places it anew.
+        held: For a kept replica that keeps its observed spec unchanged (its
+            placement and its previous serving shape), why; None when it takes
+            the deployment's shape. ``roles`` then hold what it runs.
     """
 
     replica: str
@@ -72,6 +136,7 @@ class Placement:
     roles: tuple[RolePlacement, ...]
     origin: Origin
     stale: str = ""
+    held: Held | None = None
 
     def pool(self, role: Role) -> str | None:
         """The pool of ``role``, or None when the replica has no such role."""
@@ -126,11 +191,15 @@ class Schedule:
     Attributes:
         deployment: The ModelDeployment.
         desired: Replicas wanted (``spec.replicas``).
-        placements: Placed replicas, by ordinal.
-        unplaced: Replicas without a placement, by ordinal.
+        placements: Replicas that are composed, by ordinal: placed, kept, and
+            leaving ones (held because their cluster is gone) until they are retired.
+        unplaced: The first replicas without a placement (at most ``LISTED``), by ordinal.
         removed: Existing replicas that scaling down removes, in removal order.
         unmanaged: Existing replicas of the deployment whose names the scheduler
             did not give (never kept, moved or removed; their GPUs are counted).
+        shortfall: Wanted replicas without a placement (``len(unplaced)`` or more).
+        retired: Leaving replicas retired now: their cluster is gone and enough
+            replicas are Ready elsewhere.
     """
 
     deployment: DeploymentKey
@@ -139,21 +208,28 @@ class Schedule:
     unplaced: tuple[Unplaced, ...]
     removed: tuple[str, ...]
     unmanaged: tuple[str, ...]
+    shortfall: int = 0
+    retired: tuple[str, ...] = ()
 
     @property
     def placed(self) -> int:
-        """Replicas with a placement."""
-        return len(self.placements)
+        """Wanted replicas with a placement (leaving ones are not counted)."""
+        return sum(1 for p in self.placements if p.held is None or not p.held.leaving)
 
     @property
     def complete(self) -> bool:
         """Whether every wanted replica has a placement."""
-        return not self.unplaced
+        return not self.shortfall
 
     @property
     def reason(self) -> Reason | None:
         """The reason of the first unplaced replica, or None when all are placed."""
         return self.unplaced[0].reason if self.unplaced else None
+
+    @property
+    def held(self) -> tuple[Placement, ...]:
+        """The placements kept with their observed spec, by ordinal."""
+        return tuple(p for p in self.placements if p.held is not None)
 
     @property
     def message(self) -> str:
@@ -164,8 +240,17 @@ class Schedule:
         groups: dict[tuple[Reason, str], list[str]] = defaultdict(list)
         for u in self.unplaced:
             groups[u.reason, u.message].append(u.replica)
-        parts = [f"{', '.join(names)}: {reason}: {message}" for (reason, message), names in groups.items()]
+        more = self.shortfall - len(self.unplaced)
+        parts = []
+        for i, ((reason, message), names) in enumerate(groups.items()):
+            listed = ", ".join(names) + (f" and {more} more" if more > 0 and i == len(groups) - 1 else "")
+            parts.append(f"{listed}: {reason}: {message}")
         return f"{head}: {'; '.join(parts)}"
+
+
+def pool_message(role: Role, pool: str, message: str, roles: int) -> str:
+    """``pool <pool>: <message>``, naming the role when the replica has more than one."""
+    return f"{'' if roles == 1 else f'{role} '}pool {pool}: {message}"
 
 
 def summarize(rejections: tuple[ClusterRejection, ...], clusters: int) -> tuple[Reason, str]:

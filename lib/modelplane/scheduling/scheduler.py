@@ -1,6 +1,15 @@
 """The fleet scheduler: where each replica of a ModelDeployment runs.
 
-Per replica, in ordinal order:
+First, what exists (``modelplane.scheduling.hold``): each existing replica keeps
+its placement (sticky: never reshuffle what runs), taking the deployment's
+serving shape where that shape can run there, else keeping its observed spec
+(held: an input it depends on is gone or unreadable, or the new shape does not
+fit its pool). A replica whose cluster is gone is *leaving*: it is kept while a
+replacement is placed, and retired once enough replicas are Ready without it.
+A replica that changed between unified and disaggregated is placed again, under
+the same name, and held where it is when that fails.
+
+Then, per new replica, in ordinal order:
 
 1. candidate clusters: labels match ``clusterSelector``; cordoned clusters and
    clusters without a ``Ready=True`` condition (including those with no status
@@ -15,27 +24,22 @@ Per replica, in ordinal order:
    the fewest free GPUs left in the pools used (best fit), then cluster and pool
    names (ties).
 
-Existing replicas are sticky: one keeps its placement while its cluster exists
-and still has the pools it runs on, even if the cluster is now cordoned or not
-Ready or capacity shrank (never reshuffle what runs). If the spec changed so
-that the placement no longer satisfies it (clusterSelector, node selector or
-topology), it stays too but is reported ``stale`` (as Kubernetes ignores node
-affinity during execution). Only a replica whose cluster or pool is gone (or
-whose shape changed between unified and disaggregated) is placed again, under
-the same name.
+Placing stops at the first replica that does not fit: the rest are counted, not
+tried, so time and memory follow what is placed, never ``spec.replicas``.
 
 Replicas are named ``modelplane.scheduling.names.replica_name(deployment,
 ordinal)``. Scaling up adds the lowest unused ordinals; scaling down removes,
-in order: replicas whose placement is gone, then stale ones, then those on
-cordoned or not-Ready clusters, then the highest ordinals.
+in order: replicas that must be placed again, then held or stale ones, then
+those on cordoned or not-Ready clusters, then those not Ready, then the highest
+ordinals.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
-from itertools import product
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from itertools import count, islice, product
 
 from modelplane.capacity import DeploymentKey, Holding, NodeFree, PoolKey
 from modelplane.capacity.clusters import ClusterInfo
@@ -51,10 +55,14 @@ from modelplane.scheduling.devices import (
     RoleRequest,
     class_view,
 )
+from modelplane.scheduling.hold import keep, observed_roles
 from modelplane.scheduling.labels import LabelSelector, label_selector
 from modelplane.scheduling.names import replica_name, replica_ordinal
 from modelplane.scheduling.result import (
+    LISTED,
     ClusterRejection,
+    Held,
+    HoldReason,
     Origin,
     Placement,
     PoolRejection,
@@ -62,6 +70,7 @@ from modelplane.scheduling.result import (
     RolePlacement,
     Schedule,
     Unplaced,
+    pool_message,
     summarize,
 )
 from modelplane.topology import Footprint, Role, TopologyError, replica_footprint
@@ -160,16 +169,38 @@ class _Scheduler:
         # A cluster's best option only changes with its own pools: placing a replica elsewhere keeps it.
         self._options: dict[str, _Option | None] = {}
 
-    def hold(self, cluster: str, roles: Iterable[tuple[str, Footprint]], *, own: bool) -> None:
-        """Account for a replica that exists (it may not fit: existing replicas are never refused)."""
+    def hold(self, cluster: str, roles: Iterable[tuple[str, Footprint]], *, own: bool, strict: bool = False) -> bool:
+        """Account for a replica that exists (it may not fit: existing replicas are never refused).
+
+        With ``strict``, a replica that would hold GPUs its pools do not have is
+        not accounted for, and False is returned.
+        """
         # In the order ``_best_option`` takes them, so a kept replica leaves the nodes as placing it did.
+        after: dict[PoolKey, NodeFree] = {}
         for pool, fp in sorted(roles, key=lambda r: _size(r[1])):
             key = (cluster, pool)
             if key in self._free:
-                self._free[key], _ = self._free[key].hold(fp)
+                after[key], missing = after.get(key, self._free[key]).hold(fp)
+                if strict and missing:
+                    return False
+        self._free.update(after)
         self._options.pop(cluster, None)
         if own:
             self._spread[cluster] += 1
+        return True
+
+    def snapshot(self) -> dict[PoolKey, NodeFree]:
+        """The free capacity now, to ``restore`` after trying holds."""
+        return dict(self._free)
+
+    def restore(self, free: Mapping[PoolKey, NodeFree]) -> None:
+        """Go back to the free capacity of a ``snapshot``."""
+        self._free = dict(free)
+        self._options.clear()
+
+    def count(self, cluster: str) -> None:
+        """Count one replica of the deployment on ``cluster`` (spread)."""
+        self._spread[cluster] += 1
 
     def place(self, name: str, ordinal: int, origin: Origin) -> Placement | Unplaced:
         """Place one replica, or say why it cannot be placed."""
@@ -326,70 +357,96 @@ class _Scheduler:
         return ClusterRejection(cluster.name, Reason.INSUFFICIENT_CAPACITY, message, tuple(pools))
 
 
-# Misfits that prove a kept placement no longer satisfies the spec (not an error or a missing input).
-_DEFINITE_MISFITS = frozenset(
-    {PoolReason.SELECTOR_MISMATCH, PoolReason.DEVICES_MISSING, PoolReason.TOPOLOGY_EXCEEDS_NODE}
-)
-
-
 def _size(fp: Footprint) -> tuple[int, int]:
     return (-fp.gpus_per_node, -fp.nodes_per_worker)
 
 
 def _pool_message(rejection: PoolRejection, roles: Sequence[RoleRequest]) -> str:
-    role = "" if len(roles) == 1 else f"{rejection.role} "
-    return f"{role}pool {rejection.pool}: {rejection.message}"
+    return pool_message(rejection.role, rejection.pool, rejection.message, len(roles))
 
 
-def _read_replicas(holdings: Iterable[Holding], key: DeploymentKey) -> tuple[list[_Own], list[Holding]]:
-    """This deployment's replicas: those named by ordinal, and the others (unmanaged)."""
-    own: list[_Own] = []
+def _read_replicas(
+    holdings: Iterable[Holding], key: DeploymentKey, observed: Mapping[int, Holding]
+) -> tuple[list[_Own], list[Holding]]:
+    """This deployment's replicas: those named by ordinal (observed ones first), and the others (unmanaged)."""
+    own = {ordinal: _Own(h.name, ordinal, replace(h, deployment=key)) for ordinal, h in observed.items()}
+    names = {o.name for o in own.values()}
     unmanaged: list[Holding] = []
     for holding in holdings:
-        if holding.deployment != key:
+        if holding.deployment != key or holding.name in names:
             continue
         ordinal = replica_ordinal(key.name, holding.name)
         if ordinal is None:
             unmanaged.append(holding)
-        else:
-            own.append(_Own(holding.name, ordinal, holding))
-    return sorted(own, key=lambda o: o.ordinal), sorted(unmanaged, key=lambda h: h.name)
-
-
-def _placement(own: _Own, run: _Scheduler, clusters: Mapping[str, ClusterInfo]) -> Placement | None:
-    """The placement ``own`` keeps (possibly stale), or None when its cluster, pool or shape is gone."""
-    holding, requests = own.holding, run.request.roles
-    cluster = clusters.get(holding.cluster)
-    if cluster is None or [r.role for r in holding.roles] != [r.role for r in requests]:
-        return None
-    classes = {p.name: p.class_name for p in cluster.pools}
-    if any(r.pool not in classes for r in holding.roles):
-        return None
-    roles = tuple(RolePlacement(r.role, h.pool, r.footprint) for r, h in zip(requests, holding.roles, strict=True))
-    stale = [] if run.request.selector.matches(cluster.labels) else ["the cluster no longer matches clusterSelector"]
-    for request, role in zip(requests, roles, strict=True):
-        fit = run.judge.fit(request, classes[role.pool])
-        if fit.misfit in _DEFINITE_MISFITS:
-            stale.append(_pool_message(PoolRejection(role.pool, role.role, fit.misfit, fit.message), requests))
-    return Placement(own.name, own.ordinal, holding.cluster, roles, Origin.KEPT, "; ".join(stale))
+        elif ordinal not in own:
+            own[ordinal] = _Own(holding.name, ordinal, holding)
+    return [own[o] for o in sorted(own)], sorted(unmanaged, key=lambda h: h.name)
 
 
 def _scale_down(
     own: Sequence[_Own], kept: Mapping[int, Placement | None], replicas: int, clusters: Mapping[str, ClusterInfo]
 ) -> list[_Own]:
-    """The replicas beyond ``replicas``: gone, stale, on unschedulable clusters, not Ready, then the highest ordinals.
+    """The replicas beyond ``replicas``: to place again, held or stale, on unschedulable clusters, not Ready, highest.
 
     Like a ReplicaSet, a scale-down never removes a serving replica while one that is not serving can go.
     """
 
     def order(o: _Own) -> tuple[bool, bool, bool, bool, int]:
         placement = kept[o.ordinal]
-        cluster = clusters[placement.cluster] if placement is not None else None
+        cluster = clusters.get(placement.cluster) if placement is not None else None
         schedulable = cluster is not None and not cluster.cordoned and cluster.ready
-        fresh = placement is not None and not placement.stale
+        fresh = placement is not None and not placement.stale and placement.held is None
         return (placement is not None, fresh, schedulable, o.holding.ready, -o.ordinal)
 
     return sorted(own, key=order)[: max(0, len(own) - replicas)]
+
+
+def _retire(leaving: Sequence[_Own], ready: int, replicas: int) -> tuple[list[_Own], list[_Own]]:
+    """Which leaving replicas stay (Ready ones first) and which retire: keep what the Ready others fall short by."""
+    order = sorted(leaving, key=lambda o: (not o.holding.ready, o.ordinal))
+    stay = max(0, replicas - ready)
+    return order[:stay], order[stay:]
+
+
+def _unused(used: set[int]) -> Iterator[int]:
+    """The ordinals not in ``used``, lowest first (lazily: never as many as ``spec.replicas``)."""
+    return (i for i in count() if i not in used)
+
+
+def _shape_held(placement: Placement, holding: Holding) -> Placement:
+    pools = ", ".join(r.pool for r in placement.roles)
+    why = f"the new shape does not fit the free capacity of pool(s) {pools} of InferenceCluster {placement.cluster}"
+    return replace(placement, roles=observed_roles(holding), stale="", held=Held(HoldReason.INSUFFICIENT_CAPACITY, why))
+
+
+@dataclass(frozen=True)
+class Existing:
+    """What a deployment observes of what it runs, beyond the fleet's ModelReplica list.
+
+    Attributes:
+        replicas: Its replicas as it observes them (its own composed resources), by
+            ordinal: they win over the fleet's ModelReplicas of the same name, and
+            count even when the fleet's list leaves them out.
+        unreadable: InferenceClusters that exist but cannot be read, by name, with
+            why: a replica there is held, not leaving.
+        revision: The revision of the deployment's serving shape (``shape_revision``):
+            a replica whose ``Holding.revision`` equals it runs the current shape;
+            with "" every replica's shape counts as changed.
+    """
+
+    replicas: Mapping[int, Holding] = field(default_factory=dict)
+    unreadable: Mapping[str, str] = field(default_factory=dict)
+    revision: str = ""
+
+
+@dataclass(frozen=True)
+class _Kept:
+    """What happens to the existing replicas: kept (None: placed again), leaving, removed, staying."""
+
+    placements: Mapping[int, Placement | None]
+    leaving: list[_Own]
+    removed: list[_Own]
+    staying: list[_Own]
 
 
 def schedule(
@@ -398,6 +455,7 @@ def schedule(
     classes: Iterable[InferenceClass],
     replicas: Iterable[ModelReplica | Holding],
     *,
+    existing: Existing | None = None,
     matcher: DeviceMatcher = match_cel,
 ) -> Schedule:
     """Place the replicas of a ModelDeployment on the fleet.
@@ -411,18 +469,21 @@ def schedule(
         classes: The InferenceClasses (at least those the clusters' pools name).
         replicas: Every ModelReplica of the fleet, this deployment's and others'
             (models, or their ``Holding``).
+        existing: What the deployment observes of its own replicas (see ``Existing``).
         matcher: Evaluates a DRA CEL selector against a device kind; the
             default is the DRA CEL environment (``modelplane.cel``).
 
     Returns:
-        The placements, the replicas left unplaced with why, and the replicas
-        scaling down removes.
+        The placements (held ones keep what they run), the replicas left
+        unplaced with why, and the replicas scaling down removes or that are
+        retired because their cluster is gone.
 
     Raises:
         InvalidDeploymentError: The deployment has no name, no serving shape or
             an invalid topology.
     """
     request = _request(deployment)
+    existing = existing or Existing()
     infos: dict[str, ClusterInfo] = {}
     for info in sorted((i for i in map(as_cluster_info, clusters) if i is not None), key=lambda i: i.name):
         infos.setdefault(info.name, info)
@@ -430,48 +491,144 @@ def schedule(
     for view in sorted((v for v in map(class_view, classes) if v is not None), key=lambda v: v.name):
         class_views.setdefault(view.name, view)
     holdings = [h for h in map(as_holding, replicas) if h is not None]
-    own, unmanaged = _read_replicas(holdings, request.key)
+    own, unmanaged = _read_replicas(holdings, request.key, existing.replicas)
+    mine = {o.name for o in own}
+    # What the fleet holds: other replicas as listed, this deployment's as it observed them.
+    holdings = [h for h in holdings if h.deployment != request.key or h.name not in mine]
+    holdings += [o.holding for o in own]
     per_node = {n: v.accelerator_per_node for n, v in class_views.items() if v.accelerator_per_node is not None}
-    # Only pools that can take new replicas need their capacity counted.
-    open_clusters = [i for i in infos.values() if i.ready and not i.cordoned and request.selector.matches(i.labels)]
-    free = free_nodes(pool_specs(open_clusters, per_node), holdings, exclude_deployment=request.key)
+    # Only pools that can take new replicas, or host this deployment's, need their capacity counted.
+    hosting = {o.holding.cluster for o in own}
+    counted = [
+        i
+        for i in infos.values()
+        if i.name in hosting or (i.ready and not i.cordoned and request.selector.matches(i.labels))
+    ]
+    free = free_nodes(pool_specs(counted, per_node), holdings, exclude_deployment=request.key)
     run = _Scheduler(request, list(infos.values()), ClassJudge(matcher, class_views), free)
 
-    kept = {o.ordinal: _placement(o, run, infos) for o in own}
-    removed = _scale_down(own, kept, request.replicas, infos)
-    staying = [o for o in own if o not in removed]
+    kept = _keep_existing(run, own, infos, existing)
+    placements = _hold_existing(run, kept, unmanaged)
+    failed = _place_again(run, kept, placements)
+    unplaced, shortfall = _place_new(run, max(0, request.replicas - len(kept.staying)), own, failed, placements)
 
-    for o in removed:  # Still running until deleted.
-        run.hold(o.holding.cluster, ((r.pool, r.footprint) for r in o.holding.roles), own=False)
-    for h in unmanaged:
-        run.hold(h.cluster, ((r.pool, r.footprint) for r in h.roles), own=bool(h.roles))
-    # Kept replicas in ordinal order, as they were placed: a re-run rebuilds the same nodes.
-    placements = [p for o in staying if (p := kept[o.ordinal]) is not None]
-    for p in placements:
-        run.hold(p.cluster, ((r.pool, r.footprint) for r in p.roles), own=True)
-
-    used = {o.ordinal for o in staying}
-    new = [i for i in range(request.replicas + len(used)) if i not in used][: request.replicas - len(staying)]
-    to_place = sorted(
-        [(o.ordinal, o.name, Origin.MOVED) for o in staying if kept[o.ordinal] is None]
-        + [(i, replica_name(request.key.name, i), Origin.NEW) for i in new]
-    )
-    unplaced: list[Unplaced] = []
-    for ordinal, name, origin in to_place:
-        if unplaced:
-            # Replicas share one shape and capacity only shrinks: after one fails, the rest fail alike.
-            unplaced.append(replace(unplaced[0], replica=name, ordinal=ordinal))
-            continue
-        outcome = run.place(name, ordinal, origin)
-        if isinstance(outcome, Placement):
-            placements.append(outcome)
-        else:
-            unplaced.append(outcome)
+    by_ordinal = {o.ordinal: o for o in own}
+    ready = sum(1 for p in placements if p.origin is Origin.KEPT and by_ordinal[p.ordinal].holding.ready)
+    stay, retired = _retire(kept.leaving, ready, request.replicas)
+    placements += [p for o in stay if (p := kept.placements[o.ordinal]) is not None]
     return Schedule(
         deployment=request.key,
         desired=request.replicas,
         placements=tuple(sorted(placements, key=lambda p: p.ordinal)),
         unplaced=tuple(unplaced),
-        removed=tuple(o.name for o in removed),
+        removed=tuple(o.name for o in kept.removed),
         unmanaged=tuple(h.name for h in unmanaged),
+        shortfall=shortfall,
+        retired=tuple(o.name for o in retired),
     )
+
+
+def _keep_existing(run: _Scheduler, own: Sequence[_Own], infos: Mapping[str, ClusterInfo], existing: Existing) -> _Kept:
+    """Decide each existing replica's placement, which are leaving, and which scaling down removes."""
+    request = run.request
+    kept = {
+        o.ordinal: keep(
+            o.name,
+            o.ordinal,
+            o.holding,
+            infos.get(o.holding.cluster),
+            unreadable=existing.unreadable,
+            requests=request.roles,
+            judge=run.judge,
+            selector=request.selector,
+            changed=not existing.revision or o.holding.revision != existing.revision,
+        )
+        for o in own
+    }
+    leaving = [o for o in own if (p := kept[o.ordinal]) is not None and p.held is not None and p.held.leaving]
+    counting = [o for o in own if o not in leaving]
+    removed = _scale_down(counting, kept, request.replicas, infos)
+    return _Kept(kept, leaving, removed, [o for o in counting if o not in removed])
+
+
+def _hold_existing(run: _Scheduler, kept: _Kept, unmanaged: Sequence[Holding]) -> list[Placement]:
+    """Account for what exists; return the kept placements, held at their shape where a new one does not fit.
+
+    A replica whose shape changed takes the new shape in place of its old one
+    only if its pools have room for it after every other replica, those held at
+    their old shape included; the check is repeated until no more are held.
+    """
+    for o in kept.removed:  # Still running until deleted.
+        run.hold(o.holding.cluster, ((r.pool, r.footprint) for r in o.holding.roles), own=False)
+    for h in unmanaged:
+        run.hold(h.cluster, ((r.pool, r.footprint) for r in h.roles), own=bool(h.roles))
+    # Kept replicas in ordinal order, as they were placed: a re-run rebuilds the same nodes.
+    staying = [(o, p) for o in kept.staying if (p := kept.placements[o.ordinal]) is not None]
+    reshaped = {o.ordinal for o, p in staying if p.held is None and p.roles != observed_roles(o.holding)}
+    start = run.snapshot()
+    held: set[int] = set()
+    while True:
+        for o, _ in staying:
+            if o.ordinal not in reshaped or o.ordinal in held:
+                run.hold(o.holding.cluster, ((r.pool, r.footprint) for r in o.holding.roles), own=False)
+        short = [
+            o.ordinal
+            for o, p in staying
+            if o.ordinal in reshaped - held
+            and not run.hold(p.cluster, [(r.pool, r.footprint) for r in p.roles], own=False, strict=True)
+        ]
+        if not short:
+            break
+        held.update(short)
+        run.restore(start)
+    for _, p in staying:
+        run.count(p.cluster)
+    return [_shape_held(p, o.holding) if o.ordinal in held else p for o, p in staying]
+
+
+def _place_again(run: _Scheduler, kept: _Kept, placements: list[Placement]) -> Unplaced | None:
+    """Place the replicas that changed shape kind; one that does not fit stays where it is, held.
+
+    Returns the first failure: new replicas of the same shape would fail alike.
+    """
+    failed: Unplaced | None = None
+    for o in kept.staying:
+        if kept.placements[o.ordinal] is not None:
+            continue
+        outcome = run.place(o.name, o.ordinal, Origin.MOVED) if failed is None else replace(failed, replica=o.name)
+        if isinstance(outcome, Placement):
+            placements.append(outcome)
+            continue
+        failed = failed or outcome
+        held = Held(HoldReason(str(outcome.reason)), f"it cannot be placed again: {outcome.message}")
+        placements.append(
+            Placement(o.name, o.ordinal, o.holding.cluster, observed_roles(o.holding), Origin.KEPT, held=held)
+        )
+    return failed
+
+
+def _place_new(
+    run: _Scheduler, wanted: int, own: Sequence[_Own], failed: Unplaced | None, placements: list[Placement]
+) -> tuple[list[Unplaced], int]:
+    """Place up to ``wanted`` new replicas at the lowest unused ordinals; return the unplaced and the shortfall.
+
+    Stops at the first that does not fit (replicas share one shape and capacity only
+    shrinks): the rest are counted, and the first ``LISTED`` named.
+    """
+    key = run.request.key
+    ordinals = _unused({o.ordinal for o in own})
+    unplaced: list[Unplaced] = []
+    while wanted and failed is None:
+        ordinal = next(ordinals)
+        wanted -= 1
+        outcome = run.place(replica_name(key.name, ordinal), ordinal, Origin.NEW)
+        if isinstance(outcome, Placement):
+            placements.append(outcome)
+        else:
+            failed = outcome
+            unplaced.append(outcome)
+    shortfall = len(unplaced) + wanted
+    if failed is not None:
+        for ordinal in islice(ordinals, min(wanted, LISTED - len(unplaced))):
+            unplaced.append(replace(failed, replica=replica_name(key.name, ordinal), ordinal=ordinal))
+    return unplaced, shortfall
