@@ -1,0 +1,271 @@
+#!/usr/bin/env bash
+# Build, once, the tools the end-to-end tier runs, into a cache outside the
+# repository, and say where they are:
+#
+#   tools/e2e/tools.sh              build what is missing; print NAME=PATH lines
+#   tools/e2e/tools.sh path NAME    build NAME if missing; print its path
+#
+# NAME is one of: kube-apiserver kube-controller-manager etcd core core-crds
+# provider-kubernetes provider-kubernetes-crds registry. `core` is the
+# Crossplane core binary (also what `crossplane render --crossplane-binary`
+# takes); `core-crds` is the directory of Crossplane's own CRDs (CRDS_PATH of
+# `crossplane core init`).
+#
+# Versions are pinned in tools/e2e/versions.env. Idempotent: a tool whose
+# binary is in place is not rebuilt; binaries are moved into place only once
+# built, so an interrupted build leaves nothing a later run would take for an
+# installed tool. Go builds use private GOCACHE/GOMODCACHE directories that are
+# removed at the end (together they grow to several GB). etcd comes from the
+# distribution (apt-get install etcd-server) when it is not on PATH.
+#
+# Environment:
+#   MODELPLANE_TOOLS_DIR  cache root (default ${XDG_CACHE_HOME:-$HOME/.cache}/modelplane/tools)
+#   GO                    the go binary (default: go on PATH)
+set -euo pipefail
+
+here="$(cd "$(dirname "$0")" && pwd)"
+# shellcheck source=versions.env
+source "${here}/versions.env"
+
+tools_dir="${MODELPLANE_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/modelplane/tools}"
+go_bin="${GO:-go}"
+
+kubernetes_dir="${tools_dir}/kubernetes-${KUBERNETES_VERSION}"
+core_dir="${tools_dir}/crossplane-core-${CROSSPLANE_CORE_VERSION}"
+provider_dir="${tools_dir}/provider-kubernetes-${PROVIDER_KUBERNETES_VERSION}"
+registry_dir="${tools_dir}/registry-${REGISTRY_VERSION}"
+
+readonly names=(kube-apiserver kube-controller-manager etcd core core-crds provider-kubernetes provider-kubernetes-crds registry)
+
+log() { echo "e2e-tools: $*" >&2; }
+
+path_of() {
+  case "$1" in
+    kube-apiserver) echo "${kubernetes_dir}/kube-apiserver" ;;
+    kube-controller-manager) echo "${kubernetes_dir}/kube-controller-manager" ;;
+    etcd) command -v etcd || echo /usr/bin/etcd ;;
+    core) echo "${core_dir}/crossplane" ;;
+    core-crds) echo "${core_dir}/crds" ;;
+    provider-kubernetes) echo "${provider_dir}/provider" ;;
+    provider-kubernetes-crds) echo "${provider_dir}/crds" ;;
+    registry) echo "${registry_dir}/registry" ;;
+    *) log "unknown tool '$1' (one of: ${names[*]})"; return 2 ;;
+  esac
+}
+
+# The binary whose presence means the tool (and what comes with it) is installed.
+marker_of() {
+  case "$1" in
+    kube-apiserver | kube-controller-manager) echo "${kubernetes_dir}/kube-controller-manager" ;;
+    core | core-crds) echo "${core_dir}/crossplane" ;;
+    provider-kubernetes | provider-kubernetes-crds) echo "${provider_dir}/provider" ;;
+    *) path_of "$1" ;;
+  esac
+}
+
+installed() { [[ -x "$(marker_of "$1")" ]]; }
+
+scratch=""
+cleanup() {
+  if [[ -n "${scratch}" && -d "${scratch}" ]]; then
+    # The module cache is read-only by design; make it removable first.
+    chmod -R u+w "${scratch}" 2>/dev/null || true
+    rm -rf "${scratch}"
+  fi
+}
+trap cleanup EXIT
+
+# One private Go environment per run, shared by the builds of that run.
+go_env() {
+  if [[ -z "${scratch}" ]]; then
+    if ! command -v "${go_bin}" >/dev/null 2>&1; then
+      log "the Go toolchain ('${go_bin}') is not on PATH; install Go >= 1.25 to build the e2e tools"
+      exit 127
+    fi
+    scratch="$(mktemp -d "${tools_dir}/.build.XXXXXX")"
+    mkdir -p "${scratch}/cache" "${scratch}/mod" "${scratch}/gopath"
+  fi
+  export GOCACHE="${scratch}/cache" GOMODCACHE="${scratch}/mod" GOPATH="${scratch}/gopath"
+  export GOFLAGS=-buildvcs=false GOWORK=off GOTOOLCHAIN=local CGO_ENABLED=0
+}
+
+# Print the field (Dir or GoMod) of `go mod download -json module@version`.
+module_field() {
+  (cd "${scratch}" && "${go_bin}" mod download -json "$1@$2") |
+    sed -n "s/^[[:space:]]*\"$3\": \"\(.*\)\",\{0,1\}$/\1/p"
+}
+
+go_directive() { sed -n 's/^go \([0-9.]*\).*/\1/p' "$1" | head -n1; }
+
+build_kubernetes() {
+  go_env
+  local start=${SECONDS} gomod wrapper staging
+  gomod="$(module_field k8s.io/kubernetes "${KUBERNETES_VERSION}" GoMod)"
+  [[ -f "${gomod}" ]] || { log "could not download k8s.io/kubernetes@${KUBERNETES_VERSION}"; exit 1; }
+  # k8s.io/kubernetes replaces its staging modules with ./staging/src/...,
+  # which a module download does not have: require each of them (they appear
+  # as v0.0.0 requirements) at the staging release instead.
+  staging="$(awk '/=> \.\/staging\// { print $1 }' "${gomod}" | sort -u |
+    while read -r m; do grep -Eq "^[[:space:]]*${m//./\\.} v0\.0\.0" "${gomod}" && echo "${m}"; done)"
+  wrapper="${scratch}/kubernetes"
+  mkdir -p "${wrapper}"
+  {
+    echo "module modelplane.local/e2e/kubernetes"
+    echo
+    echo "go $(go_directive "${gomod}")"
+    echo
+    echo "require k8s.io/kubernetes ${KUBERNETES_VERSION}"
+    echo
+    echo "replace ("
+    while read -r m; do echo "	${m} => ${m} ${KUBERNETES_STAGING_VERSION}"; done <<<"${staging}"
+    echo ")"
+  } >"${wrapper}/go.mod"
+  local minor="${KUBERNETES_VERSION#v1.}"
+  minor="${minor%%.*}"
+  local ldflags="-s -w"
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ldflags+=" -X ${pkg}.gitVersion=${KUBERNETES_VERSION} -X ${pkg}.gitMajor=1 -X ${pkg}.gitMinor=${minor}"
+    ldflags+=" -X ${pkg}.gitTreeState=clean"
+  done
+  log "building kube-apiserver and kube-controller-manager ${KUBERNETES_VERSION} (~10 min on 2 cores)"
+  mkdir -p "${wrapper}/bin"
+  (cd "${wrapper}" && GOFLAGS="${GOFLAGS} -mod=mod" "${go_bin}" build -trimpath -ldflags "${ldflags}" \
+    -o bin/ k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager) >&2
+  mkdir -p "${kubernetes_dir}"
+  mv "${wrapper}/bin/kube-apiserver" "${kubernetes_dir}/kube-apiserver"
+  mv "${wrapper}/bin/kube-controller-manager" "${kubernetes_dir}/kube-controller-manager"
+  echo $((SECONDS - start)) >"${kubernetes_dir}/build-seconds"
+  log "built kubernetes ${KUBERNETES_VERSION} in $((SECONDS - start))s"
+}
+
+build_core() {
+  go_env
+  local start=${SECONDS} src wrapper
+  src="$(module_field github.com/crossplane/crossplane/v2 "${CROSSPLANE_CORE_VERSION}" Dir)"
+  [[ -d "${src}/cluster/crds" ]] || { log "could not download crossplane/v2@${CROSSPLANE_CORE_VERSION}"; exit 1; }
+  # The core module replaces its apis/v2 module with ./apis; take the
+  # published apis/v2 module at the same version instead.
+  wrapper="${scratch}/crossplane"
+  mkdir -p "${wrapper}"
+  cat >"${wrapper}/go.mod" <<EOF
+module modelplane.local/e2e/crossplane
+
+go $(go_directive "${src}/go.mod")
+
+require github.com/crossplane/crossplane/v2 ${CROSSPLANE_CORE_VERSION}
+
+replace github.com/crossplane/crossplane/apis/v2 => github.com/crossplane/crossplane/apis/v2 ${CROSSPLANE_CORE_VERSION}
+EOF
+  local ldflags="-s -w"
+  ldflags+=" -X github.com/crossplane/crossplane/v2/internal/version.version=${CROSSPLANE_CORE_VERSION}"
+  ldflags+=" -X github.com/crossplane/crossplane-runtime/v2/pkg/version.version=${CROSSPLANE_CORE_VERSION}"
+  log "building Crossplane core ${CROSSPLANE_CORE_VERSION} (~3 min on 2 cores)"
+  (cd "${wrapper}" && GOFLAGS="${GOFLAGS} -mod=mod" "${go_bin}" build -trimpath -ldflags "${ldflags}" \
+    -o crossplane github.com/crossplane/crossplane/v2/cmd/crossplane) >&2
+  mkdir -p "${core_dir}"
+  rm -rf "${core_dir}/crds"
+  cp -r "${src}/cluster/crds" "${core_dir}/crds"
+  chmod -R u+w "${core_dir}/crds"
+  mv "${wrapper}/crossplane" "${core_dir}/crossplane"
+  echo $((SECONDS - start)) >"${core_dir}/build-seconds"
+  log "built Crossplane core ${CROSSPLANE_CORE_VERSION} in $((SECONDS - start))s"
+}
+
+build_provider() {
+  go_env
+  local start=${SECONDS} module=github.com/crossplane-contrib/provider-kubernetes src
+  src="$(module_field "${module}" "${PROVIDER_KUBERNETES_VERSION}" Dir)"
+  [[ -d "${src}/package/crds" ]] || { log "could not download ${module}@${PROVIDER_KUBERNETES_VERSION}"; exit 1; }
+  log "building provider-kubernetes ${PROVIDER_KUBERNETES_VERSION} (~2 min on 2 cores)"
+  GOBIN="${scratch}/bin" "${go_bin}" install -trimpath -ldflags "-s -w" \
+    "${module}/cmd/provider@${PROVIDER_KUBERNETES_VERSION}" >&2
+  mkdir -p "${provider_dir}"
+  rm -rf "${provider_dir}/crds"
+  cp -r "${src}/package/crds" "${provider_dir}/crds"
+  chmod -R u+w "${provider_dir}/crds"
+  mv "${scratch}/bin/provider" "${provider_dir}/provider"
+  echo $((SECONDS - start)) >"${provider_dir}/build-seconds"
+  log "built provider-kubernetes ${PROVIDER_KUBERNETES_VERSION} in $((SECONDS - start))s"
+}
+
+build_registry() {
+  go_env
+  local start=${SECONDS}
+  log "building the in-memory OCI registry (go-containerregistry ${REGISTRY_VERSION})"
+  GOBIN="${scratch}/bin" "${go_bin}" install -trimpath -ldflags "-s -w" \
+    "github.com/google/go-containerregistry/cmd/registry@${REGISTRY_VERSION}" >&2
+  mkdir -p "${registry_dir}"
+  mv "${scratch}/bin/registry" "${registry_dir}/registry"
+  echo $((SECONDS - start)) >"${registry_dir}/build-seconds"
+  log "built the registry in $((SECONDS - start))s"
+}
+
+install_etcd() {
+  if ! command -v etcd >/dev/null 2>&1; then
+    if ! command -v apt-get >/dev/null 2>&1; then
+      log "etcd is not on PATH and there is no apt-get: install etcd >= ${ETCD_MIN_VERSION}"
+      exit 127
+    fi
+    log "installing etcd (${ETCD_PACKAGE}) with apt-get"
+    local sudo=""
+    [[ "$(id -u)" -eq 0 ]] || sudo="sudo"
+    ${sudo} apt-get update -qq >&2
+    DEBIAN_FRONTEND=noninteractive ${sudo} apt-get install -y -qq "${ETCD_PACKAGE}" >&2
+    # Debian's package starts a system etcd on the default ports; the e2e
+    # tier runs its own on other ports, so leave that one be.
+  fi
+  local version
+  version="$(etcd --version | sed -n 's/^etcd Version: \([0-9]*\.[0-9]*\).*/\1/p')"
+  if [[ "$(printf '%s\n%s\n' "${ETCD_MIN_VERSION}" "${version}" | sort -V | head -n1)" != "${ETCD_MIN_VERSION}" ]]; then
+    log "etcd ${version} is older than ${ETCD_MIN_VERSION}"
+    exit 1
+  fi
+}
+
+ensure() {
+  installed "$1" && return 0
+  case "$1" in
+    kube-apiserver | kube-controller-manager) build_kubernetes ;;
+    core | core-crds) build_core ;;
+    provider-kubernetes | provider-kubernetes-crds) build_provider ;;
+    registry) build_registry ;;
+    etcd) install_etcd ;;
+  esac
+}
+
+# Serialise concurrent runs (two test sessions, or CI steps) on one cache.
+locked() {
+  mkdir -p "${tools_dir}"
+  exec 9>"${tools_dir}/.e2e-tools.lock"
+  flock 9
+}
+
+case "${1:-install}" in
+  path)
+    [[ $# -eq 2 ]] || { log "usage: $0 path NAME"; exit 2; }
+    path_of "$2" >/dev/null
+    if ! installed "$2"; then
+      locked
+      ensure "$2"
+    fi
+    path_of "$2"
+    ;;
+  install)
+    missing=()
+    # Quick ones first, and core before the long Kubernetes build (others wait on it).
+    for name in etcd core provider-kubernetes registry kube-apiserver; do
+      installed "${name}" || missing+=("${name}")
+    done
+    if [[ ${#missing[@]} -gt 0 ]]; then
+      locked
+      start=${SECONDS}
+      for name in "${missing[@]}"; do ensure "${name}"; done
+      log "cold build of ${missing[*]}: $((SECONDS - start))s"
+    fi
+    for name in "${names[@]}"; do echo "${name}=$(path_of "${name}")"; done
+    ;;
+  *)
+    log "usage: $0 [install] | $0 path NAME"
+    exit 2
+    ;;
+esac
