@@ -7,6 +7,19 @@ from typing import Annotated, Literal
 from typing_extensions import TypeAliasType
 
 
+AnnotationsAdditionalProperty = TypeAliasType("AnnotationsAdditionalProperty", Annotated[str, Field(max_length=65536)])
+"""
+An annotation value.
+"""
+
+
+class Arg(RootModel[str]):
+    root: Annotated[str, Field(max_length=131072)]
+    """
+    One argument.
+    """
+
+
 class ClusterSelector(BaseModel):
     """
     Selects the InferenceClusters (by their labels) that may host replicas. A standard Kubernetes label selector; the requirements are ANDed. Unset or empty matches every cluster.
@@ -19,6 +32,20 @@ class ClusterSelector(BaseModel):
     matchLabels: Annotated[dict[str, MatchLabelsAdditionalProperty] | None, Field(max_length=64)] = None
     """
     Labels the cluster must have, each with exactly this value.
+    """
+
+
+class CommandItem(RootModel[str]):
+    root: Annotated[str, Field(max_length=131072)]
+    """
+    One entrypoint word.
+    """
+
+
+class CommandItem1(RootModel[str]):
+    root: Annotated[str, Field(max_length=131072)]
+    """
+    One word of the command.
     """
 
 
@@ -92,11 +119,11 @@ class Container(BaseModel):
     One container (a subset of a Kubernetes Container).
     """
 
-    args: Annotated[list[str] | None, Field(max_length=256)] = None
+    args: Annotated[list[Arg] | None, Field(max_length=256)] = None
     """
     Arguments to the entrypoint; the engine's configuration (e.g. --model=..., --max-model-len=...). Opaque to Modelplane. $(VAR) references expand from the env.
     """
-    command: Annotated[list[str] | None, Field(max_length=64)] = None
+    command: Annotated[list[CommandItem] | None, Field(max_length=64)] = None
     """
     The entrypoint (not run in a shell); the image's ENTRYPOINT when unset. $(VAR) references expand from the env.
     """
@@ -166,9 +193,9 @@ class Device(BaseModel):
     """
     A DRA device-selector CEL expression the device must satisfy, e.g. device.driver == "ib.nvidia.com" && device.attributes["ib.nvidia.com"].linkRate == "NDR".
     """
-    count: Annotated[int | None, Field(ge=1)] = 1
+    count: Annotated[int | None, Field(ge=1, le=32)] = 1
     """
-    How many such devices one node needs.
+    How many such devices one node needs (at most 32, the most devices one DRA ResourceClaim can be allocated).
     """
     name: Annotated[str, Field(max_length=63, min_length=1, pattern="^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")]
     """
@@ -187,7 +214,8 @@ class Divisor1(RootModel[str]):
     root: Annotated[
         str,
         Field(
-            pattern="^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$"
+            max_length=64,
+            pattern="^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$",
         ),
     ]
     """
@@ -204,7 +232,7 @@ class EnvFromItem(BaseModel):
     """
     A ConfigMap in the replica's namespace.
     """
-    prefix: str | None = None
+    prefix: Annotated[str | None, Field(max_length=256)] = None
     """
     Prepended to every variable name.
     """
@@ -223,7 +251,7 @@ class EnvItem(BaseModel):
     """
     The variable name (printable ASCII, no '=').
     """
-    value: str | None = None
+    value: Annotated[str | None, Field(max_length=131072)] = None
     """
     A literal value; $(VAR) references expand from earlier variables.
     """
@@ -238,7 +266,7 @@ class Exec(BaseModel):
     Run a command in the container; exit 0 is success.
     """
 
-    command: Annotated[list[str], Field(max_length=64, min_length=1)]
+    command: Annotated[list[CommandItem1], Field(max_length=64, min_length=1)]
     """
     The command line (not run in a shell).
     """
@@ -249,11 +277,11 @@ class FieldRef(BaseModel):
     A field of the pod, e.g. metadata.name, metadata.namespace, status.podIP.
     """
 
-    apiVersion: str | None = None
+    apiVersion: Annotated[str | None, Field(max_length=317)] = None
     """
     The API version the path is written in (default v1).
     """
-    fieldPath: Annotated[str, Field(min_length=1)]
+    fieldPath: Annotated[str, Field(max_length=512, min_length=1)]
     """
     The path of the field.
     """
@@ -268,7 +296,7 @@ class Grpc(BaseModel):
     """
     The port of the gRPC health service.
     """
-    service: str | None = None
+    service: Annotated[str | None, Field(max_length=253)] = None
     """
     The service name in the HealthCheckRequest.
     """
@@ -279,7 +307,7 @@ class HttpGet(BaseModel):
     An HTTP GET; a 2xx or 3xx status is success.
     """
 
-    host: str | None = None
+    host: Annotated[str | None, Field(max_length=253)] = None
     """
     The host to connect to (default the pod IP).
     """
@@ -287,7 +315,7 @@ class HttpGet(BaseModel):
     """
     Extra request headers.
     """
-    path: str | None = None
+    path: Annotated[str | None, Field(max_length=2048)] = None
     """
     The request path, e.g. /health.
     """
@@ -306,11 +334,11 @@ class HttpHeader(BaseModel):
     One header.
     """
 
-    name: Annotated[str, Field(min_length=1)]
+    name: Annotated[str, Field(max_length=256, min_length=1)]
     """
     The header name.
     """
-    value: str
+    value: Annotated[str, Field(max_length=4096)]
     """
     The header value.
     """
@@ -338,7 +366,8 @@ class Limits1(RootModel[str]):
     root: Annotated[
         str,
         Field(
-            pattern="^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$"
+            max_length=64,
+            pattern="^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$",
         ),
     ]
     """
@@ -454,7 +483,7 @@ class Metadata1(BaseModel):
     Labels and annotations added to every pod of the worker.
     """
 
-    annotations: Annotated[dict[str, str] | None, Field(max_length=64)] = None
+    annotations: Annotated[dict[str, AnnotationsAdditionalProperty] | None, Field(max_length=64)] = None
     """
     Annotations for the pods.
     """
@@ -649,7 +678,7 @@ class ResourceFieldRef(BaseModel):
     A resource request or limit of a container, e.g. limits.memory.
     """
 
-    containerName: str | None = None
+    containerName: Annotated[str | None, Field(max_length=63)] = None
     """
     The container (default this one).
     """
@@ -657,7 +686,7 @@ class ResourceFieldRef(BaseModel):
     """
     The unit of the exposed value (default 1).
     """
-    resource: Annotated[str, Field(min_length=1)]
+    resource: Annotated[str, Field(max_length=512, min_length=1)]
     """
     The resource, e.g. limits.cpu.
     """
@@ -723,7 +752,8 @@ class SharedMemorySize1(RootModel[str]):
     root: Annotated[
         str,
         Field(
-            pattern="^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$"
+            max_length=64,
+            pattern="^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$",
         ),
     ]
     """
@@ -752,9 +782,9 @@ class Spec(BaseModel):
     """
     Disaggregated serving: the prefill role (processes prompts and hands the KV cache to decode). Self-contained, nothing is inherited from the root. Set together with spec.decode. Prefill and decode of one replica always land on the same cluster, possibly on different pools.
     """
-    replicas: Annotated[int | None, Field(ge=0)] = 1
+    replicas: Annotated[int | None, Field(ge=0, le=1000)] = 1
     """
-    How many ModelReplicas to run. Each replica is one complete serving instance (all workers of every role) placed on one cluster. The scale subresource points here, so `kubectl scale` and KEDA ScaledObjects set it. 0 removes every replica.
+    How many ModelReplicas to run (at most 1000). Each replica is one complete serving instance (all workers of every role) placed on one cluster. The scale subresource points here, so `kubectl scale` and KEDA ScaledObjects set it. 0 removes every replica.
     """
     workers: Workers2 | None = None
     """
@@ -877,7 +907,7 @@ class TcpSocket(BaseModel):
     Open a TCP connection; success when it opens.
     """
 
-    host: str | None = None
+    host: Annotated[str | None, Field(max_length=253)] = None
     """
     The host to connect to (default the pod IP).
     """
@@ -934,19 +964,19 @@ class Topology(BaseModel):
     How one worker is sharded. One worker spans pipeline × (data / dataLocal) nodes with tensor × dataLocal GPUs on each node. Modelplane uses it for placement, GPU counts and the backend's parallelism settings; engine flags (e.g. vLLM --tensor-parallel-size) stay in the container args.
     """
 
-    data: Annotated[int | None, Field(ge=1)] = 1
+    data: Annotated[int | None, Field(ge=1, le=2048)] = 1
     """
     Data-parallel degree inside one worker (e.g. for expert-parallel MoE serving); a multiple of dataLocal.
     """
-    dataLocal: Annotated[int | None, Field(ge=1)] = 1
+    dataLocal: Annotated[int | None, Field(ge=1, le=32)] = 1
     """
     Data-parallel ranks placed on each node.
     """
-    pipeline: Annotated[int | None, Field(ge=1)] = 1
+    pipeline: Annotated[int | None, Field(ge=1, le=64)] = 1
     """
     Pipeline-parallel degree (nodes the layers are split over).
     """
-    tensor: Annotated[int, Field(ge=1)]
+    tensor: Annotated[int, Field(ge=1, le=32)]
     """
     Tensor-parallel degree (GPUs one shard of the model spans).
     """
@@ -1006,9 +1036,9 @@ class Workers(BaseModel):
     The workers of this role in one replica (count, topology and pod template).
     """
 
-    count: Annotated[int | None, Field(ge=1)] = 1
+    count: Annotated[int | None, Field(ge=1, le=64)] = 1
     """
-    How many independent workers of this shape one replica runs (data parallel copies behind the replica's endpoint). For disaggregated serving the prefill and decode counts are the P:D ratio, e.g. 5 and 3 for 5P3D.
+    How many independent workers of this shape one replica runs (data parallel copies behind the replica's endpoint; at most 64). For disaggregated serving the prefill and decode counts are the P:D ratio, e.g. 5 and 3 for 5P3D.
     """
     template: Template
     """
@@ -1025,9 +1055,9 @@ class Workers2(BaseModel):
     Unified serving: the workers of one replica (count, parallelism topology and pod template). Set together with spec.nodeSelector; not with spec.prefill/spec.decode.
     """
 
-    count: Annotated[int | None, Field(ge=1)] = 1
+    count: Annotated[int | None, Field(ge=1, le=64)] = 1
     """
-    How many independent workers of this shape one replica runs (data parallel copies behind the replica's endpoint). For disaggregated serving the prefill and decode counts are the P:D ratio, e.g. 5 and 3 for 5P3D.
+    How many independent workers of this shape one replica runs (data parallel copies behind the replica's endpoint; at most 64). For disaggregated serving the prefill and decode counts are the P:D ratio, e.g. 5 and 3 for 5P3D.
     """
     template: Template
     """

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Generic, TypeVar
 
@@ -69,16 +69,18 @@ class Fleet:
     """The fleet as the scheduler reads it.
 
     Attributes:
-        clusters: The InferenceClusters with a name and a spec.
+        clusters: The InferenceClusters with a name and a spec that are not being deleted.
         classes: The InferenceClasses that validate.
         replicas: What each ModelReplica with a name and a spec holds.
         skipped: The objects left out because they do not validate, each with why.
+        unreadable: The InferenceClusters that exist but cannot be read, by name, with why.
     """
 
     clusters: list[ClusterInfo]
     classes: list[InferenceClass]
     replicas: list[Holding]
     skipped: list[str]
+    unreadable: dict[str, str] = field(default_factory=dict)
 
 
 T = TypeVar("T")
@@ -92,6 +94,7 @@ class _Read(Generic[T]):
 
     value: T | None
     skipped: str | None = None
+    why: str = ""  # for a skipped object: why, without its kind and name
 
 
 class FleetReader:
@@ -114,7 +117,16 @@ class FleetReader:
         classes = self._read_each(CLASSES, req, None, InferenceClass, _same)
         replicas = self._read_each(REPLICAS, req, _holding, ModelReplica, replica_holding)
         skipped = [r.skipped for reads in (clusters, classes, replicas) for r in reads if r.skipped is not None]
-        return Fleet(_values(clusters), _values(classes), _values(replicas), skipped)
+        # A cluster being deleted is leaving the fleet; one that exists but does not read is not.
+        deleting, unreadable = set(), {}
+        for struct, read in zip(CLUSTERS.structs(req), clusters, strict=True):
+            name, gone = _name_and_deleting(struct.fields)
+            if gone:
+                deleting.add(name)
+            elif read.value is None and name:
+                unreadable[name] = read.why or "it has no spec"
+        present = [c for c in _values(clusters) if c.name not in deleting]
+        return Fleet(present, _values(classes), _values(replicas), skipped, unreadable)
 
     def _read_each(
         self,
@@ -141,6 +153,28 @@ class FleetReader:
 
 def _same(klass: InferenceClass) -> InferenceClass:
     return klass
+
+
+def _name_and_deleting(fields: Fields) -> tuple[str, bool]:
+    """An object's ``metadata.name`` ("" when it has none) and whether it has a ``deletionTimestamp``."""
+    metadata = fields.get("metadata")
+    if metadata is None or not metadata.HasField("struct_value"):
+        return "", False
+    meta = metadata.struct_value.fields
+    name = meta.get("name")
+    deleting = meta.get("deletionTimestamp")
+    return (
+        name.string_value if name is not None else "",
+        deleting is not None and deleting.WhichOneof("kind") not in _NULL,
+    )
+
+
+def read_replica(struct: structpb.Struct) -> tuple[Holding | None, str]:
+    """What one ModelReplica holds, read as the fleet's are; None and why when it cannot be read."""
+    read = _read_one(REPLICAS, struct, _holding, ModelReplica, replica_holding)
+    if read.value is None:
+        return None, read.why or "it has no name or spec"
+    return read.value, ""
 
 
 def _values(reads: Iterable[_Read[T]]) -> list[T]:
@@ -178,7 +212,9 @@ def _read_one(
     except pydantic.ValidationError as err:
         metadata = item.get("metadata")
         name = metadata.get("name", "?") if isinstance(metadata, dict) else "?"
-        return _Read(None, f"{requirement.kind} {name}: {err.errors()[0]['msg']}")
+        first = err.errors()[0]
+        why = f"{'.'.join(str(x) for x in first['loc'])}: {first['msg']}" if first["loc"] else str(first["msg"])
+        return _Read(None, f"{requirement.kind} {name}: {first['msg']}", why)
     return _Read(of_model(parsed))
 
 
@@ -379,11 +415,11 @@ def _shape(workers: Fields) -> _Shape:
     """A ``workers`` block as (count, tensor, pipeline, data, dataLocal)."""
     topology = _need(_object(workers.get("topology")))
     return (
-        _whole(workers.get("count"), 1),
-        _need(_whole(topology.get("tensor"), 1)),
-        _whole(topology.get("pipeline"), 1),
-        _whole(topology.get("data"), 1),
-        _whole(topology.get("dataLocal"), 1),
+        _whole(workers.get("count"), 1, 64),
+        _need(_whole(topology.get("tensor"), 1, 32)),
+        _whole(topology.get("pipeline"), 1, 64),
+        _whole(topology.get("data"), 1, 2048),
+        _whole(topology.get("dataLocal"), 1, 32),
     )
 
 
