@@ -10,6 +10,7 @@ import yaml
 
 from modelplane.kinds import KINDS
 from modelplane.preview import command
+from modelplane.preview.findings import Exit
 from modelplane.preview.fleet import DidNotConvergeError, merge_status, simulate
 from modelplane.preview.manifests import ManifestError, load_dir
 from modelplane.preview.world import gateway_address, healthy
@@ -42,7 +43,12 @@ CLUSTER = {
     },
     "status": {"conditions": [{"type": "Ready", "status": "True", "reason": "Available"}]},
 }
-SCALED_OBJECT = {"apiVersion": "keda.sh/v1alpha1", "kind": "ScaledObject", "metadata": {"name": "s", "namespace": "n"}}
+SCALED_OBJECT = {
+    "apiVersion": "keda.sh/v1alpha1",
+    "kind": "ScaledObject",
+    "metadata": {"name": "s", "namespace": "n"},
+    "spec": {"scaleTargetRef": {"name": "x"}, "triggers": [{"type": "cpu", "metadata": {"value": "50"}}]},
+}
 
 
 def _write(tmp_path: Path, *docs: dict[str, Any]) -> Path:
@@ -55,19 +61,18 @@ def _compositions() -> dict[str, dict[str, Any]]:
 
 
 def test_summary_of_a_small_fleet(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert command.main([str(_write(tmp_path, CLASS, CLUSTER, SCALED_OBJECT))]) == 0
+    assert command.main(["--width", "150", str(_write(tmp_path, CLASS, CLUSTER, SCALED_OBJECT))]) == 0
     out = capsys.readouterr().out
     # The cluster composes its ServingStack, which renders in the next pass.
-    assert "settled after 3 pass(es)" in out
-    assert "l4: 2 accelerator(s) per node; Valid: True (Valid): the class is valid" in out
-    assert "edge: Existing, scheduler None, backend KServe; Ready: True (Available) [region=local]" in out
-    assert "pool pool-a (l4): 3 nodes x 2 GPUs = 6 declared, 0 in use, 6 free (source: Declared)" in out
+    assert "settled after 3 passes" in out
+    assert " edge   pool-a   l4      3 x 2          6          -          0        6      Declared" in out
+    assert " edge      Existing   None        KServe    Available " in out
     # The kubeconfig Secret is not among the manifests: the preview says so instead of hiding it.
     assert "Warning InferenceCluster edge: KubeconfigNotFound: Secret x/kc not found" in out
 
 
 def test_yaml_output_lists_every_object(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert command.main([str(_write(tmp_path, CLASS, CLUSTER, SCALED_OBJECT)), "--output", "yaml"]) == 0
+    assert command.main([str(_write(tmp_path, CLASS, CLUSTER, SCALED_OBJECT)), "--output", "objects"]) == 0
     docs = list(yaml.safe_load_all(capsys.readouterr().out))
     kinds = {(d["kind"], d["metadata"]["name"]) for d in docs}
     assert {("InferenceClass", "l4"), ("InferenceCluster", "edge"), ("ScaledObject", "s")} <= kinds
@@ -92,7 +97,7 @@ def test_bad_manifests_are_refused(tmp_path: Path, docs: list[dict[str, Any]], w
 
 
 def test_empty_dir_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert command.main([str(tmp_path)]) == 1
+    assert command.main([str(tmp_path)]) == Exit.FAILED
     assert "no .yaml files found" in capsys.readouterr().err
 
 
@@ -146,63 +151,60 @@ def test_merge_status(simulated: dict[str, Any] | None, rendered: dict[str, Any]
 
 
 def test_quickstart_preview(capsys: pytest.CaptureFixture[str]) -> None:
-    assert command.main([str(ROOT / "examples" / "quickstart")]) == 0
+    assert command.main(["--width", "150", str(ROOT / "examples" / "quickstart")]) == 0
     out = capsys.readouterr().out
     # The one-GPU deployment lands on the quickstart cluster and takes one of its two L4s.
-    assert "pool l4 (nvidia-l4): 2 nodes x 1 GPUs = 2 declared, 1 in use, 1 free (source: Declared)" in out
-    assert "replicas: default/qwen-0 on pool(s) l4" in out
-    assert "default/qwen: 0/1 ready; Scheduled: True (Scheduled): placed 1 of 1" in out
+    assert " quickstart   l4     nvidia-l4   2 x 1          2          -          1        1      Declared" in out
+    assert " default/qwen   0/1     1/1      1              TP1     qwen-0 → quickstart [l4]" in out
 
 
 def test_replicas_of_the_whole_fleet_never_overcommit(capsys: pytest.CaptureFixture[str]) -> None:
     examples = ROOT / "examples"
-    assert command.main([str(examples / "platform"), str(examples / "models")]) == 0
+    # Offline the cloud clusters are still being created: what needs them is unplaced (exit 5).
+    assert command.main(["--width", "200", str(examples / "platform"), str(examples / "models")]) == Exit.UNPLACED
     out = capsys.readouterr().out
     assert "OVERCOMMITTED" not in out
     # Each deployment is rendered seeing the replicas composed before it: kimi-k2 (TP8 x PP2) fills
     # eu-west-kueue's two nodes, so both llama-70b replicas go to us-east-kai.
-    assert "replicas: ml-team/kimi-k2-0 on pool(s) h100" in out
-    assert "replicas: ml-team/llama-70b-0 on pool(s) h100; ml-team/llama-70b-1 on pool(s) h100" in out
+    assert "kimi-k2-0 → eu-west-kueue [h100]" in out
+    assert "llama-70b-0 → us-east-kai [h100]\n" in out
+    assert "llama-70b-1 → us-east-kai [h100]\n" in out
 
 
 def test_a_healthy_world_routes_the_canary(capsys: pytest.CaptureFixture[str]) -> None:
     examples = ROOT / "examples"
-    assert command.main(["--assume-ready", str(examples / "platform"), str(examples / "models")]) == 0
+    assert command.main(["--width", "200", "--assume-ready", str(examples / "platform"), str(examples / "models")]) == 0
     out = capsys.readouterr().out
     assert "OVERCOMMITTED" not in out
     # Every composed resource reports healthy: the cloud clusters come up, replicas serve.
-    assert "gke-us-central1: GKE, scheduler None, backend KServe; Ready: True (Available)" in out
-    assert "ml-team/llama-8b-fp8: 2/2 ready; Scheduled: True (Scheduled): placed 2 of 2" in out
-    assert "ml-team/llama-8b-bf16: 1/1 ready; Scheduled: True (Scheduled): placed 1 of 1" in out
+    assert " gke-us-central1   GKE        None        KServe    Available " in out
+    assert " ml-team/llama-8b-fp8          2/2     2/2      1 " in out
+    assert " ml-team/llama-8b-bf16         1/1     1/1      1 " in out
     # 90 split evenly over the two FP8 replicas, 10 to the one BF16 replica (weights 9:9:2 of 20).
     assert (
-        "ml-team/llama-8b: address http://203.0.113.10/ml-team/llama-8b; Routed: True (Routed): /ml-team/llama-8b "
-        "on Gateway envoy-gateway-system/default routes to llama-8b-bf16-0 10.0%, llama-8b-fp8-0 45.0%, "
-        "llama-8b-fp8-1 45.0%\n"
-        "    route ml-team/llama-8b: /ml-team/llama-8b -> rewrite /\n"
-        "      llama-8b-bf16-0: weight 2 (10.0%)\n"
-        "      llama-8b-fp8-0: weight 9 (45.0%)\n"
-        "      llama-8b-fp8-1: weight 9 (45.0%)\n"
+        " ml-team/llama-8b    http://203.0.113.10/ml-team/llama-8b    Routed   llama-8b-bf16-0: 2 → 10.0%\n"
+        "                                                                      llama-8b-fp8-0: 9 → 45.0%\n"
+        "                                                                      llama-8b-fp8-1: 9 → 45.0%\n"
     ) in out
     assert "NoEndpoints" not in out
 
 
 def test_a_healthy_world_serves_the_quickstart(capsys: pytest.CaptureFixture[str]) -> None:
-    assert command.main(["--assume-ready", str(ROOT / "examples" / "quickstart")]) == 0
+    assert command.main(["--width", "150", "--assume-ready", str(ROOT / "examples" / "quickstart")]) == 0
     out = capsys.readouterr().out
-    assert "default/qwen: 1/1 ready; Scheduled: True (Scheduled): placed 1 of 1" in out
-    assert "      qwen-0: weight 1 (100.0%)\n" in out
+    assert " default/qwen   1/1     1/1      1 " in out
+    assert "Routed   qwen-0: 1 → 100.0%\n" in out
 
 
 def test_without_a_healthy_world_nothing_serves(capsys: pytest.CaptureFixture[str]) -> None:
     examples = ROOT / "examples"
     loaded = load_dir(examples / "platform", examples / "models")
     assert simulate(loaded, _compositions()) == simulate(loaded, _compositions(), world=None)
-    assert command.main([str(examples / "platform"), str(examples / "models")]) == 0
+    assert command.main(["--width", "200", str(examples / "platform"), str(examples / "models")]) == Exit.UNPLACED
     out = capsys.readouterr().out
-    assert "ml-team/llama-8b: address http://203.0.113.10/ml-team/llama-8b; Routed: False (NoEndpoints)" in out
-    assert "ml-team/llama-70b: 0/2 ready" in out
-    assert "gke-us-central1: GKE, scheduler None, backend KServe; Ready: False (Creating)" in out
+    assert " ml-team/llama-8b    http://203.0.113.10/ml-team/llama-8b    NoEndpoints " in out
+    assert " ml-team/llama-70b             0/2     2/2      4 " in out
+    assert " gke-us-central1   GKE        None        KServe    Creating " in out
 
 
 @pytest.mark.parametrize(

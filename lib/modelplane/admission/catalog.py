@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 import jsonschema  # type: ignore[import-untyped]  # types-jsonschema is not in the dev extras
@@ -15,7 +16,7 @@ import jsonschema  # type: ignore[import-untyped]  # types-jsonschema is not in 
 from modelplane import kinds
 from modelplane.admission.documents import JSON, Schema, load_document, load_documents
 from modelplane.admission.objects import metadata_errors
-from modelplane.admission.openapi import FORMATS, schema_error_messages
+from modelplane.admission.openapi import FORMATS, fields_at, schema_error_messages
 from modelplane.admission.validator import Result, Validator
 from modelplane.admission.xrd import definitions
 from modelplane.repo import ROOT
@@ -106,8 +107,14 @@ class BuiltinValidator:
         self.kind = kind
         self.namespaced = namespaced
         doc = kubernetes_openapi()
+        self.definitions: Schema = doc["definitions"]
+        self.schema: Schema = self.definitions[definition]
         schema = {"$ref": f"#/definitions/{definition}", "definitions": doc["definitions"]}
         self._validator = jsonschema.Draft202012Validator(schema, format_checker=FORMATS)
+
+    def fields_at(self, path: Sequence[str | int]) -> list[str]:
+        """The fields the schema declares for the object at ``path``."""
+        return fields_at(self.schema, path, self.definitions)
 
     def validate(self, manifest: JSON) -> Result:
         """Every error the API server would report for ``manifest``."""
@@ -140,6 +147,8 @@ _CLUSTER_SCOPED_BUILTINS = frozenset(
 @functools.cache
 def builtin_validator(api_version: str, kind: str) -> BuiltinValidator | None:
     """The validator for a built-in Kubernetes kind, or None."""
+    if not KUBERNETES_OPENAPI.is_file():
+        return None
     group, _, version = api_version.rpartition("/")
     for name, definition in kubernetes_openapi()["definitions"].items():
         for gvk in definition.get("x-kubernetes-group-version-kind", []):
@@ -158,11 +167,16 @@ def validate(manifest: JSON) -> Result:
         return Result(object=manifest, errors=("apiVersion and kind: Required value",))
     if api_version == kinds.API_VERSION:
         if kind not in definitions():
-            return Result(object=manifest, errors=(f"no XRD defines {api_version} {kind}",))
+            return Result(object=manifest, errors=(f"no XRD defines {api_version} {kind}",), schema_found=False)
         return xr_validator(kind).validate(manifest)
-    validator: Validator | BuiltinValidator | None = crd_validator(api_version, kind) or builtin_validator(
-        api_version, kind
-    )
+    validator = validator_for(api_version, kind)
     if validator is None:
-        return Result(object=manifest, errors=(f"no schema found for {api_version} {kind}",))
+        return Result(object=manifest, errors=(f"no schema found for {api_version} {kind}",), schema_found=False)
     return validator.validate(manifest)
+
+
+def validator_for(api_version: str, kind: str) -> Validator | BuiltinValidator | None:
+    """The validator of any kind: our XRDs, then the shared CRDs, then the built-in kinds; None if none has it."""
+    if api_version == kinds.API_VERSION:
+        return xr_validator(kind) if kind in definitions() else None
+    return crd_validator(api_version, kind) or builtin_validator(api_version, kind)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 
 import jsonschema  # type: ignore[import-untyped]  # types-jsonschema is not in the dev extras
 
@@ -186,3 +186,24 @@ def schema_error_messages(error: jsonschema.ValidationError) -> list[str]:  # no
     if v == "minProperties":
         return [f"{where}: Invalid value: {len(inst)}: {where} in body should have at least {val} properties"]
     return [messages.get(str(v), f"{where}: {error.message}")]
+
+
+def fields_at(schema: Schema, path: Sequence[str | int], definitions: Mapping[str, Schema] | None = None) -> list[str]:
+    """The property names the schema declares for the object at ``path`` (``$ref``s resolved in ``definitions``).
+
+    A list index steps into ``items``, a name into ``properties`` or ``additionalProperties``.
+    """
+    node: Schema | None = schema
+    for part in [*path, None]:
+        while node is not None and "$ref" in node and definitions is not None:
+            node = definitions.get(str(node["$ref"]).rsplit("/", 1)[-1])
+        if node is None or part is None:
+            break
+        if isinstance(part, int):
+            node = node.get("items") if isinstance(node.get("items"), dict) else None
+        elif part in node.get("properties", {}):
+            node = node["properties"][part]
+        else:
+            additional = node.get("additionalProperties")
+            node = additional if isinstance(additional, dict) else None
+    return sorted(node.get("properties", {})) if node is not None else []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import jsonschema  # type: ignore[import-untyped]  # types-jsonschema is not in the dev extras
@@ -13,6 +14,7 @@ from modelplane.admission.openapi import (
     BLOCKING_VALIDATORS,
     FORMATS,
     RULES_NOT_CHECKED,
+    fields_at,
     schema_error_messages,
     to_json_schema,
 )
@@ -25,6 +27,7 @@ class Result:
     object: JSON  # the manifest after defaulting
     errors: tuple[str, ...] = ()
     evaluations: tuple[Evaluation, ...] = field(default=())
+    schema_found: bool = True  # False: no XRD, CRD or built-in schema names the kind (errors say so)
 
     @property
     def ok(self) -> bool:
@@ -49,6 +52,10 @@ class Validator:
             schema.get("properties", {}).get("metadata", {"type": "object"}), strict=False
         )
         self._validator = jsonschema.Draft202012Validator(json_schema, format_checker=FORMATS)
+
+    def fields_at(self, path: Sequence[str | int]) -> list[str]:
+        """The fields the schema declares for the object at ``path``."""
+        return fields_at(self.schema, path)
 
     def validate(self, manifest: JSON) -> Result:
         """Default, then validate ``manifest``; every error the API server would report."""

@@ -1,28 +1,49 @@
-"""``modelplane preview DIR [DIR...]``: the main job, an offline preview of a fleet."""
+"""``modelplane preview DIR [DIR...]``: the main job, an offline preview of a fleet a CI can gate on."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+import yaml
+
 from modelplane.fnkit import configure_cli_logging
 from modelplane.kinds import KINDS
-from modelplane.preview.fleet import DEFAULT_MAX_PASSES, DidNotConvergeError, simulate
-from modelplane.preview.manifests import ManifestError, load_dir
-from modelplane.preview.summary import summarize
+from modelplane.preview.admit import Admission, admit
+from modelplane.preview.findings import Exit, Finding, exit_code, findings
+from modelplane.preview.fleet import DEFAULT_MAX_PASSES, DidNotConvergeError, Fleet, simulate
+from modelplane.preview.manifests import Loaded, ManifestError, load_dir
+from modelplane.preview.tables import render, verdict
 from modelplane.preview.targets import group_by_target, to_yaml
-from modelplane.preview.world import healthy
+from modelplane.preview.view import FleetView, build
+from modelplane.preview.world import assumed_kubeconfigs, healthy, observed_status
 from modelplane.repo import CompositionNotFoundError, load_composition
 
+_EPILOG = """exit codes:
+  0  every manifest admitted, every replica placed, every service routed
+  1  the preview could not run (unreadable manifests, no Composition, the fleet did not settle)
+  2  usage error
+  3  a manifest the API server would refuse (it is not rendered)
+  4  a function error (a Fatal result or an exception while rendering)
+  5  replicas left unplaced (accepted with --allow-unscheduled)
+  6  services that route nowhere (judged with --assume-ready only; accepted with --allow-unrouted)
+When several apply, the lowest of 3-6 is the exit code.
+"""
 
-def main(argv: Sequence[str]) -> int:
-    """Run ``modelplane preview``; return the exit code."""
+
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="modelplane preview",
-        description="Render every Modelplane object in DIR offline, feeding composed objects back "
-        "until the fleet settles, and summarise where replicas land.",
+        description="Admit every manifest in DIR as the API server would, render the fleet offline (feeding "
+        "composed objects back until it settles) and show where replicas land, what they take and how "
+        "services route.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
         "dirs",
@@ -34,15 +55,10 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument(
         "-o",
         "--output",
-        choices=("summary", "yaml"),
-        default="summary",
-        help="summary (default), or every object as YAML grouped by target cluster.",
-    )
-    parser.add_argument(
-        "--max-passes",
-        type=int,
-        default=DEFAULT_MAX_PASSES,
-        help=f"Give up if the fleet has not settled after this many passes (default {DEFAULT_MAX_PASSES}).",
+        choices=("table", "json", "yaml", "objects"),
+        default="table",
+        help="table (default): tables to read; json or yaml: the same as a document; "
+        "objects: every object as YAML, grouped by the cluster it is applied to.",
     )
     parser.add_argument(
         "--assume-ready",
@@ -50,20 +66,115 @@ def main(argv: Sequence[str]) -> int:
         help="Simulate a live, healthy world: every composed resource (provider-kubernetes Objects and "
         "the workloads they carry, Helm releases, cloud clusters and node pools, gateways and routes) "
         "reports the status it would once Ready, so replicas serve, endpoints are composed and services "
-        "route. A status written in a manifest still wins.",
+        "route; Existing clusters are reachable. A status written in a manifest still wins, and GPUs a "
+        "scheduler observed there grow with the replicas the simulation makes Ready.",
     )
-    args = parser.parse_args(argv)
+    parser.add_argument(
+        "--allow-unscheduled", action="store_true", help="Exit 0 with replicas left unplaced (a partial fleet)."
+    )
+    parser.add_argument("--allow-unrouted", action="store_true", help="Exit 0 with services that route nowhere.")
+    parser.add_argument(
+        "--max-passes",
+        type=int,
+        default=DEFAULT_MAX_PASSES,
+        help=f"Give up if the fleet has not settled after this many passes (default {DEFAULT_MAX_PASSES}).",
+    )
+    parser.add_argument("--width", type=int, help="Columns to fit tables to (default: the terminal's, else 120).")
+    parser.add_argument(
+        "--color", choices=("auto", "always", "never"), default="auto", help="Colour (default: on a terminal)."
+    )
+    return parser
+
+
+@dataclasses.dataclass(frozen=True)
+class Preview:
+    """One preview: what was admitted and refused, the settled fleet and its views."""
+
+    admission: Admission
+    fleet: Fleet
+    view: FleetView
+    notes: tuple[str, ...]
+
+
+def run_preview(dirs: Sequence[Path], *, assume_ready: bool, max_passes: int = DEFAULT_MAX_PASSES) -> Preview:
+    """Load, admit and simulate the manifests under ``dirs``.
+
+    Raises:
+        ManifestError: a file is not a set of manifests.
+        CompositionNotFoundError: a kind has no Composition.
+        DidNotConvergeError: the fleet did not settle.
+        OSError: a file cannot be read.
+    """
+    admission = admit(load_dir(*dirs))
+    loaded = admission.loaded
+    notes: tuple[str, ...] = ()
+    if assume_ready:
+        secrets, notes = assumed_kubeconfigs(loaded)
+        loaded = Loaded(loaded.xrs, loaded.others + secrets, loaded.sources)
+        notes = ("a live, healthy world (--assume-ready)", *notes)
+    else:
+        notes = ("offline nothing becomes Ready, so routing is not judged (use --assume-ready)",)
+    compositions = {k.kind: load_composition(k.kind) for k in KINDS}
+    fleet = simulate(
+        loaded,
+        compositions,
+        max_passes=max_passes,
+        world=healthy if assume_ready else None,
+        observe=observed_status if assume_ready else None,
+    )
+    return Preview(admission, fleet, build(fleet, " ".join(str(d) for d in dirs)), notes)
+
+
+def _width(asked: int | None) -> int:
+    if asked:
+        return asked
+    if sys.stdout.isatty():
+        return os.get_terminal_size(sys.stdout.fileno()).columns
+    return int(os.environ.get("COLUMNS", "120"))
+
+
+def document(preview: Preview, found: Sequence[Finding], code: Exit) -> dict[str, object]:
+    """The preview as one document for ``--output json|yaml``."""
+    return {
+        "source": preview.view.source,
+        "exitCode": int(code),
+        "notes": list(preview.notes),
+        "refused": [
+            {
+                "object": f"{r.key[0]} {'/'.join(filter(None, r.key[1:]))}",
+                "file": r.source,
+                **dataclasses.asdict(r.refusal),
+            }
+            for r in preview.admission.refused
+        ],
+        "unchecked": [" ".join(filter(None, k)) for k in preview.admission.unchecked],
+        "fleet": dataclasses.asdict(preview.view),
+        "findings": [{**dataclasses.asdict(f), "code": int(f.code)} for f in found],
+    }
+
+
+def main(argv: Sequence[str]) -> int:
+    """Run ``modelplane preview``; return the exit code."""
+    args = _parser().parse_args(argv)
     configure_cli_logging()
     try:
-        loaded = load_dir(*args.dirs)
-        compositions = {k.kind: load_composition(k.kind) for k in KINDS}
-        fleet = simulate(loaded, compositions, max_passes=args.max_passes, world=healthy if args.assume_ready else None)
+        preview = run_preview(args.dirs, assume_ready=args.assume_ready, max_passes=args.max_passes)
     except (ManifestError, CompositionNotFoundError, DidNotConvergeError, OSError) as err:
         sys.stderr.write(f"modelplane preview: {err}\n")
-        return 1
-    sys.stdout.write(
-        summarize(fleet, " ".join(str(d) for d in args.dirs))
-        if args.output == "summary"
-        else to_yaml(group_by_target(fleet))
-    )
-    return 1 if fleet.errors else 0
+        return int(Exit.FAILED)
+    found = findings(preview.view, preview.admission.refused, routing_judged=args.assume_ready)
+    code = exit_code(found, allow_unscheduled=args.allow_unscheduled, allow_unrouted=args.allow_unrouted)
+    if args.output == "objects":
+        sys.stdout.write(to_yaml(group_by_target(preview.fleet)))
+    elif args.output == "json":
+        sys.stdout.write(json.dumps(document(preview, found, code), indent=2, sort_keys=True) + "\n")
+    elif args.output == "yaml":
+        sys.stdout.write(yaml.safe_dump(document(preview, found, code), sort_keys=True))
+    else:
+        width = _width(args.width)
+        color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
+        notes = [*preview.notes]
+        notes += [f"not checked (no schema found): {' '.join(filter(None, k))}" for k in preview.admission.unchecked]
+        sys.stdout.write(render(preview.view, preview.admission.refused, found, notes, width=width, color=color))
+        sys.stdout.write(verdict(code, found, width=width, color=color))
+    return int(code)

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from modelplane.preview.manifests import Key, Loaded, Manifest, is_modelplane, key_of
@@ -27,6 +28,8 @@ DEFAULT_MAX_PASSES = 20  # a healthy world (--assume-ready) of examples/platform
 Renderer = Callable[[RenderInputs], RenderOutput]
 # How a composed resource that is not an XR is observed (the world the fleet runs in).
 World = Callable[[Manifest], Manifest]
+# What a manifest's status (what a live system observed) becomes as the simulated fleet changes.
+Observer = Callable[[Manifest, Mapping["Key", "XRState"]], "dict[str, Any] | None"]
 
 
 class DidNotConvergeError(RuntimeError):
@@ -76,6 +79,30 @@ def _named(child: Manifest, parent: Key) -> Manifest:
     return {**child, "metadata": {**meta, "name": f"{meta.get('generateName', 'x-')}{digest}"}}
 
 
+def _with_uid(xr: Manifest) -> Manifest:
+    """The XR as the API server stores it, with a UID stable across passes.
+
+    Its composed resources' owner references carry the UID, and the renderer checks that what
+    an XR observes is controlled by it.
+    """
+    meta = xr.get("metadata", {})
+    if meta.get("uid"):
+        return xr
+    name = f"{xr.get('apiVersion', '')}/{xr.get('kind', '')}/{meta.get('namespace', '')}/{meta.get('name', '')}"
+    return {**xr, "metadata": {**meta, "uid": str(uuid.uuid5(uuid.NAMESPACE_URL, f"modelplane-preview:{name}"))}}
+
+
+def _owned(obj: Manifest, xr: Manifest) -> Manifest:
+    """A composed resource as the API server stores it: its controller reference carries the XR's UID."""
+    meta = obj.get("metadata", {})
+    refs = meta.get("ownerReferences")
+    if not refs:
+        return obj
+    uid = xr["metadata"]["uid"]
+    owned = [{**r, "uid": uid} if r.get("controller") and not r.get("uid") else r for r in refs]
+    return {**obj, "metadata": {**meta, "ownerReferences": owned}}
+
+
 def _fingerprint(states: Mapping[Key, XRState]) -> dict[Key, str]:
     return {k: json.dumps([s.xr, s.composed], sort_keys=True) for k, s in states.items()}
 
@@ -87,6 +114,7 @@ def simulate(
     max_passes: int = DEFAULT_MAX_PASSES,
     renderer: Renderer = render,
     world: World | None = None,
+    observe: Observer | None = None,
 ) -> Fleet:
     """Render the fleet until nothing changes.
 
@@ -98,6 +126,8 @@ def simulate(
         world: How composed resources other than XRs are observed; None (the default) observes
             them as composed, with no status (``modelplane.preview.world.healthy`` simulates a
             live, healthy system).
+        observe: How a manifest's status follows the simulated fleet (e.g. a scheduler's observed
+            GPUs grow with the replicas the simulation makes Ready); None keeps it as written.
 
     Raises:
         DidNotConvergeError: the fleet still changed in the last pass; the
@@ -119,16 +149,18 @@ def simulate(
             try:
                 out = renderer(
                     RenderInputs(
-                        xr=state.xr,
+                        xr=(xr := _with_uid(state.xr)),
                         composition=compositions[key[0]],
-                        observed=_observed(state, states, world),
+                        observed=[_owned(o, xr) for o in _observed(state, states, world)],
                         required=[s.xr for s in states.values()] + list(loaded.others),
                     )
                 )
             except Exception as err:  # noqa: BLE001 - a failing XR is reported, the rest goes on
                 errors[key] = str(err)
                 continue
-            states = _apply(sources, states, key, out)
+            states = _apply(sources, states, key, out, observe)
+        if observe is not None:
+            states = _observe(sources, states, observe)
         after = _fingerprint(states)
         if after == before:
             return Fleet(states=states, others=loaded.others, passes=n, errors=errors)
@@ -153,14 +185,36 @@ def _observed(state: XRState, states: Mapping[Key, XRState], world: World | None
     return observed
 
 
+def _simulated(
+    key: Key, sources: Mapping[Key, Manifest], states: Mapping[Key, XRState], observe: Observer | None
+) -> Any:  # noqa: ANN401 - a status or None
+    if key not in sources:
+        return None
+    return observe(sources[key], states) if observe is not None else sources[key].get("status")
+
+
+def _observe(sources: Mapping[Key, Manifest], states: Mapping[Key, XRState], observe: Observer) -> dict[Key, XRState]:
+    """Bring every manifest's simulated status up to date with the fleet at the end of a pass."""
+    after = dict(states)
+    for key, state in states.items():
+        simulated = _simulated(key, sources, states, observe)
+        if simulated is not None:
+            after[key] = replace(state, xr={**state.xr, "status": merge_status(simulated, state.xr.get("status"))})
+    return after
+
+
 def _apply(
-    sources: Mapping[Key, Manifest], states: Mapping[Key, XRState], key: Key, out: RenderOutput
+    sources: Mapping[Key, Manifest],
+    states: Mapping[Key, XRState],
+    key: Key,
+    out: RenderOutput,
+    observe: Observer | None = None,
 ) -> dict[Key, XRState]:
     """Return the fleet after one XR's render: its status, and the XRs it composes."""
     state = states[key]
     base = sources.get(key, state.xr)
     # The XR keeps its own desired spec; its status is what it rendered, under what the manifest simulates.
-    xr = {**base, "status": merge_status(base.get("status") if key in sources else None, out.xr.get("status"))}
+    xr = {**base, "status": merge_status(_simulated(key, sources, states, observe), out.xr.get("status"))}
     composed = tuple(_named(c, key) if is_modelplane(c) else c for c in out.composed)
     after = dict(states)
     after[key] = XRState(xr=xr, composed=composed, results=tuple(out.results), parent=state.parent)

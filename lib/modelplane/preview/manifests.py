@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,10 +31,11 @@ def is_modelplane(obj: Manifest) -> bool:
 
 @dataclass(frozen=True)
 class Loaded:
-    """What a directory holds: Modelplane XRs and everything else (e.g. KEDA objects)."""
+    """What a directory holds: Modelplane XRs and everything else (e.g. KEDA objects), and where each came from."""
 
     xrs: tuple[Manifest, ...]
     others: tuple[Manifest, ...]
+    sources: dict[Key, str] = field(default_factory=dict)  # the file each object was read from
 
 
 def _files(root: Path) -> list[Path]:
@@ -80,4 +81,4 @@ def load_dir(*roots: Path) -> Loaded:
                 raise ManifestError(msg)
             seen[key] = path
             (xrs if is_modelplane(doc) else others).append(doc)
-    return Loaded(tuple(xrs), tuple(others))
+    return Loaded(tuple(xrs), tuple(others), {k: str(p) for k, p in seen.items()})

@@ -12,6 +12,8 @@ from modelplane.preview.manifests import Manifest, is_modelplane
 CONTROL_PLANE = "control plane"
 # provider-kubernetes Objects carry a manifest that lands on another cluster.
 _REMOTE_OBJECT_GROUPS = ("kubernetes.crossplane.io", "kubernetes.m.crossplane.io")
+# provider-helm Releases install a chart into the cluster their ProviderConfig reaches.
+_HELM_GROUPS = ("helm.crossplane.io", "helm.m.crossplane.io")
 
 
 @dataclass(frozen=True)
@@ -26,13 +28,39 @@ def _is_remote_object(obj: Manifest) -> bool:
     return obj.get("kind") == "Object" and str(obj.get("apiVersion", "")).split("/")[0] in _REMOTE_OBJECT_GROUPS
 
 
+def _is_release(obj: Manifest) -> bool:
+    return obj.get("kind") == "Release" and str(obj.get("apiVersion", "")).split("/")[0] in _HELM_GROUPS
+
+
+def _cluster_of_config(fleet: Fleet) -> dict[str, str]:
+    """The InferenceCluster each ProviderConfig name reaches (a cluster's configs are named after it)."""
+    out = {key[2]: key[2] for key in fleet.states if key[0] == "InferenceCluster"}
+    for key, s in fleet.states.items():
+        name = s.xr.get("status", {}).get("providerConfigRef", {}).get("name") if key[0] == "InferenceCluster" else None
+        if name:
+            out[str(name)] = key[2]
+    return out
+
+
+def helm_targets(fleet: Fleet) -> dict[str, list[Manifest]]:
+    """Every composed Helm Release by the InferenceCluster it installs into ("" for the control plane)."""
+    cluster_of_config = _cluster_of_config(fleet)
+    out: dict[str, list[Manifest]] = {}
+    for state in fleet.states.values():
+        for obj in state.composed:
+            if _is_release(obj):
+                config = str(obj.get("spec", {}).get("providerConfigRef", {}).get("name", ""))
+                out.setdefault(cluster_of_config.get(config, ""), []).append(obj)
+    return {k: sorted(v, key=lambda r: str(r.get("metadata", {}).get("name", ""))) for k, v in sorted(out.items())}
+
+
 def group_by_target(fleet: Fleet) -> list[Target]:
-    """Return the control plane's objects first, then each workload cluster's."""
-    cluster_of_config = {
-        str(s.xr.get("status", {}).get("providerConfigRef", {}).get("name")): key[2]
-        for key, s in fleet.states.items()
-        if key[0] == "InferenceCluster" and s.xr.get("status", {}).get("providerConfigRef", {}).get("name")
-    }
+    """Return the control plane's objects first, then each workload cluster's.
+
+    A workload cluster's group lists the manifests provider-kubernetes applies there and the Helm
+    Releases that install into it (the Releases themselves live on the control plane too).
+    """
+    cluster_of_config = _cluster_of_config(fleet)
     control: list[Manifest] = [*fleet.others]
     remote: dict[str, list[Manifest]] = {}
     for state in fleet.states.values():
@@ -47,6 +75,10 @@ def group_by_target(fleet: Fleet) -> list[Target]:
                 manifest = obj.get("spec", {}).get("forProvider", {}).get("manifest")
                 if manifest:
                     remote.setdefault(f"cluster {target}", []).append(manifest)
+            elif _is_release(obj):
+                config = str(obj.get("spec", {}).get("providerConfigRef", {}).get("name", ""))
+                if config in cluster_of_config:
+                    remote.setdefault(f"cluster {cluster_of_config[config]}", []).append(obj)
     return [Target(CONTROL_PLANE, tuple(control))] + [Target(n, tuple(remote[n])) for n in sorted(remote)]
 
 

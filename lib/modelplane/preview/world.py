@@ -14,11 +14,20 @@ own render.
 
 from __future__ import annotations
 
+import base64
 import hashlib
+from collections import defaultdict
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from modelplane.preview.fleet import merge_status
+import pydantic
+
+from modelplane.capacity import replica_holding
+from modelplane.capacity.observed import Source
+from modelplane.names import KUBECONFIG_KEY
+from modelplane.preview.fleet import XRState, merge_status
+from modelplane.preview.manifests import Key, Loaded, key_of
+from modelplane_models.model_replica import ModelReplica
 
 Manifest = Mapping[str, Any]
 
@@ -28,6 +37,8 @@ _TIME = "2025-01-01T00:00:00Z"
 _WORKLOAD_NET = "198.51.100"
 _CONTROL_PLANE_NET = "203.0.113"
 _GATEWAY_CONTROLLER = "gateway.envoyproxy.io/gatewayclass-controller"
+# Pool figures a cluster scheduler observed (a Declared figure is derived from the replicas themselves).
+_OBSERVING_SOURCES = (Source.KAI, Source.KUEUE)
 
 
 def _condition(kind: str, reason: str, status: str = "True") -> dict[str, Any]:
@@ -170,3 +181,80 @@ def healthy(composed: Manifest) -> dict[str, Any]:
     if simulate is None:
         return dict(composed)
     return {**composed, "status": merge_status(composed.get("status"), simulate(composed))}
+
+
+def _gpus_by_pool(cluster: str, states: Mapping[Key, XRState]) -> dict[str, int]:
+    """GPUs held, per pool of ``cluster``, by the Ready replicas the simulation composed (not the manifests')."""
+    held: dict[str, int] = defaultdict(int)
+    for key, state in states.items():
+        if key[0] != "ModelReplica" or state.parent is None:
+            continue
+        if state.xr.get("spec", {}).get("inferenceClusterRef", {}).get("name") != cluster:
+            continue
+        try:
+            holding = replica_holding(ModelReplica.model_validate(state.xr))
+        except pydantic.ValidationError:
+            continue
+        if holding is None or not holding.ready:
+            continue
+        for role in holding.roles:
+            held[role.pool] += role.footprint.total_gpus
+    return held
+
+
+def observed_status(manifest: Manifest, states: Mapping[Key, XRState]) -> dict[str, Any] | None:
+    """A manifest's status as a live system would report it now: what a scheduler observes grows with our replicas.
+
+    A figure KAI or Kueue observed (in an InferenceCluster's ``status.capacity``)
+    counts what ran when it was written. Once the simulation makes a replica it
+    composed Ready there, the live scheduler would count that replica too, so its
+    GPUs are added; otherwise the replica would "explain" GPUs that other
+    workloads hold and the pool would look emptier than it is.
+    """
+    status = manifest.get("status")
+    capacity = status.get("capacity") if isinstance(status, Mapping) else None
+    if manifest.get("kind") != "InferenceCluster" or not isinstance(capacity, Mapping) or not capacity.get("pools"):
+        return dict(status) if isinstance(status, Mapping) else None
+    held = _gpus_by_pool(str(manifest.get("metadata", {}).get("name", "")), states)
+    pools = []
+    for written in capacity["pools"]:
+        extra = held.get(str(written.get("name")), 0) if written.get("source") in _OBSERVING_SOURCES else 0
+        in_use = int(written.get("inUse", 0)) + extra
+        free = max(0, int(written.get("declared", 0)) - in_use)
+        pools.append({**written, "inUse": in_use, "free": free} if extra else written)
+    totals = {"inUse": sum(int(p.get("inUse", 0)) for p in pools), "free": sum(int(p.get("free", 0)) for p in pools)}
+    return {**dict(status or {}), "capacity": {**capacity, **totals, "pools": pools}}
+
+
+def assumed_kubeconfigs(loaded: Loaded) -> tuple[tuple[dict[str, Any], ...], tuple[str, ...]]:
+    """Kubeconfig Secrets for Existing clusters whose Secret is not among the manifests, and notes saying so.
+
+    An Existing cluster is reachable in a healthy world: its kubeconfig Secret
+    lives on the control plane, where nobody commits it to a repository.
+    """
+    have = {key_of(o) for o in loaded.others if o.get("kind") == "Secret"}
+    secrets: list[dict[str, Any]] = []
+    notes: list[str] = []
+    for xr in loaded.xrs:
+        spec = xr.get("spec", {})
+        if xr.get("kind") != "InferenceCluster" or spec.get("cluster", {}).get("source") != "Existing":
+            continue
+        ref = spec.get("cluster", {}).get("existing", {}).get("secretRef", {})
+        namespace, name = str(ref.get("namespace", "")), str(ref.get("name", ""))
+        if not name or ("Secret", namespace, name) in have:
+            continue
+        key = str(ref.get("key", KUBECONFIG_KEY))
+        data = base64.b64encode(b"assumed by modelplane preview --assume-ready").decode()
+        secrets.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "metadata": {"namespace": namespace, "name": name},
+                "data": {key: data},
+            }
+        )
+        notes.append(
+            f"Existing cluster {xr.get('metadata', {}).get('name', '')} is assumed reachable: "
+            f"its kubeconfig Secret {namespace}/{name} is not among the manifests"
+        )
+    return tuple(secrets), tuple(notes)

@@ -1,0 +1,225 @@
+"""The preview as tables people read: fitted to the terminal, coloured there, plain when piped."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable, Sequence
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from modelplane.preview.admit import Refused
+from modelplane.preview.findings import Exit, Finding
+from modelplane.preview.view import Condition, FleetView, ReleaseView, ReplicaView
+
+# Column headers a reader scans for; the same words in the README walkthrough.
+_GOOD, _BAD, _DIM = "green", "red", "dim"
+
+
+def console(out: io.StringIO, *, width: int, color: bool) -> Console:
+    """A console writing to ``out``: ``width`` columns, colour only when asked (a terminal)."""
+    return Console(
+        file=out,
+        width=width,
+        color_system="standard" if color else None,
+        force_terminal=color,
+        highlight=False,
+        emoji=False,
+        markup=False,  # names and messages are data, never rich markup ("[h100]" is a pool)
+        soft_wrap=True,  # prose lines stay whole (greppable in a log); tables still fit the width
+    )
+
+
+def table(*columns: str, title: str = "") -> Table:
+    """A table in the preview's style: a header rule, no borders, cells wrap to fit."""
+    t = Table(
+        title=title or None, title_justify="left", title_style="bold", box=box.SIMPLE_HEAD, pad_edge=False, expand=False
+    )
+    for name in columns:
+        t.add_column(name, overflow="fold")
+    return t
+
+
+def state(c: Condition, *, good: str = "") -> Text:
+    """A condition as a short coloured word: its reason when it holds or not."""
+    word = good or c.reason or c.status
+    if c.true:
+        return Text(word if good else (c.reason or "True"), style=_GOOD)
+    return Text(c.reason or c.status, style=_BAD if c.status == "False" else _DIM)
+
+
+def _gpus(n: int | None) -> str:
+    return "-" if n is None else str(n)
+
+
+def _where(replicas: Iterable[ReplicaView]) -> str:
+    lines = []
+    for r in replicas:
+        if len(r.roles) == 1:
+            roles = f"{r.roles[0].pool}"
+        else:
+            roles = ", ".join(f"{x.role} {x.pool} ({x.gpus} GPUs)" for x in r.roles)
+        lines.append(f"{r.name} → {r.cluster} [{roles}]")
+    return "\n".join(lines) or "-"
+
+
+def _release_row(t: Table, target: str, releases: Sequence[ReleaseView]) -> None:
+    if not releases:
+        return
+    prefix = target.removeprefix("cluster ") + "-"
+    charts = ", ".join(f"{r.name.removeprefix(prefix)} ({r.chart} {r.version})" for r in releases)
+    known = [r for r in releases if r.ready is not None]
+    ready = f"{sum(1 for r in known if r.ready)}/{len(releases)}" if known else "-"
+    t.add_row(target, charts, ready)
+
+
+def render(
+    view: FleetView,
+    refused: Sequence[Refused],
+    found: Sequence[Finding],
+    notes: Sequence[str],
+    *,
+    width: int = 120,
+    color: bool = False,
+) -> str:
+    """The preview's text: refusals, then tables of GPUs, clusters, deployments, services, releases, then findings."""
+    out = io.StringIO()
+    c = console(out, width=width, color=color)
+    passes = "pass" if view.passes == 1 else "passes"
+    head = f"Modelplane preview of {view.source}: {view.objects} objects, settled after {view.passes} {passes}"
+    c.print(Text(head, style="bold"))
+    for note in notes:
+        c.print(f"note: {note}")
+    c.print()
+    _refused(c, refused)
+    _gpu_table(c, view)
+    _cluster_table(c, view)
+    _deployment_table(c, view)
+    _service_table(c, view)
+    _release_table(c, view)
+    _messages(c, view)
+    _findings(c, found)
+    return _plain_ends(out.getvalue())
+
+
+def _refused(c: Console, refused: Sequence[Refused]) -> None:
+    if not refused:
+        return
+    c.print(Text("Refused by admission (not rendered)", style="bold"))
+    for r in refused:
+        c.print(Text(r.refusal.message, style=_BAD))
+        for hint in r.refusal.hints:
+            c.print(f"  hint: {hint}")
+    c.print()
+
+
+def _gpu_table(c: Console, view: FleetView) -> None:
+    t = table(
+        "cluster", "pool", "class", "nodes x GPUs", "declared", "observed", "in use", "free", "source", title="GPUs"
+    )
+    for cl in view.clusters:
+        for i, p in enumerate(cl.pools):
+            free = Text(str(p.free), style=_GOOD if p.free else _DIM)
+            if p.overcommitted:
+                free = Text(f"{p.free} (OVERCOMMITTED by {p.overcommitted})", style=_BAD)
+            row = (p.pool, p.class_name, f"{p.nodes} x {p.gpus_per_node}", str(p.declared), _gpus(p.observed))
+            t.add_row(cl.name if i == 0 else "", *row, str(p.in_use), free, p.source)
+    c.print(t)
+
+
+def _cluster_table(c: Console, view: FleetView) -> None:
+    t = table("cluster", "source", "scheduler", "backend", "ready", "serving stack", "labels", title="Clusters")
+    for cl in view.clusters:
+        ready = Text("Cordoned", style=_BAD) if cl.cordoned else state(cl.ready)
+        stack = "-"
+        if cl.stack is not None:
+            stack = (cl.stack.ready.reason or cl.stack.ready.status) + (
+                f", gateway {cl.stack.gateway}" if cl.stack.gateway else ""
+            )
+        labels = ", ".join(f"{k}={v}" for k, v in cl.labels.items())
+        t.add_row(cl.name, cl.source, cl.scheduler, cl.backend, ready, stack, labels)
+    c.print(t)
+    for cl in view.clusters:
+        if not cl.ready.true and cl.ready.message:
+            c.print(Text(f"  {cl.name}: {cl.ready.message}", style=_DIM))
+    c.print()
+
+
+def _deployment_table(c: Console, view: FleetView) -> None:
+    t = table("deployment", "ready", "placed", "GPUs/replica", "shape", "where", title="Deployments")
+    for d in view.deployments:
+        placed = Text(f"{d.placed}/{d.desired}", style=_GOOD if d.placed >= d.desired else _BAD)
+        t.add_row(d.name, f"{d.ready}/{d.desired}", placed, _gpus(d.gpus_per_replica), d.shape, _where(d.replicas))
+    c.print(t)
+    for d in view.deployments:
+        if d.placed < d.desired:
+            c.print(Text(f"  {d.name}: {d.scheduled.reason}: {d.scheduled.message}", style=_BAD))
+    c.print()
+
+
+def _service_table(c: Console, view: FleetView) -> None:
+    t = table("service", "address", "routed", "backends (weight → share)", title="Services")
+    for s in view.services:
+        backends = "\n".join(f"{b.name}: {b.weight} → {b.share:.1f}%" for b in s.backends) or "-"
+        t.add_row(s.name, s.address or "-", state(s.routed), backends)
+    c.print(t)
+    for s in view.services:
+        if not s.routed.true and s.routed.message:
+            c.print(Text(f"  {s.name}: {s.routed.message}", style=_DIM))
+    c.print()
+
+
+def _release_table(c: Console, view: FleetView) -> None:
+    t = table("installs into", "releases (chart version)", "ready", title="Helm releases")
+    for cl in view.clusters:
+        _release_row(t, f"cluster {cl.name}", cl.releases)
+    _release_row(t, "control plane", view.control_plane_releases)
+    c.print(t)
+
+
+def _messages(c: Console, view: FleetView) -> None:
+    if not view.messages:
+        return
+    c.print(Text("Messages", style="bold"))
+    for m in view.messages:
+        c.print(Text(f"  {m.severity} {m.object}: {m.text}", style=_BAD if m.severity != "Normal" else ""))
+    c.print()
+
+
+def _findings(c: Console, found: Sequence[Finding]) -> None:
+    if not found:
+        return
+    c.print(Text("Findings", style="bold"))
+    for f in found:
+        text = "refused by admission (above)" if f.code is Exit.REFUSED else f.text
+        c.print(Text(f"  [exit {int(f.code)}] {f.object}: {text}", style=_BAD))
+    c.print()
+
+
+def _plain_ends(text: str) -> str:
+    """Drop the padding rich adds at the end of lines (it only shows as noise in a diff or a log)."""
+    return "\n".join(line.rstrip() for line in text.split("\n"))
+
+
+def verdict(code: Exit, found: Sequence[Finding], *, width: int = 120, color: bool = False) -> str:
+    """The last line: the exit code and what it stands for."""
+    out = io.StringIO()
+    c = console(out, width=width, color=color)
+    if code is Exit.OK:
+        accepted = f" ({len(found)} accepted by --allow-* flags)" if found else ""
+        c.print(Text(f"exit 0: OK{accepted}", style=_GOOD))
+    else:
+        c.print(Text(f"exit {int(code)}: {_MEANING[code]}", style=_BAD))
+    return out.getvalue()
+
+
+_MEANING = {
+    Exit.FAILED: "the preview could not run",
+    Exit.USAGE: "usage error",
+    Exit.REFUSED: "a manifest the API server would refuse",
+    Exit.FUNCTION_ERROR: "a function error",
+    Exit.UNPLACED: "replicas left unplaced",
+    Exit.UNROUTED: "services that route nowhere",
+}
