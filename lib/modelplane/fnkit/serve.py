@@ -12,6 +12,17 @@ from crossplane.function import logging, runtime
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 
 DEFAULT_ADDRESS = "0.0.0.0:9443"
+# gRPC refuses a message over 4 MiB unless told otherwise, and Crossplane sends compose-model-deployment
+# every InferenceCluster and ModelReplica of the fleet. The largest request we support, 1,000
+# InferenceClusters x 2 pools and 10,000 ModelReplicas plus a 1,000-replica deployment's own
+# composed resources, is about 35 MB serialized (`make bench` prints it); 64 MiB leaves room for
+# larger pod templates. Crossplane itself receives responses with gRPC's default 4 MiB limit
+# (it sets no MaxCallRecvMsgSize), so raising our send limit does not let a response grow past that.
+MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+SERVER_OPTIONS = (
+    ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+    ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+)
 # Crossplane mounts the function's mTLS material here and says so in this variable.
 TLS_CERTS_DIR_ENV = "TLS_SERVER_CERTS_DIR"
 
@@ -56,7 +67,7 @@ def main(prog: str, runner: grpcv1.FunctionRunnerServiceServicer, argv: Sequence
     try:
         creds = runtime.load_credentials(args.tls_certs_dir) if args.tls_certs_dir else None
         settle()
-        runtime.serve(runner, args.address, creds=creds, insecure=args.insecure)
+        runtime.serve(runner, args.address, creds=creds, insecure=args.insecure, options=SERVER_OPTIONS)
     except (OSError, RuntimeError, ValueError) as err:
         sys.stderr.write(f"{prog}: cannot serve on {args.address}: {err}\n")
         return 1
