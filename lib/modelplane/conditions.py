@@ -36,6 +36,16 @@ class Reason(StrEnum):
     NO_MATCHING_POOLS = "NoMatchingPools"
     CEL_ERROR = "CELError"
     INSUFFICIENT_CAPACITY = "InsufficientCapacity"
+    # A ModelDeployment's existing replica kept exactly as it runs (the scheduler's HoldReason values):
+    # an input it depends on is gone or unreadable, or the changed spec cannot run where it runs.
+    CLUSTER_UNREADABLE = "ClusterUnreadable"
+    INVALID_CLASS = "InvalidClass"
+    SELECTOR_MISMATCH = "SelectorMismatch"
+    DEVICES_MISSING = "DevicesMissing"
+    TOPOLOGY_EXCEEDS_NODE = "TopologyExceedsNode"
+    TOO_FEW_NODES = "TooFewNodes"
+    REPLICA_UNREADABLE = "ReplicaUnreadable"
+    STALE_PLACEMENT = "StalePlacement"
     # Routing (InferenceGateway, ModelEndpoint, ModelService).
     PROGRAMMED = "Programmed"
     WAITING_FOR_ADDRESS = "WaitingForAddress"

@@ -15,7 +15,9 @@ __all__ = [
     "POOL_LABEL",
     "REPLICA_HOST_SUFFIX",
     "REPLICA_LABEL",
+    "REVISION_LABEL",
     "ROLE_LABEL",
+    "SERVING_ANNOTATION",
     "WORKLOAD_GATEWAY_NAME",
     "WORKLOAD_GATEWAY_NAMESPACE",
     "bounded_name",
@@ -25,6 +27,7 @@ __all__ = [
     "remote_key",
     "replica_host",
     "replica_key",
+    "replica_key_ordinal",
     "replica_name",
     "workload_name",
 ]
@@ -32,6 +35,14 @@ __all__ = [
 # Every ModelReplica and ModelEndpoint a ModelDeployment composes carries this label;
 # ModelServices select endpoints by it and the scale subresource's selector is built from it.
 DEPLOYMENT_LABEL = "modelplane.ai/deployment"
+
+# Every ModelReplica a ModelDeployment composes carries the revision of the serving shape it runs
+# (``modelplane.scheduling.shape_revision``): a replica held at an older shape is told apart by it.
+REVISION_LABEL = "modelplane.ai/revision"
+
+# A ModelEndpoint whose replica does not serve (not Ready) is kept, annotated "false": routes give it
+# weight 0 instead of dropping it, so its Backend does not churn on every readiness flap.
+SERVING_ANNOTATION = "modelplane.ai/serving"
 
 
 def replica_key(ordinal: int) -> str:
@@ -42,6 +53,15 @@ def replica_key(ordinal: int) -> str:
 def endpoint_key(ordinal: int) -> str:
     """The composition resource name of the endpoint of replica ``ordinal``."""
     return f"endpoint-{ordinal}"
+
+
+_REPLICA_KEY = re.compile(r"replica-(0|[1-9][0-9]*)")
+
+
+def replica_key_ordinal(key: str) -> int | None:
+    """The ordinal of a composition resource name made by ``replica_key``, or None for any other name."""
+    match = _REPLICA_KEY.fullmatch(key)
+    return int(match.group(1)) if match else None
 
 
 # --- The remote objects of a ModelReplica (compose-model-replica) ---

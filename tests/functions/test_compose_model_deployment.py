@@ -13,6 +13,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import json_format
 
 from compose_model_deployment.fn import FunctionRunner
+from modelplane.scheduling import serving_shape, shape_revision
 from tests.unit.fleet import NAMESPACE, Pool, Shape, cluster, deployment, gpu_class
 
 H100 = gpu_class("h100")
@@ -113,10 +114,11 @@ def test_spreads_replicas_and_reports_status() -> None:
     clusters = sorted(desired[k]["resource"]["spec"]["inferenceClusterRef"]["name"] for k in desired)
     assert clusters == ["east", "west"]
     replica = desired["replica-0"]["resource"]
+    revision = shape_revision(serving_shape(_xr()["spec"]))
     assert replica["metadata"] == {
         "name": "llm-0",
         "namespace": NAMESPACE,
-        "labels": {"modelplane.ai/deployment": "llm"},
+        "labels": {"modelplane.ai/deployment": "llm", "modelplane.ai/revision": revision},
     }
     assert replica["spec"]["poolName"] == "gpu"
     assert replica["spec"]["workers"]["topology"]["tensor"] == 4

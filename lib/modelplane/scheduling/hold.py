@@ -131,14 +131,16 @@ def _shape_misfit(
     for request, role in zip(requests, holding.roles, strict=True):
         pool = pools[role.pool]
         fit = judge.fit(request, pool.class_name)
+        # Selector misfits name their field; a topology's is named here.
+        topology = request.field.removesuffix("nodeSelector") + "workers.topology"
         if fit.misfit in _SHAPE_MISFITS:
-            why = pool_message(role.role, role.pool, fit.message, len(requests))
+            message = f"{topology}: {fit.message}" if fit.misfit is PoolReason.TOPOLOGY_EXCEEDS_NODE else fit.message
+            why = pool_message(role.role, role.pool, message, len(requests))
             return Held(_SHAPE_MISFITS[fit.misfit], f"the new shape cannot run on {why}")
         needs = request.footprint.nodes_per_worker
         if needs > pool.nodes:
-            why = pool_message(
-                role.role, role.pool, f"a worker needs {needs} nodes; it has {pool.nodes}", len(requests)
-            )
+            message = f"{topology}: a worker needs {needs} nodes; the pool has {pool.nodes}"
+            why = pool_message(role.role, role.pool, message, len(requests))
             return Held(HoldReason.TOO_FEW_NODES, f"the new shape cannot run on {why}")
     return None
 

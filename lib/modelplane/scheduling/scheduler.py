@@ -432,11 +432,15 @@ class Existing:
         revision: The revision of the deployment's serving shape (``shape_revision``):
             a replica whose ``Holding.revision`` equals it runs the current shape;
             with "" every replica's shape counts as changed.
+        opaque: Ordinals of replicas that exist but cannot be read: the caller keeps
+            them as they are; they count towards ``spec.replicas`` and their
+            ordinals are never given to another replica.
     """
 
     replicas: Mapping[int, Holding] = field(default_factory=dict)
     unreadable: Mapping[str, str] = field(default_factory=dict)
     revision: str = ""
+    opaque: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -510,7 +514,9 @@ def schedule(
     kept = _keep_existing(run, own, infos, existing)
     placements = _hold_existing(run, kept, unmanaged)
     failed = _place_again(run, kept, placements)
-    unplaced, shortfall = _place_new(run, max(0, request.replicas - len(kept.staying)), own, failed, placements)
+    wanted = max(0, request.replicas - len(kept.staying) - len(existing.opaque))
+    used = {o.ordinal for o in own} | existing.opaque
+    unplaced, shortfall = _place_new(run, wanted, used, failed, placements)
 
     by_ordinal = {o.ordinal: o for o in own}
     ready = sum(1 for p in placements if p.origin is Origin.KEPT and by_ordinal[p.ordinal].holding.ready)
@@ -547,7 +553,7 @@ def _keep_existing(run: _Scheduler, own: Sequence[_Own], infos: Mapping[str, Clu
     }
     leaving = [o for o in own if (p := kept[o.ordinal]) is not None and p.held is not None and p.held.leaving]
     counting = [o for o in own if o not in leaving]
-    removed = _scale_down(counting, kept, request.replicas, infos)
+    removed = _scale_down(counting, kept, request.replicas - len(existing.opaque), infos)
     return _Kept(kept, leaving, removed, [o for o in counting if o not in removed])
 
 
@@ -608,7 +614,7 @@ def _place_again(run: _Scheduler, kept: _Kept, placements: list[Placement]) -> U
 
 
 def _place_new(
-    run: _Scheduler, wanted: int, own: Sequence[_Own], failed: Unplaced | None, placements: list[Placement]
+    run: _Scheduler, wanted: int, used: set[int], failed: Unplaced | None, placements: list[Placement]
 ) -> tuple[list[Unplaced], int]:
     """Place up to ``wanted`` new replicas at the lowest unused ordinals; return the unplaced and the shortfall.
 
@@ -616,7 +622,7 @@ def _place_new(
     shrinks): the rest are counted, and the first ``LISTED`` named.
     """
     key = run.request.key
-    ordinals = _unused({o.ordinal for o in own})
+    ordinals = _unused(used)
     unplaced: list[Unplaced] = []
     while wanted and failed is None:
         ordinal = next(ordinals)

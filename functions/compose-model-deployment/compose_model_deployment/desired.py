@@ -1,0 +1,125 @@
+"""Write a ModelDeployment's desired ModelReplicas and ModelEndpoints from its schedule.
+
+A placed replica copies the deployment's serving shape; a held one copies its own
+observed spec, so a change that cannot run there is never pushed down. Each
+replica carries the revision of the shape it runs. A replica's endpoint is
+composed once it reports where it is reachable and kept while it is not Ready
+(annotated as not serving, so routes give it no traffic but keep its Backend).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from crossplane.function import resource
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from google.protobuf import struct_pb2 as structpb
+
+from compose_model_deployment.own import Own, OwnReplica
+from modelplane.kinds import API_VERSION
+from modelplane.names import DEPLOYMENT_LABEL, REVISION_LABEL, SERVING_ANNOTATION, endpoint_key, replica_key
+from modelplane.scheduling import Placement, Schedule
+from modelplane.scheduling.revision import SHAPE_KEYS
+from modelplane.topology import Role
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """The deployment being composed: its identity, its spec as the user wrote it and its shape's revision."""
+
+    name: str
+    namespace: str
+    spec: Mapping[str, Any]  # Struct fields
+    revision: str
+
+
+def write_desired(
+    req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, plan: Schedule, deployment: Deployment, own: Own
+) -> set[str]:
+    """Compose each placed replica and its endpoint; return the names of the Ready replicas."""
+    ready: set[str] = set()
+    for placement in plan.placements:
+        observed = own.replicas.get(placement.ordinal)
+        if placement.held is not None and observed is None:
+            continue  # held, but not composed by this deployment: nothing of it to keep or write
+        key = replica_key(placement.ordinal)
+        revision = observed.holding.revision if placement.held is not None and observed else deployment.revision
+        meta = {
+            "name": placement.replica,
+            "namespace": deployment.namespace,
+            "labels": {DEPLOYMENT_LABEL: deployment.name, REVISION_LABEL: revision},
+        }
+        replica = rsp.desired.resources[key].resource
+        replica.update({"apiVersion": API_VERSION, "kind": "ModelReplica", "metadata": meta, "spec": {}})
+        if placement.held is not None and observed is not None:
+            # It keeps what it runs: its own spec, unchanged.
+            replica["spec"].CopyFrom(observed.spec)
+        else:
+            _write_replica_spec(replica["spec"], deployment.spec, placement, deployment.name)
+        serving = observed is not None and observed.holding.ready
+        rsp.desired.resources[key].ready = fnv1.READY_TRUE if serving else fnv1.READY_FALSE
+        if serving:
+            ready.add(placement.replica)
+        _write_endpoint(req, rsp, placement, deployment, observed)
+    return ready
+
+
+def _write_endpoint(
+    req: fnv1.RunFunctionRequest,
+    rsp: fnv1.RunFunctionResponse,
+    placement: Placement,
+    deployment: Deployment,
+    observed: OwnReplica | None,
+) -> None:
+    key = endpoint_key(placement.ordinal)
+    before = req.observed.resources.get(key)
+    serving = observed is not None and observed.holding.ready
+    meta: dict[str, Any] = {
+        "name": placement.replica,
+        "namespace": deployment.namespace,
+        "labels": {DEPLOYMENT_LABEL: deployment.name},
+    }
+    if not serving:
+        meta["annotations"] = {SERVING_ANNOTATION: "false"}
+    if observed is not None and observed.url is not None:
+        spec: dict[str, Any] = {"url": observed.url, "replicaRef": {"name": placement.replica}}
+        if observed.host is not None:
+            # Replicas share their cluster's gateway address; the Host header tells them apart.
+            spec["host"] = observed.host
+        endpoint = {"apiVersion": API_VERSION, "kind": "ModelEndpoint", "metadata": meta, "spec": spec}
+        resource.update(rsp.desired.resources[key], endpoint)
+    elif before is not None and "spec" in before.resource.fields:
+        # The replica stopped reporting where it is reachable (not Ready): keep its endpoint, without traffic.
+        kept = rsp.desired.resources[key].resource
+        kept.update({"apiVersion": API_VERSION, "kind": "ModelEndpoint", "metadata": meta})
+        kept.fields["spec"].CopyFrom(before.resource.fields["spec"])
+    else:
+        return
+    endpoint_ready = serving and resource.get_condition(before, "Ready").status == "True"
+    rsp.desired.resources[key].ready = fnv1.READY_TRUE if endpoint_ready else fnv1.READY_FALSE
+
+
+def _write_replica_spec(out: structpb.Struct, spec: Mapping[str, Any], placement: Placement, deployment: str) -> None:
+    # The serving shape is copied from the deployment's Struct as it is: no conversion to dicts and back.
+    out.update({"inferenceClusterRef": {"name": placement.cluster}, "deploymentRef": {"name": deployment}})
+    unified = placement.pool(Role.UNIFIED)
+    if unified is not None:
+        _copy_shape(out, spec)
+        out["poolName"] = unified
+    for role in (Role.PREFILL, Role.DECODE):
+        pool = placement.pool(role)
+        if pool is not None:
+            out[str(role)] = {}
+            block = out[str(role)]
+            source = spec.get(str(role))
+            if source is not None and source.HasField("struct_value"):
+                _copy_shape(block, source.struct_value.fields)
+            block["poolName"] = pool
+
+
+def _copy_shape(out: structpb.Struct, spec: Mapping[str, Any]) -> None:
+    for key in SHAPE_KEYS:
+        if key in spec:
+            out.fields[key].CopyFrom(spec[key])

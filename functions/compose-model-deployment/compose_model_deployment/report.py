@@ -1,0 +1,83 @@
+"""Say what a ModelDeployment's schedule kept, held back or could not place: the Scheduled condition and results.
+
+Nothing is held silently: a replica kept with its observed spec because an input
+is gone or unreadable, or because the changed spec cannot run where it runs, a
+replica whose placement no longer matches the spec, and a composed replica that
+cannot be read each make ``Scheduled`` False and raise a warning naming the
+input or field. The most pressing reason leads: a change held back, then
+replicas without a placement, then replicas that cannot be read, then inputs
+that are gone or unreadable, then stale placements.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from modelplane.conditions import Condition, Reason, Status, Type
+from modelplane.names import replica_key
+from modelplane.scheduling import Held, Schedule
+
+
+@dataclass(frozen=True)
+class Report:
+    """The Scheduled condition, the warnings to raise and the normal results (events) to record."""
+
+    condition: Condition
+    warnings: tuple[str, ...]
+    normal: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class _Part:
+    reason: Reason
+    warning: str
+    detail: str  # what the condition's message adds to the schedule's own ("" when it already says it)
+
+
+def report(plan: Schedule, unreadable: Mapping[int, str]) -> Report:
+    """Report ``plan`` and the composed replicas that could not be read (``unreadable``: ordinal to why)."""
+    holds = [(p.replica, p.held) for p in plan.placements if p.held is not None]
+    parts = _held((r, h) for r, h in holds if not h.reason.input_missing)
+    if plan.unplaced:
+        reason = Reason(str(plan.reason))
+        parts.append(_Part(reason, f"not every replica could be scheduled: {plan.message}", ""))
+    for ordinal, why in sorted(unreadable.items()):
+        text = f"{replica_key(ordinal)} is kept as it is: its observed ModelReplica cannot be read ({why})"
+        parts.append(_Part(Reason.REPLICA_UNREADABLE, text, text))
+    parts += _held((r, h) for r, h in holds if h.reason.input_missing)
+    for p in plan.placements:
+        if p.stale:
+            text = f"{p.replica} on InferenceCluster {p.cluster} no longer matches the spec: {p.stale}"
+            parts.append(_Part(Reason.STALE_PLACEMENT, text, text))
+    normal = tuple(
+        f"retired {name}: its InferenceCluster is gone and enough replicas are Ready without it"
+        for name in plan.retired
+    )
+    if not parts:
+        return Report(Condition(Type.SCHEDULED, Status.TRUE, Reason.SCHEDULED, plan.message), (), normal)
+    message = "; ".join([plan.message, *(p.detail for p in parts if p.detail)])
+    condition = Condition(Type.SCHEDULED, Status.FALSE, parts[0].reason, message)
+    return Report(condition, tuple(p.warning for p in parts), normal)
+
+
+def _held(holds: Iterable[tuple[str, Held]]) -> list[_Part]:
+    """One part per way replicas are held, naming them."""
+    groups: dict[Held, list[str]] = defaultdict(list)
+    for replica, held in holds:
+        groups[held].append(replica)
+    parts = []
+    for held, names in groups.items():
+        who = ", ".join(names)
+        if held.leaving:
+            text = (
+                f"{who} kept as running until replaced: {held.message}; replacements are placed elsewhere first"
+                f" and {who} retired once they are Ready"
+            )
+        elif held.reason.input_missing:
+            text = f"{who} kept as running, unchanged: {held.message}"
+        else:
+            text = f"{who} kept at the previous shape, the change held back: {held.message}"
+        parts.append(_Part(Reason(str(held.reason)), text, text))
+    return parts
