@@ -254,16 +254,40 @@ def test_service_canary_route() -> None:
     _assert_valid(got)
 
 
-def test_service_skips_endpoints_not_ready_and_of_other_namespaces() -> None:
+def _not_serving(endpoint: dict[str, Any]) -> dict[str, Any]:
+    """An endpoint its deployment keeps while its replica does not serve."""
+    return {**endpoint, "metadata": {**endpoint["metadata"], "annotations": {"modelplane.ai/serving": "false"}}}
+
+
+@pytest.mark.parametrize(
+    "idle",
+    [
+        pytest.param(_endpoint("fp8-1", "fp8", ready=False), id="endpoint-not-ready"),
+        pytest.param(_not_serving(_endpoint("fp8-1", "fp8")), id="replica-not-serving"),
+    ],
+)
+def test_service_gives_endpoints_that_do_not_serve_weight_0_and_skips_other_namespaces(idle: dict[str, Any]) -> None:
     other = {
         **_endpoint("fp8-9", "fp8"),
         "metadata": {"name": "fp8-9", "namespace": "other", "labels": {"modelplane.ai/deployment": "fp8"}},
     }
-    endpoints = [_endpoint("fp8-0", "fp8"), _endpoint("fp8-1", "fp8", ready=False), _endpoint("bf16-0", "bf16"), other]
+    endpoints = [_endpoint("fp8-0", "fp8"), idle, _endpoint("bf16-0", "bf16"), other]
     got = _run(ServiceRunner(), _service_xr(FP8, BF16), required={"gateway": [GATEWAY], "endpoints": endpoints})
-    assert _refs(got) == {"bf16-0": 1, "fp8-0": 9}
+    # The idle endpoint keeps its place in the route (its Backend stays referenced), with no traffic.
+    assert _refs(got) == {"bf16-0": 1, "fp8-0": 9, "fp8-1": 0}
     status = got["desired"]["composite"]["resource"]["status"]
     assert status["endpoints"][0]["matched"] == 2
+    assert status["matchedEndpoints"] == 2
+    assert "fp8-1" not in _condition(got, "Routed")["message"]
+    _assert_valid(got)
+
+
+def test_service_leaves_out_endpoints_without_a_backend() -> None:
+    fresh = _endpoint("fp8-1", "fp8", ready=False)
+    fresh["status"] = {}
+    endpoints = [_endpoint("fp8-0", "fp8"), fresh]
+    got = _run(ServiceRunner(), _service_xr(FP8), required={"gateway": [GATEWAY], "endpoints": endpoints})
+    assert _refs(got) == {"fp8-0": 1}
 
 
 def test_service_external_endpoint_gets_its_host_header() -> None:

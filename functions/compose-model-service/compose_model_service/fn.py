@@ -24,7 +24,7 @@ from modelplane.fnkit.runner import ComposeRunner
 from modelplane.fnkit.status import set_conditions, set_ready
 from modelplane.fnkit.xr import InvalidXRError, parse_composite
 from modelplane.kinds import API_VERSION
-from modelplane.names import ROUTE_KEY, service_path
+from modelplane.names import ROUTE_KEY, SERVING_ANNOTATION, service_path
 from modelplane.routing import (
     CONTROLLER_NAME,
     SUPPORTS_BACKEND_PATH_REWRITE,
@@ -152,7 +152,9 @@ def _endpoints(req: fnv1.RunFunctionRequest, namespace: str) -> Iterator[Endpoin
             continue
         spec, status = item.get("spec") or {}, item.get("status") or {}
         conditions = status.get("conditions") or []
-        ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+        # An endpoint whose replica stopped serving is kept by its deployment, annotated: no traffic.
+        serving = (meta.get("annotations") or {}).get(SERVING_ANNOTATION) != "false"
+        ready = serving and any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
         try:
             url = parse_url(str(spec.get("url", "")))
         except InvalidURLError:
@@ -174,7 +176,7 @@ def _endpoints(req: fnv1.RunFunctionRequest, namespace: str) -> Iterator[Endpoin
 def _write_status(rsp: fnv1.RunFunctionResponse, service: _Service, plan: RoutePlan, gateway: dict[str, Any]) -> None:
     status: dict[str, Any] = {
         "routeName": service.name,
-        "matchedEndpoints": len(plan.backends),
+        "matchedEndpoints": sum(1 for b in plan.backends if b.endpoint.routable),
         "endpoints": [
             {"index": g.index, "weight": g.weight, "matched": len(g.matched), "endpoints": list(g.matched)}
             for g in plan.groups
@@ -205,7 +207,9 @@ def _routed(plan: RoutePlan, gateway: GatewayRef, path: str) -> Condition:
             "selected endpoints one rewritePath, or split them into separate ModelServices"
         )
         return Condition(Type.ROUTED, Status.FALSE, Reason.UNSUPPORTED_REWRITE, message)
-    weights = ", ".join(f"{b.endpoint.name} {float(b.share.fraction):.1%}" for b in plan.backends)
+    weights = ", ".join(
+        f"{b.endpoint.name} {float(b.share.fraction):.1%}" for b in plan.backends if b.endpoint.routable
+    )
     empty = [f"spec.endpoints[{g.index}]" for g in plan.groups if not g.routable]
     note = f"; {', '.join(empty)} match(es) no Ready endpoint" if empty else ""
     message = f"{path} on Gateway {gateway.namespace}/{gateway.name} routes to {weights}{note}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 from modelplane.routing.backend import BACKEND_GROUP
@@ -77,8 +78,8 @@ class RoutePlan:
 
     @property
     def rewrite_paths(self) -> tuple[str, ...]:
-        """The distinct rewrite paths of the attached endpoints, sorted."""
-        return tuple(sorted({b.endpoint.rewrite_path for b in self.backends}))
+        """The distinct rewrite paths of the attached routable endpoints, sorted."""
+        return tuple(sorted({b.endpoint.rewrite_path for b in self.backends if b.endpoint.routable}))
 
     @property
     def serving(self) -> bool:
@@ -89,8 +90,10 @@ class RoutePlan:
 def plan_route(selections: Sequence[Selection], endpoints: Sequence[Endpoint]) -> RoutePlan:
     """Match each selection's endpoints and split its weight over the routable ones.
 
-    Endpoints that are matched but not routable (not Ready, or no Backend yet)
-    are counted in ``matched`` and left out of the route.
+    Endpoints that are matched but not routable are counted in ``matched``; those
+    with a Backend (not Ready, e.g. a replica that stopped serving) stay in the
+    route with weight 0, so a readiness flap changes a weight, not the route's
+    references; those without one (none composed yet) are left out.
     """
     ordered = sorted(endpoints, key=lambda e: e.name)
     by_name = {e.name: e for e in ordered}
@@ -100,7 +103,10 @@ def plan_route(selections: Sequence[Selection], endpoints: Sequence[Endpoint]) -
         routable = tuple(n for n in matched if by_name[n].routable)
         groups.append(GroupResult(index, selection.weight, matched, routable))
     shares = split_weights([Group(g.weight, g.routable) for g in groups])
-    backends = tuple(BackendRef(by_name[s.endpoint], s) for s in shares)
+    listed = {s.endpoint for s in shares}
+    idle = {n for g in groups for n in g.matched if n not in listed and by_name[n].backend}
+    shares += [Share(n, 0, Fraction(0)) for n in idle]
+    backends = tuple(BackendRef(by_name[s.endpoint], s) for s in sorted(shares, key=lambda s: s.endpoint))
     return RoutePlan(tuple(groups), backends)
 
 
