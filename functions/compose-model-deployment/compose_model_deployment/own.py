@@ -50,6 +50,9 @@ class Own:
     unreadable: dict[int, str] = field(default_factory=dict)
 
 
+_KEYS = (*SHAPE_KEYS, *ROLE_KEYS)
+
+
 def struct_shape(spec: Mapping[str, Any]) -> dict[str, Any]:
     """The serving shape of a spec's Struct ``fields`` as plain values (``modelplane.scheduling.serving_shape``)."""
     return serving_shape({k: json_format.MessageToDict(spec[k]) for k in (*SHAPE_KEYS, *ROLE_KEYS) if k in spec})
@@ -58,6 +61,8 @@ def struct_shape(spec: Mapping[str, Any]) -> dict[str, Any]:
 def read_own(req: fnv1.RunFunctionRequest, key: DeploymentKey) -> Own:
     """Read the deployment ``key``'s composed ModelReplicas from ``req``'s observed resources."""
     own = Own()
+    # A deployment's replicas share a shape or two: hash each distinct one once (1,000 replicas: 0.35 s).
+    revisions: dict[tuple[bytes, ...], str] = {}
     for name in sorted(req.observed.resources):
         ordinal = replica_key_ordinal(name)
         if ordinal is None:
@@ -71,8 +76,11 @@ def read_own(req: fnv1.RunFunctionRequest, key: DeploymentKey) -> Own:
             continue
         spec = struct.fields["spec"].struct_value
         endpoint = _object(struct.fields.get("status"), "endpoint")
+        exact = tuple(spec.fields[k].SerializeToString(deterministic=True) if k in spec.fields else b"" for k in _KEYS)
+        if exact not in revisions:
+            revisions[exact] = shape_revision(struct_shape(spec.fields))
         own.replicas[ordinal] = OwnReplica(
-            holding=replace(holding, deployment=key, revision=shape_revision(struct_shape(spec.fields))),
+            holding=replace(holding, deployment=key, revision=revisions[exact]),
             spec=spec,
             url=_text(endpoint, "url"),
             host=_text(endpoint, "host"),
