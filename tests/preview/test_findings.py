@@ -222,5 +222,5 @@ def test_a_refused_manifest_leaves_the_others_rendered(tmp_path: Path, capsys: p
     (fleet / "typo.yaml").write_text(yaml.safe_dump(bad))
     code, out = _run(capsys, str(fleet))
     assert code == Exit.REFUSED
-    assert "default/qwen-0 → quickstart" in out
+    assert "qwen-0 → quickstart [l4]" in out
     assert "default/typo" not in out.split("Findings")[0].split("Refused by admission")[1].split("GPUs")[1]

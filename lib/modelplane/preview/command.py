@@ -15,10 +15,11 @@ import yaml
 from modelplane.fnkit import configure_cli_logging
 from modelplane.kinds import KINDS
 from modelplane.preview.admit import Admission, admit
+from modelplane.preview.explain import ExplainError, explain_deployment, render_explanation, why_unplaced
 from modelplane.preview.findings import Exit, Finding, exit_code, findings
 from modelplane.preview.fleet import DEFAULT_MAX_PASSES, DidNotConvergeError, Fleet, simulate
 from modelplane.preview.manifests import Loaded, ManifestError, load_dir
-from modelplane.preview.tables import render, verdict
+from modelplane.preview.tables import Outcome, render, verdict
 from modelplane.preview.targets import group_by_target, to_yaml
 from modelplane.preview.view import FleetView, build
 from modelplane.preview.world import assumed_kubeconfigs, healthy, observed_status
@@ -78,6 +79,12 @@ def _parser() -> argparse.ArgumentParser:
         type=int,
         default=DEFAULT_MAX_PASSES,
         help=f"Give up if the fleet has not settled after this many passes (default {DEFAULT_MAX_PASSES}).",
+    )
+    parser.add_argument(
+        "--explain",
+        metavar="NAMESPACE/NAME",
+        help="Explain where the replicas of this ModelDeployment go: every cluster and pool checked, with the "
+        "verdict, and the score that decided.",
     )
     parser.add_argument("--width", type=int, help="Columns to fit tables to (default: the terminal's, else 120).")
     parser.add_argument(
@@ -153,6 +160,37 @@ def document(preview: Preview, found: Sequence[Finding], code: Exit) -> dict[str
     }
 
 
+def _why_unplaced(preview: Preview) -> dict[str, list[str]]:
+    """Every selected cluster's reason, per deployment with replicas left unplaced (none hidden)."""
+    why = {}
+    for d in preview.view.deployments:
+        if d.placed < d.desired:
+            try:
+                why[d.name] = why_unplaced(explain_deployment(preview.fleet, d.name))
+            except ExplainError:
+                continue  # the condition's own message is shown instead
+    return why
+
+
+def _explain(preview: Preview, args: argparse.Namespace) -> int:
+    try:
+        explanation = explain_deployment(preview.fleet, args.explain)
+    except ExplainError as err:
+        sys.stderr.write(f"modelplane preview: {err}\n")
+        return int(Exit.FAILED)
+    if args.output in ("json", "yaml"):
+        doc = dataclasses.asdict(explanation)
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n" if args.output == "json" else yaml.safe_dump(doc))
+        return int(Exit.OK)
+    namespace, _, name = args.explain.rpartition("/")
+    status = preview.fleet.states[("ModelDeployment", namespace, name)].xr.get("status", {})
+    placements = [(str(p.get("replica", "")), str(p.get("cluster", ""))) for p in status.get("placements", [])]
+    width = _width(args.width)
+    color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
+    sys.stdout.write(render_explanation(explanation, placements, width=width, color=color))
+    return int(Exit.OK)
+
+
 def main(argv: Sequence[str]) -> int:
     """Run ``modelplane preview``; return the exit code."""
     args = _parser().parse_args(argv)
@@ -162,6 +200,8 @@ def main(argv: Sequence[str]) -> int:
     except (ManifestError, CompositionNotFoundError, DidNotConvergeError, OSError) as err:
         sys.stderr.write(f"modelplane preview: {err}\n")
         return int(Exit.FAILED)
+    if args.explain:
+        return _explain(preview, args)
     found = findings(preview.view, preview.admission.refused, routing_judged=args.assume_ready)
     code = exit_code(found, allow_unscheduled=args.allow_unscheduled, allow_unrouted=args.allow_unrouted)
     if args.output == "objects":
@@ -175,6 +215,8 @@ def main(argv: Sequence[str]) -> int:
         color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
         notes = [*preview.notes]
         notes += [f"not checked (no schema found): {' '.join(filter(None, k))}" for k in preview.admission.unchecked]
-        sys.stdout.write(render(preview.view, preview.admission.refused, found, notes, width=width, color=color))
+        why = _why_unplaced(preview)
+        outcome = Outcome(preview.admission.refused, found, notes, why)
+        sys.stdout.write(render(preview.view, outcome, width=width, color=color))
         sys.stdout.write(verdict(code, found, width=width, color=color))
     return int(code)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -54,6 +54,9 @@ class Fleet:
     others: tuple[Manifest, ...]
     passes: int
     errors: dict[Key, str] = field(default_factory=dict)
+    # What each XR saw (its required resources) when it last changed the XRs it composes: for a
+    # ModelDeployment, the fleet its placements were decided on.
+    decided: dict[Key, tuple[Manifest, ...]] = field(default_factory=dict)
 
 
 def merge_status(simulated: Mapping[str, Any] | None, rendered: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -103,6 +106,11 @@ def _owned(obj: Manifest, xr: Manifest) -> Manifest:
     return {**obj, "metadata": {**meta, "ownerReferences": owned}}
 
 
+def _children(composed: Iterable[Manifest]) -> list[Manifest]:
+    """The XRs among composed resources, as composed (their specs decide, e.g., a replica's placement)."""
+    return sorted((c for c in composed if is_modelplane(c)), key=lambda c: json.dumps(c, sort_keys=True))
+
+
 def _fingerprint(states: Mapping[Key, XRState]) -> dict[Key, str]:
     return {k: json.dumps([s.xr, s.composed], sort_keys=True) for k, s in states.items()}
 
@@ -137,6 +145,7 @@ def simulate(
     sources = {key_of(x): x for x in loaded.xrs}
     states = {k: XRState(xr=x) for k, x in sorted(sources.items())}
     changed: list[Key] = []
+    decided: dict[Key, tuple[Manifest, ...]] = {}
     for n in range(1, max_passes + 1):
         before = _fingerprint(states)
         errors: dict[Key, str] = {}
@@ -146,24 +155,29 @@ def simulate(
             state = states.get(key)
             if state is None:  # its parent stopped composing it earlier in this pass
                 continue
+            # Not the XR itself: the render engine stores it already, and a required copy would replace it
+            # (losing its UID and its references to what it composed).
+            required = [s.xr for k, s in states.items() if k != key] + list(loaded.others)
             try:
                 out = renderer(
                     RenderInputs(
                         xr=(xr := _with_uid(state.xr)),
                         composition=compositions[key[0]],
                         observed=[_owned(o, xr) for o in _observed(state, states, world)],
-                        required=[s.xr for s in states.values()] + list(loaded.others),
+                        required=required,
                     )
                 )
             except Exception as err:  # noqa: BLE001 - a failing XR is reported, the rest goes on
                 errors[key] = str(err)
                 continue
+            if _children(out.composed) != _children(state.composed) or key not in decided:
+                decided[key] = tuple(required)
             states = _apply(sources, states, key, out, observe)
         if observe is not None:
             states = _observe(sources, states, observe)
         after = _fingerprint(states)
         if after == before:
-            return Fleet(states=states, others=loaded.others, passes=n, errors=errors)
+            return Fleet(states=states, others=loaded.others, passes=n, errors=errors, decided=decided)
         changed = sorted(k for k, v in after.items() if before.get(k) != v)
     names = ", ".join(f"{k[0]} {'/'.join(filter(None, k[1:]))}" for k in changed[:10])
     msg = f"the fleet did not settle after {max_passes} passes; still changing: {names}"

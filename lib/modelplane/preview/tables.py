@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from rich import box
 from rich.console import Console
@@ -37,8 +38,10 @@ def table(*columns: str, title: str = "") -> Table:
     t = Table(
         title=title or None, title_justify="left", title_style="bold", box=box.SIMPLE_HEAD, pad_edge=False, expand=False
     )
-    for name in columns:
-        t.add_column(name, overflow="fold")
+    for i, name in enumerate(columns):
+        last = i == len(columns) - 1
+        # Names and figures stay whole; the last column (where, why, what) wraps to fit the width.
+        t.add_column(name, overflow="fold", no_wrap=not last, min_width=24 if last else None)
     return t
 
 
@@ -75,33 +78,35 @@ def _release_row(t: Table, target: str, releases: Sequence[ReleaseView]) -> None
     t.add_row(target, charts, ready)
 
 
-def render(
-    view: FleetView,
-    refused: Sequence[Refused],
-    found: Sequence[Finding],
-    notes: Sequence[str],
-    *,
-    width: int = 120,
-    color: bool = False,
-) -> str:
+@dataclass(frozen=True)
+class Outcome:
+    """What the preview found besides the fleet: refusals, findings, notes, and why replicas are unplaced."""
+
+    refused: Sequence[Refused] = ()
+    found: Sequence[Finding] = ()
+    notes: Sequence[str] = ()
+    why: Mapping[str, Sequence[str]] = field(default_factory=dict)
+
+
+def render(view: FleetView, outcome: Outcome, *, width: int = 120, color: bool = False) -> str:
     """The preview's text: refusals, then tables of GPUs, clusters, deployments, services, releases, then findings."""
     out = io.StringIO()
     c = console(out, width=width, color=color)
     passes = "pass" if view.passes == 1 else "passes"
     head = f"Modelplane preview of {view.source}: {view.objects} objects, settled after {view.passes} {passes}"
     c.print(Text(head, style="bold"))
-    for note in notes:
+    for note in outcome.notes:
         c.print(f"note: {note}")
     c.print()
-    _refused(c, refused)
+    _refused(c, outcome.refused)
     _gpu_table(c, view)
     _cluster_table(c, view)
-    _deployment_table(c, view)
+    _deployment_table(c, view, outcome.why)
     _service_table(c, view)
     _release_table(c, view)
     _messages(c, view)
-    _findings(c, found)
-    return _plain_ends(out.getvalue())
+    _findings(c, outcome.found)
+    return plain_ends(out.getvalue())
 
 
 def _refused(c: Console, refused: Sequence[Refused]) -> None:
@@ -147,15 +152,22 @@ def _cluster_table(c: Console, view: FleetView) -> None:
     c.print()
 
 
-def _deployment_table(c: Console, view: FleetView) -> None:
+def _deployment_table(c: Console, view: FleetView, why: Mapping[str, Sequence[str]]) -> None:
     t = table("deployment", "ready", "placed", "GPUs/replica", "shape", "where", title="Deployments")
     for d in view.deployments:
         placed = Text(f"{d.placed}/{d.desired}", style=_GOOD if d.placed >= d.desired else _BAD)
         t.add_row(d.name, f"{d.ready}/{d.desired}", placed, _gpus(d.gpus_per_replica), d.shape, _where(d.replicas))
     c.print(t)
     for d in view.deployments:
-        if d.placed < d.desired:
-            c.print(Text(f"  {d.name}: {d.scheduled.reason}: {d.scheduled.message}", style=_BAD))
+        if d.placed >= d.desired:
+            continue
+        c.print(
+            Text(f"  {d.name}: placed {d.placed} of {d.desired} ({d.scheduled.reason or 'not scheduled'})", style=_BAD)
+        )
+        for line in why.get(d.name, [d.scheduled.message]):
+            c.print(f"    {line}")
+    if any(d.placed < d.desired for d in view.deployments):
+        c.print("  (modelplane preview --explain NAMESPACE/NAME shows every check and score)")
     c.print()
 
 
@@ -198,7 +210,7 @@ def _findings(c: Console, found: Sequence[Finding]) -> None:
     c.print()
 
 
-def _plain_ends(text: str) -> str:
+def plain_ends(text: str) -> str:
     """Drop the padding rich adds at the end of lines (it only shows as noise in a diff or a log)."""
     return "\n".join(line.rstrip() for line in text.split("\n"))
 

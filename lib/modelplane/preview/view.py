@@ -413,13 +413,19 @@ def _services(fleet: Fleet) -> tuple[ServiceView, ...]:
     return tuple(rows)
 
 
+# The condition whose message the tables print for each kind (a warning repeating it is left out).
+_SHOWN_CONDITION = {"InferenceCluster": "Ready", "ModelDeployment": "Scheduled", "ModelService": "Routed"}
+
+
 def _messages(fleet: Fleet) -> tuple[Message, ...]:
     """Every warning once; one that repeats a condition message shown elsewhere, and Normal events, are left out."""
     seen: set[tuple[str, str, str]] = set()
     out = []
     for key, state in fleet.states.items():
         shown = [
-            str(c.get("message", "")) for c in state.xr.get("status", {}).get("conditions", []) if c.get("message")
+            str(c.get("message", ""))
+            for c in state.xr.get("status", {}).get("conditions", [])
+            if c.get("message") and c.get("type") == _SHOWN_CONDITION.get(key[0])
         ]
         for result in state.results:
             severity = str(result.get("severity", "?")).removeprefix("SEVERITY_").capitalize()

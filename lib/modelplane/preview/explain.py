@@ -1,0 +1,200 @@
+"""``modelplane preview --explain NAMESPACE/NAME``: why a ModelDeployment's replicas go where they go.
+
+The explanation runs on the fleet as the deployment saw it when its replicas
+were last decided (``Fleet.decided``), with the scheduler's own predicates
+(``modelplane.scheduling.explain``). Every message is printed once, in full,
+and referred to by number from the tables: nothing is hidden behind "and N more".
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable, Sequence
+from typing import TypeVar
+
+import pydantic
+from rich.text import Text
+
+from modelplane.preview.fleet import Fleet
+from modelplane.preview.manifests import Key, Manifest
+from modelplane.preview.tables import console, plain_ends, table
+from modelplane.scheduling import InvalidDeploymentError
+from modelplane.scheduling.explain import ClusterCheck, Explanation, PoolCheck, Step, explain
+from modelplane_models.inference_class import InferenceClass
+from modelplane_models.inference_cluster import InferenceCluster
+from modelplane_models.model_deployment import ModelDeployment
+from modelplane_models.model_replica import ModelReplica
+
+M = TypeVar("M", InferenceCluster, InferenceClass, ModelReplica)
+
+
+class ExplainError(LookupError):
+    """The deployment to explain is not in the fleet, or cannot be scheduled at all."""
+
+
+def _parse(manifests: Iterable[Manifest], kind: str, model: type[M]) -> list[M]:
+    out = []
+    for m in manifests:
+        if m.get("kind") == kind:
+            try:
+                out.append(model.model_validate(m))
+            except pydantic.ValidationError:
+                continue
+    return out
+
+
+def explain_deployment(fleet: Fleet, name: str) -> Explanation:
+    """Explain the ModelDeployment ``name`` (``namespace/name``) of a settled fleet.
+
+    Raises:
+        ExplainError: no such ModelDeployment, or it has no valid serving shape.
+    """
+    namespace, _, short = name.rpartition("/")
+    key: Key = ("ModelDeployment", namespace, short)
+    state = fleet.states.get(key)
+    if state is None:
+        known = ", ".join("/".join(k[1:]) for k in fleet.states if k[0] == "ModelDeployment") or "none"
+        msg = f"no ModelDeployment {name} among the manifests (there are: {known})"
+        raise ExplainError(msg)
+    seen = fleet.decided.get(key) or tuple(s.xr for s in fleet.states.values())
+    try:
+        return explain(
+            ModelDeployment.model_validate(state.xr),
+            _parse(seen, "InferenceCluster", InferenceCluster),
+            _parse(seen, "InferenceClass", InferenceClass),
+            _parse(seen, "ModelReplica", ModelReplica),
+        )
+    except (pydantic.ValidationError, InvalidDeploymentError) as err:
+        msg = f"ModelDeployment {name} cannot be scheduled: {err}"
+        raise ExplainError(msg) from err
+
+
+class _Notes:
+    """Messages numbered once each, so a table refers to a message instead of repeating it."""
+
+    def __init__(self) -> None:
+        self.messages: dict[str, int] = {}
+
+    def ref(self, message: str) -> str:
+        if not message:
+            return ""
+        number = self.messages.setdefault(message, len(self.messages) + 1)
+        return f" [{number}]"
+
+
+def _yes(ok: bool) -> str:  # noqa: FBT001 - a cell from a boolean
+    return "yes" if ok else "no"
+
+
+def _check(pool: PoolCheck, name: str, order: Sequence[str]) -> str:
+    """A pool check's cell: ok, failed, or not reached (a failure before it stops the judging)."""
+    if not pool.failed:
+        return "ok"
+    if pool.failed == name:
+        return "FAIL"
+    reached = order.index(pool.failed) > order.index(name) if pool.failed in order else True
+    return "ok" if reached else "-"
+
+
+_ORDER = ("class", "cel", "topology", "nodes", "capacity")
+
+
+def _cluster_rows(exp: Explanation, notes: _Notes) -> list[tuple[str, ...]]:
+    rows: list[tuple[str, ...]] = []
+    for c in exp.clusters:
+        ready = _yes(c.ready) if c.ready else f"no ({c.not_ready})"
+        verdict = "eligible" if c.verdict == "eligible" else c.verdict + notes.ref(c.message)
+        rows.append((c.cluster, "match" if c.selected else "no match", _yes(c.cordoned), ready, verdict))
+    return rows
+
+
+def _pool_rows(c: ClusterCheck, notes: _Notes, *, roles: bool) -> list[tuple[str, ...]]:
+    rows: list[tuple[str, ...]] = []
+    for i, p in enumerate(c.pools):
+        free = "-" if p.free_before is None else f"{p.free_before} → {'-' if p.free_after is None else p.free_after}"
+        verdict = "fits" if not p.failed else p.reason + notes.ref(p.message)
+        klass = p.class_name + (" FAIL" if p.failed == "class" else "")
+        row = [c.cluster if i == 0 else "", p.pool, klass]
+        row += [_check(p, name, _ORDER) for name in ("cel", "topology", "nodes")]
+        row += [free, "-" if p.nodes_fit is None else str(p.nodes_fit), verdict]
+        rows.append(tuple(row[:1] + ([p.role] if roles else []) + row[1:]))
+    return rows
+
+
+def _step_rows(step: Step) -> list[tuple[str, ...]]:
+    if not step.candidates:
+        return [(step.replica, "-", "-", "-", "-", "-", f"unplaced: {step.reason} (no cluster above is eligible)")]
+    rows: list[tuple[str, ...]] = []
+    for i, c in enumerate(step.candidates):
+        decision = "chosen" if c.cluster == step.chosen and i == 0 else ""
+        rows.append(
+            (
+                step.replica if i == 0 else "",
+                c.cluster,
+                ", ".join(c.pools),
+                str(c.spread),
+                str(c.stranded),
+                str(c.left),
+                decision,
+            )
+        )
+    return rows
+
+
+def render_explanation(
+    exp: Explanation, placements: Sequence[tuple[str, str]], *, width: int = 120, color: bool = False
+) -> str:
+    """The explanation as tables: clusters, pools, then the scoring of each replica, then the messages."""
+    notes = _Notes()
+    out = io.StringIO()
+    c = console(out, width=width, color=color)
+    c.print(Text(f"Explain ModelDeployment {exp.deployment}", style="bold"))
+    c.print(f"clusterSelector: {exp.selector}")
+    for role in exp.roles:
+        c.print(f"replica {role}")
+    now = ", ".join(f"{r} → {cl}" for r, cl in placements) or "none"
+    c.print(f"placed now: {now}")
+    c.print("decided on the fleet as the deployment saw it when it last placed replicas; every other deployment's")
+    c.print("replicas hold their GPUs, this deployment's are placed afresh in ordinal order")
+    c.print()
+
+    clusters = table("cluster", "clusterSelector", "cordoned", "ready", "verdict", title="Clusters")
+    for row in _cluster_rows(exp, notes):
+        clusters.add_row(*row)
+    c.print(clusters)
+
+    roles = len(exp.roles) > 1
+    columns = ["cluster", *(["role"] if roles else []), "pool", "class", "CEL", "topology", "nodes"]
+    title = "Pools (checked in order; - not reached; room: nodes a worker fits on)"
+    pools = table(*columns, "free → after", "room", "verdict", title=title)
+    for check in exp.clusters:
+        for row in _pool_rows(check, notes, roles=roles):
+            pools.add_row(*row)
+    c.print(pools)
+
+    title = "Scoring (lowest wins: spread, then best fit = GPUs stranded on the nodes taken, then GPUs left, then name)"
+    scoring = table("replica", "candidate", "pools", "spread", "stranded", "left", "decision", title=title)
+    for step in exp.steps:
+        for row in _step_rows(step):
+            scoring.add_row(*row)
+    c.print(scoring)
+    for step in exp.steps:
+        for (cluster, pool, before), (_, _, after) in zip(step.before, step.after, strict=True):
+            c.print(f"  {step.replica}: {cluster}/{pool} free GPUs {before} → {after}")
+    if notes.messages:
+        c.print()
+        c.print(Text("Messages", style="bold"))
+        for message, number in notes.messages.items():
+            c.print(f"  [{number}] {message}")
+    return plain_ends(out.getvalue())
+
+
+def why_unplaced(exp: Explanation) -> list[str]:
+    """One line per distinct reason the selected clusters give, naming every cluster that gives it."""
+    groups: dict[str, list[str]] = {}
+    for c in exp.clusters:
+        if c.selected and c.verdict != "eligible":
+            groups.setdefault(f"{c.verdict}: {c.message}" if c.message else c.verdict, []).append(c.cluster)
+    if not groups:
+        return ["no cluster matches clusterSelector (" + exp.selector + ")"]
+    return [f"{', '.join(clusters)}: {reason}" for reason, clusters in groups.items()]
