@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from bench import latency, quality, startup
+from bench import latency, quality, scale, startup
 from modelplane.kinds import KINDS
 
 
@@ -16,11 +16,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=latency.CALLS, help="RunFunction calls per latency figure")
     parser.add_argument("--runs", type=int, default=3, help="starts of each function")
     parser.add_argument("--scenarios", type=int, default=1000, help="random fleets for placement quality")
+    parser.add_argument("--scale-clusters", type=int, default=scale.CLUSTERS, help="InferenceClusters at fleet scale")
+    parser.add_argument("--scale-replicas", type=int, default=scale.REPLICAS, help="ModelReplicas at fleet scale")
+    parser.add_argument("--scale-calls", type=int, default=scale.CALLS, help="RunFunction calls per scale figure")
     args = parser.parse_args(argv)
     print(f"RunFunction of compose-model-deployment, in-process ({args.calls} calls per figure)", flush=True)
     print(
         latency.report([latency.run_configuration(c, o, args.calls) for c in latency.CLUSTERS for o in latency.OTHERS])
     )
+    print(
+        f"\nFleet scale: {args.scale_clusters} InferenceClusters x 2 pools, {args.scale_replicas} ModelReplicas"
+        f" ({args.scale_calls} calls per figure)",
+        flush=True,
+    )
+    print(scale.report(*scale.measure_all(args.scale_clusters, args.scale_replicas, args.scale_calls)), flush=True)
     print(f"\nFunction start-up: process start to first gRPC answer (median of {args.runs}), idle RSS after it")
     print(startup.report([startup.measure(kind, args.runs) for kind in KINDS]), flush=True)
     print("\nPlacement quality")

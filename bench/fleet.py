@@ -310,14 +310,23 @@ def other_replicas(size: FleetSize) -> list[dict[str, Any]]:
     return out
 
 
+def _hosts_deployment(index: int) -> bool:
+    """Whether the ``index``-th cluster is one the deployment may run on (see ``inference_cluster``)."""
+    return index % 10 != 9 and index % 25 != 24 and index % 50 != 49
+
+
 def own_replicas(size: FleetSize) -> list[dict[str, Any]]:
-    """The replicas of the deployment being composed that already run (ordinals 0 .. own_kept - 1)."""
+    """The replicas of the deployment being composed that already run (ordinals 0 .. own_kept - 1).
+
+    Each runs on a cluster the deployment may use (prod, not cordoned, Ready), so none has to move.
+    """
+    hosts = [i for i in range(size.clusters) if _hosts_deployment(i)] or [0]
     return [
         model_replica(
             replica_name(DEPLOYMENT, i),
             90000 + i,
             deployment=DEPLOYMENT,
-            placement=(cluster_name(i % size.clusters), "h100"),
+            placement=(cluster_name(hosts[i % len(hosts)]), "h100"),
             shape=(4, 1, 1),
         )
         for i in range(size.own_kept)
@@ -354,21 +363,94 @@ def request(size: FleetSize) -> fnv1.RunFunctionRequest:
     own = own_replicas(size)
     for i, body in enumerate(own):
         req.observed.resources[replica_key(i)].resource.update(body)
-        endpoint = {
-            "apiVersion": API_VERSION,
-            "kind": "ModelEndpoint",
-            "metadata": _meta(body["metadata"]["name"], 95000 + i, namespace=NAMESPACE),
-            "spec": {"url": body["status"]["endpoint"]["url"], "replicaRef": {"name": body["metadata"]["name"]}},
-            "status": {"conditions": _conditions()},
-        }
-        req.observed.resources[endpoint_key(i)].resource.update(endpoint)
-    required = {
-        "clusters": [inference_cluster(i, size.nodes) for i in range(size.clusters)],
-        "classes": [gpu_class(n, product=p, memory=m, index=i) for i, (n, p, m) in enumerate(CLASSES)],
-        "replicas": other_replicas(size) + own,
+        req.observed.resources[endpoint_key(i)].resource.update(model_endpoint(body, 95000 + i))
+    _require(
+        req,
+        clusters=[inference_cluster(i, size.nodes) for i in range(size.clusters)],
+        classes=classes(),
+        replicas=other_replicas(size) + own,
+    )
+    return req
+
+
+def classes() -> list[dict[str, Any]]:
+    """The fleet's two InferenceClasses."""
+    return [gpu_class(n, product=p, memory=m, index=i) for i, (n, p, m) in enumerate(CLASSES)]
+
+
+def model_endpoint(replica: dict[str, Any], index: int) -> dict[str, Any]:
+    """The ModelEndpoint of ``replica``, as compose-model-deployment and compose-model-endpoint leave it."""
+    name = replica["metadata"]["name"]
+    deployment = replica["metadata"]["labels"][DEPLOYMENT_LABEL]
+    cluster = replica["spec"]["inferenceClusterRef"]["name"]
+    ready = replica["status"]["conditions"][-1]["status"] == "True"
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "ModelEndpoint",
+        "metadata": _meta(
+            name,
+            index,
+            namespace=NAMESPACE,
+            labels={DEPLOYMENT_LABEL: deployment, "crossplane.io/composite": deployment},
+        ),
+        "spec": {
+            "url": f"http://{cluster}.example/{NAMESPACE}/{name}",
+            "host": f"{name}.{NAMESPACE}.replicas.modelplane.ai",
+            "replicaRef": {"name": name},
+        },
+        "status": {"backendName": name, "conditions": _conditions(ready=ready)},
     }
+
+
+def cluster_request(size: FleetSize) -> fnv1.RunFunctionRequest:
+    """compose-inference-cluster's request for the first cluster: it reads every ModelReplica of the fleet."""
+    xr = inference_cluster(0, size.nodes)
+    secret = xr["spec"]["cluster"]["existing"]["secretRef"]
+    kubeconfig = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": _meta(secret["name"], 3, namespace=secret["namespace"]),
+        "type": "Opaque",
+        "data": {"kubeconfig": "YXBpVmVyc2lvbjogdjEKa2luZDogQ29uZmlnCg=="},
+    }
+    req = fnv1.RunFunctionRequest(
+        meta=fnv1.RequestMeta(tag="bench"),
+        observed=fnv1.State(composite=fnv1.Resource(resource=resource.dict_to_struct(xr))),
+    )
+    _require(req, classes=classes(), replicas=other_replicas(size) + own_replicas(size), kubeconfig=[kubeconfig])
+    return req
+
+
+def service_request(size: FleetSize) -> fnv1.RunFunctionRequest:
+    """compose-model-service's request for the deployment's service: it reads every ModelEndpoint of its namespace."""
+    xr = {
+        "apiVersion": API_VERSION,
+        "kind": "ModelService",
+        "metadata": _meta(DEPLOYMENT, 99998, namespace=NAMESPACE),
+        "spec": {
+            "endpoints": [{"selector": {"matchLabels": {DEPLOYMENT_LABEL: DEPLOYMENT}}, "weight": 100}],
+            "crossplane": _crossplane("ModelService", DEPLOYMENT),
+        },
+    }
+    gateway = {
+        "apiVersion": API_VERSION,
+        "kind": "InferenceGateway",
+        "metadata": _meta("default", 4),
+        "spec": {},
+        "status": {"address": "203.0.113.10", "conditions": _conditions()},
+    }
+    replicas = other_replicas(size) + own_replicas(size)
+    req = fnv1.RunFunctionRequest(
+        meta=fnv1.RequestMeta(tag="bench"),
+        observed=fnv1.State(composite=fnv1.Resource(resource=resource.dict_to_struct(xr))),
+    )
+    _require(req, gateway=[gateway], endpoints=[model_endpoint(r, 95000 + i) for i, r in enumerate(replicas)])
+    return req
+
+
+def _require(req: fnv1.RunFunctionRequest, **required: list[dict[str, Any]]) -> None:
+    """Fill ``req``'s required resources as Crossplane does on the second pass."""
     for name, items in required.items():
         req.required_resources[name].SetInParent()
         for item in items:
             req.required_resources[name].items.add().resource.update(item)
-    return req

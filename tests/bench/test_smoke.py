@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bench import latency, quality, startup
+from bench import latency, quality, scale, startup
 from bench.fleet import FleetSize, request
 from modelplane.kinds import BY_KIND
 
@@ -31,3 +31,14 @@ def test_placement_quality() -> None:
     assert figures.scenarios == 3
     assert figures.placed <= figures.step_optimum
     assert "per-step optimum" in quality.report(figures)
+
+
+def test_scale_of_every_function_that_reads_the_fleet() -> None:
+    figures, served = scale.measure_all(clusters=2, replicas=12, calls=1)
+    assert [(f.name, f.function) for f in figures] == [(c.name.format(own=1), c.function) for c in scale.CASES]
+    assert all(f.request_bytes > f.response_bytes > 0 for f in figures)
+    assert [f.summary.split(":")[0] for f in figures] == ["Scheduled", "Scheduled", "Provisioned", "Routed"]
+    assert served.summary == "Scheduled: placed 4 of 4"
+    report = scale.report(figures, served)
+    assert "largest request" in report
+    assert "over gRPC, compose-model-deployment served" in report

@@ -1,0 +1,338 @@
+"""Fleet scale: the functions that read the fleet, at 1,000 InferenceClusters x 2 pools and 10,000 ModelReplicas.
+
+Four requests, as Crossplane sends them on the second pass (required resources filled):
+
+- compose-model-deployment placing 2 more replicas of a 4-replica deployment: it reads every
+  InferenceCluster, InferenceClass and ModelReplica of the fleet;
+- the same for a deployment at the XRD's maximum of 1,000 replicas, all running: its own replicas
+  and endpoints also come as observed composed resources, and its response is the largest any
+  function sends;
+- compose-inference-cluster: every ModelReplica of the fleet (it counts those on its cluster);
+- compose-model-service: every ModelEndpoint of its namespace (here the whole fleet's).
+
+Each runs in a process of its own and reports: the request's and the response's serialized size,
+the time to parse the request (what gRPC does before RunFunction), RunFunction's p50 and p95 in
+steady state (one runner for every call, as served) and cold (a new runner, caches forgotten),
+the most one cold call allocates (tracemalloc) and the process's peak RSS. Then
+compose-model-deployment is served over gRPC and called with the fleet request: the default 4 MiB
+receive limit refused requests past about 1,500 replicas.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import json
+import resource
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import grpc
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
+
+from bench import latency
+from bench.fleet import FleetSize, cluster_request, request, service_request
+from modelplane.fnkit import serve
+from modelplane.kinds import BY_KIND
+
+_ROOT = Path(__file__).resolve().parent.parent
+CLUSTERS = 1000
+REPLICAS = 10000
+CALLS = 10
+OWN_MAX = 1000  # the ModelDeployment XRD's maximum of spec.replicas
+# Crossplane receives responses with gRPC's default limit: it sets no MaxCallRecvMsgSize.
+CROSSPLANE_RECEIVE_LIMIT = 4 * 1024 * 1024
+# p95 budgets in ms for RunFunction at the full size. Crossplane gives a whole XR reconcile 2 minutes
+# and calls each function at least twice in it (once more when its requirements change); the
+# budget is what keeps a fleet of deployments, each called on every poll, within a core or two.
+STEADY_P95_MS = 1000.0
+COLD_P95_MS = 3000.0
+_DEADLINE = 120.0
+
+
+@dataclass(frozen=True)
+class Case:
+    """One function and the request it gets from a fleet."""
+
+    name: str  # may name {own}, the large deployment's replicas
+    function: str
+    build: Callable[[int, int], fnv1.RunFunctionRequest]  # (clusters, replicas) -> request
+
+
+def _deployment(clusters: int, replicas: int) -> fnv1.RunFunctionRequest:
+    return request(FleetSize(clusters, replicas - 2))
+
+
+def own(replicas: int) -> int:
+    """How many replicas the large deployment has: a tenth of the fleet, at most the XRD's maximum."""
+    return min(OWN_MAX, max(1, replicas // 10))
+
+
+def _large_deployment(clusters: int, replicas: int) -> fnv1.RunFunctionRequest:
+    return request(FleetSize(clusters, replicas - own(replicas), own_kept=own(replicas), own_new=0))
+
+
+def _cluster(clusters: int, replicas: int) -> fnv1.RunFunctionRequest:
+    return cluster_request(FleetSize(clusters, replicas - 2))
+
+
+def _service(clusters: int, replicas: int) -> fnv1.RunFunctionRequest:
+    return service_request(FleetSize(clusters, replicas - 2))
+
+
+CASES = (
+    Case("deployment, places 2 of 4", "compose-model-deployment", _deployment),
+    Case("deployment, keeps all {own}", "compose-model-deployment", _large_deployment),
+    Case("cluster, counts its replicas", "compose-inference-cluster", _cluster),
+    Case("service, routes 2 endpoints", "compose-model-service", _service),
+)
+
+
+@dataclass(frozen=True)
+class Figures:
+    """What one case measured; sizes in bytes, times in ms, memory in MB."""
+
+    name: str
+    function: str
+    request_bytes: int
+    response_bytes: int
+    parse_ms: float
+    steady_p50: float
+    steady_p95: float
+    cold_p50: float
+    cold_p95: float
+    call_peak_mb: float  # the most one cold call allocates (tracemalloc)
+    peak_rss_mb: float
+    summary: str  # the function's first condition, to see that it did the work
+
+
+def _p95(samples: Sequence[float]) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+
+
+def _runner_factory(function: str) -> Callable[[], Any]:
+    module = importlib.import_module(f"{BY_KIND_FUNCTION[function].module}.fn")
+    factory: Callable[[], Any] = module.FunctionRunner
+    return factory
+
+
+BY_KIND_FUNCTION = {k.function: k for k in BY_KIND.values()}
+
+
+def _summary(rsp: fnv1.RunFunctionResponse) -> str:
+    return next((f"{c.type}: {c.message}" for c in rsp.conditions), "no condition")
+
+
+def measure(name: str, function: str, data: bytes, calls: int) -> Figures:
+    """Parse ``data`` and call ``function``'s RunFunction ``calls`` times in steady state and cold, in this process."""
+    parse = []
+    for _ in range(3):
+        start = time.perf_counter()
+        req = fnv1.RunFunctionRequest.FromString(data)
+        parse.append((time.perf_counter() - start) * 1e3)
+    make = _runner_factory(function)
+    loop = asyncio.new_event_loop()
+    runner = make()
+    serve.settle()  # as the served function does before its first call
+    rsp = loop.run_until_complete(runner.RunFunction(req, None))
+    steady, cold = [], []
+    for _ in range(calls):
+        start = time.perf_counter()
+        loop.run_until_complete(runner.RunFunction(req, None))
+        steady.append((time.perf_counter() - start) * 1e3)
+    for _ in range(calls):
+        fresh = make()
+        latency._forget()
+        start = time.perf_counter()
+        loop.run_until_complete(fresh.RunFunction(req, None))
+        cold.append((time.perf_counter() - start) * 1e3)
+    fresh = make()
+    latency._forget()
+    tracemalloc.start()
+    loop.run_until_complete(fresh.RunFunction(req, None))
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    loop.close()
+    return Figures(
+        name=name,
+        function=function,
+        request_bytes=len(data),
+        response_bytes=rsp.ByteSize(),
+        parse_ms=statistics.median(parse),
+        steady_p50=statistics.median(steady),
+        steady_p95=_p95(steady),
+        cold_p50=statistics.median(cold),
+        cold_p95=_p95(cold),
+        call_peak_mb=peak / 2**20,
+        peak_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        summary=_summary(rsp),
+    )
+
+
+def run_case(case: Case, clusters: int, replicas: int, calls: int) -> Figures:
+    """Build ``case``'s request and measure it in a child process."""
+    data = case.build(clusters, replicas).SerializeToString()
+    name = case.name.format(own=own(replicas))
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "request.bin"
+        path.write_bytes(data)
+        out = subprocess.run(
+            [sys.executable, "-m", "bench.scale", "--child", name, case.function, str(path), str(calls)],
+            check=True,
+            capture_output=True,
+            text=True,
+            cwd=_ROOT,
+        )
+    # The function's own log lines come first on stdout; the figures are the last line.
+    return Figures(**json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+@dataclass(frozen=True)
+class Served:
+    """compose-model-deployment served over gRPC (insecure, loopback) and called with a fleet request."""
+
+    request_bytes: int
+    calls: int
+    p50: float
+    p95: float
+    peak_rss_mb: float
+    summary: str
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _wait_listening(address: str, proc: subprocess.Popen[bytes]) -> None:
+    host, port = address.rsplit(":", 1)
+    deadline = time.monotonic() + _DEADLINE
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            socket.create_connection((host, int(port)), timeout=0.2).close()
+        except OSError:
+            time.sleep(0.05)
+        else:
+            return
+    msg = f"compose-model-deployment did not listen on {address}"
+    raise RuntimeError(msg)
+
+
+def _peak_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def served(clusters: int, replicas: int, calls: int) -> Served:
+    """Serve compose-model-deployment and call it ``calls`` times over gRPC with the fleet request."""
+    req = _deployment(clusters, replicas)
+    kind = BY_KIND_FUNCTION["compose-model-deployment"]
+    address = f"127.0.0.1:{_free_port()}"
+    proc = subprocess.Popen(  # our own interpreter and module
+        [sys.executable, "-m", kind.module, "--insecure", "--address", address],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=_ROOT,
+    )
+    try:
+        _wait_listening(address, proc)
+        # The channel keeps gRPC's default 4 MiB receive limit for the response, as Crossplane does.
+        with grpc.insecure_channel(address) as channel:
+            stub = grpcv1.FunctionRunnerServiceStub(channel)  # type: ignore[no-untyped-call]  # generated stub is untyped
+            rsp = stub.RunFunction(req, timeout=_DEADLINE)  # the first call reads the whole fleet
+            times = []
+            for _ in range(calls):
+                start = time.perf_counter()
+                stub.RunFunction(req, timeout=_DEADLINE)
+                times.append((time.perf_counter() - start) * 1e3)
+        peak = _peak_rss_mb(proc.pid)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=15)
+    return Served(req.ByteSize(), calls, statistics.median(times), _p95(times), peak, _summary(rsp))
+
+
+def _mb(n: float) -> str:
+    return f"{n / 1e6:.1f} MB" if n >= 1e5 else f"{n / 1e3:.1f} kB"
+
+
+def _verdict(value: float, limit: float) -> str:
+    return "meets" if value <= limit else "MISSES"
+
+
+def report(figures: Sequence[Figures], grpc_figures: Served | None) -> str:
+    """The figures as printed lines: a table, the budgets and limits, and the gRPC round trip."""
+    lines = [
+        f"  {'case':<32} {'function':<26} | {'request':>8} {'response':>9} | {'parse':>7} |"
+        f" {'steady p50':>10} {'p95':>8} | {'cold p50':>9} {'p95':>8} | {'one call':>8} {'RSS':>7}",
+    ]
+    lines += [
+        f"  {f.name:<32} {f.function:<26} | {_mb(f.request_bytes):>8} {_mb(f.response_bytes):>9} |"
+        f" {f.parse_ms:>5.0f}ms | {f.steady_p50:>8.0f}ms {f.steady_p95:>6.0f}ms | {f.cold_p50:>7.0f}ms"
+        f" {f.cold_p95:>6.0f}ms | {f.call_peak_mb:>5.1f} MB {f.peak_rss_mb:>4.0f} MB"
+        for f in figures
+    ]
+    largest_request = max(f.request_bytes for f in figures)
+    largest_response = max(f.response_bytes for f in figures)
+    lines.append(
+        f"  largest request {_mb(largest_request)} <= the functions' limit {_mb(serve.MAX_MESSAGE_BYTES)}:"
+        f" {_verdict(largest_request, serve.MAX_MESSAGE_BYTES)}; largest response {_mb(largest_response)}"
+        f" <= Crossplane's receive limit {_mb(CROSSPLANE_RECEIVE_LIMIT)}:"
+        f" {_verdict(largest_response, CROSSPLANE_RECEIVE_LIMIT)}"
+    )
+    lines += [
+        f"  {f.name}: steady p95 {f.steady_p95:.0f} ms <= {STEADY_P95_MS:g} ms:"
+        f" {_verdict(f.steady_p95, STEADY_P95_MS)}; cold p95 {f.cold_p95:.0f} ms <= {COLD_P95_MS:g} ms:"
+        f" {_verdict(f.cold_p95, COLD_P95_MS)}"
+        for f in figures
+    ]
+    lines += [f"  {f.name}: {f.summary}" for f in figures]
+    if grpc_figures is not None:
+        g = grpc_figures
+        lines.append(
+            f"  over gRPC, compose-model-deployment served, {_mb(g.request_bytes)} request: round trip"
+            f" p50 {g.p50:.0f} ms, p95 {g.p95:.0f} ms ({g.calls} calls, steady state), server peak RSS"
+            f" {g.peak_rss_mb:.0f} MB; {g.summary}"
+        )
+    return "\n".join(lines)
+
+
+def measure_all(clusters: int, replicas: int, calls: int) -> tuple[list[Figures], Served]:
+    """Every case at one size, then the gRPC round trip."""
+    return [run_case(c, clusters, replicas, calls) for c in CASES], served(clusters, replicas, calls)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Print the scale table, or (``--child``) measure one case and print it as JSON."""
+    parser = argparse.ArgumentParser(description="Fleet-scale figures of the functions that read the fleet")
+    parser.add_argument("--child", nargs=4, metavar=("NAME", "FUNCTION", "REQUEST", "CALLS"))
+    parser.add_argument("--clusters", type=int, default=CLUSTERS)
+    parser.add_argument("--replicas", type=int, default=REPLICAS)
+    parser.add_argument("--calls", type=int, default=CALLS)
+    args = parser.parse_args(argv)
+    if args.child:
+        name, function, path, calls = args.child
+        print(json.dumps(asdict(measure(name, function, Path(path).read_bytes(), int(calls)))))
+        return 0
+    print(f"Fleet scale: {args.clusters} InferenceClusters x 2 pools, {args.replicas} ModelReplicas")
+    print(report(*measure_all(args.clusters, args.replicas, args.calls)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
