@@ -18,7 +18,9 @@ from modelplane.preview.admit import Admission, admit
 from modelplane.preview.explain import ExplainError, explain_deployment, render_explanation, why_unplaced
 from modelplane.preview.findings import Exit, Finding, exit_code, findings
 from modelplane.preview.fleet import DEFAULT_MAX_PASSES, DidNotConvergeError, Fleet, simulate
+from modelplane.preview.live import read_live
 from modelplane.preview.manifests import Loaded, ManifestError, load_dir
+from modelplane.preview.plan import plan, render_plan
 from modelplane.preview.tables import Outcome, render, verdict
 from modelplane.preview.targets import group_by_target, to_yaml
 from modelplane.preview.view import FleetView, build
@@ -86,6 +88,22 @@ def _parser() -> argparse.ArgumentParser:
         help="Explain where the replicas of this ModelDeployment go: every cluster and pool checked, with the "
         "verdict, and the score that decided.",
     )
+    parser.add_argument(
+        "--against",
+        metavar="BASE_DIR",
+        type=Path,
+        action="append",
+        help="Plan: show what applying DIR changes relative to BASE_DIR (repeat for several directories), e.g. "
+        "the main branch checked out beside a pull request: replicas added, moved and removed, GPUs per cluster, "
+        "objects per target cluster, routes and weights. The exit code is DIR's.",
+    )
+    parser.add_argument(
+        "--live",
+        action="store_true",
+        help="Plan against the running control plane: BASE is every object of the modelplane category, read "
+        "with `kubectl get modelplane --all-namespaces -o yaml` and your kubeconfig.",
+    )
+    parser.add_argument("--context", help="The kubeconfig context --live reads (default: the current one).")
     parser.add_argument("--width", type=int, help="Columns to fit tables to (default: the terminal's, else 120).")
     parser.add_argument(
         "--color", choices=("auto", "always", "never"), default="auto", help="Colour (default: on a terminal)."
@@ -112,7 +130,15 @@ def run_preview(dirs: Sequence[Path], *, assume_ready: bool, max_passes: int = D
         DidNotConvergeError: the fleet did not settle.
         OSError: a file cannot be read.
     """
-    admission = admit(load_dir(*dirs))
+    source = " ".join(str(d) for d in dirs)
+    return preview_loaded(load_dir(*dirs), source, assume_ready=assume_ready, max_passes=max_passes)
+
+
+def preview_loaded(
+    manifests: Loaded, source: str, *, assume_ready: bool, max_passes: int = DEFAULT_MAX_PASSES
+) -> Preview:
+    """Admit and simulate ``manifests`` (read from ``source``); raises as ``run_preview``."""
+    admission = admit(manifests)
     loaded = admission.loaded
     notes: tuple[str, ...] = ()
     if assume_ready:
@@ -129,7 +155,7 @@ def run_preview(dirs: Sequence[Path], *, assume_ready: bool, max_passes: int = D
         world=healthy if assume_ready else None,
         observe=observed_status if assume_ready else None,
     )
-    return Preview(admission, fleet, build(fleet, " ".join(str(d) for d in dirs)), notes)
+    return Preview(admission, fleet, build(fleet, source), notes)
 
 
 def _width(asked: int | None) -> int:
@@ -172,6 +198,34 @@ def _why_unplaced(preview: Preview) -> dict[str, list[str]]:
     return why
 
 
+def _plan(head: Preview, args: argparse.Namespace) -> int:
+    try:
+        if args.live:
+            base = preview_loaded(read_live(args.context), "the live control plane", assume_ready=args.assume_ready)
+        else:
+            base = run_preview(args.against, assume_ready=args.assume_ready, max_passes=args.max_passes)
+    except (ManifestError, CompositionNotFoundError, DidNotConvergeError, OSError) as err:
+        sys.stderr.write(f"modelplane preview: base: {err}\n")
+        return int(Exit.FAILED)
+    change = plan((base.fleet, base.view), (head.fleet, head.view))
+    found = findings(head.view, head.admission.refused, routing_judged=args.assume_ready)
+    code = exit_code(found, allow_unscheduled=args.allow_unscheduled, allow_unrouted=args.allow_unrouted)
+    if args.output in ("json", "yaml"):
+        doc = {"plan": dataclasses.asdict(change), "head": document(head, found, code)}
+        sys.stdout.write(
+            json.dumps(doc, indent=2, sort_keys=True) + "\n" if args.output == "json" else yaml.safe_dump(doc)
+        )
+        return int(code)
+    width = _width(args.width)
+    color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
+    sys.stdout.write(render_plan(change, width=width, color=color))
+    sys.stdout.write(
+        "\n" + render(head.view, Outcome(head.admission.refused, found), width=width, color=color, only_findings=True)
+    )
+    sys.stdout.write(verdict(code, found, width=width, color=color))
+    return int(code)
+
+
 def _explain(preview: Preview, args: argparse.Namespace) -> int:
     try:
         explanation = explain_deployment(preview.fleet, args.explain)
@@ -202,6 +256,8 @@ def main(argv: Sequence[str]) -> int:
         return int(Exit.FAILED)
     if args.explain:
         return _explain(preview, args)
+    if args.against or args.live:
+        return _plan(preview, args)
     found = findings(preview.view, preview.admission.refused, routing_judged=args.assume_ready)
     code = exit_code(found, allow_unscheduled=args.allow_unscheduled, allow_unrouted=args.allow_unrouted)
     if args.output == "objects":

@@ -88,10 +88,19 @@ class Outcome:
     why: Mapping[str, Sequence[str]] = field(default_factory=dict)
 
 
-def render(view: FleetView, outcome: Outcome, *, width: int = 120, color: bool = False) -> str:
-    """The preview's text: refusals, then tables of GPUs, clusters, deployments, services, releases, then findings."""
+def render(
+    view: FleetView, outcome: Outcome, *, width: int = 120, color: bool = False, only_findings: bool = False
+) -> str:
+    """The preview's text: refusals, then tables of GPUs, clusters, deployments, services, releases, then findings.
+
+    With ``only_findings``, the refusals and findings alone (a plan prints its own tables).
+    """
     out = io.StringIO()
     c = console(out, width=width, color=color)
+    if only_findings:
+        _refused(c, outcome.refused)
+        _findings(c, outcome.found)
+        return plain_ends(out.getvalue())
     passes = "pass" if view.passes == 1 else "passes"
     head = f"Modelplane preview of {view.source}: {view.objects} objects, settled after {view.passes} {passes}"
     c.print(Text(head, style="bold"))

@@ -1,0 +1,236 @@
+"""The preview of a change: what applying HEAD does relative to BASE.
+
+Both sides are simulated the same way; the plan compares what they compose:
+replicas added, moved, reshaped or removed; GPUs in use and free per cluster;
+the objects applied to each target (the control plane and every workload
+cluster), added, changed or removed; and every service's route, backend by
+backend, with its share of the traffic before and after.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from rich.text import Text
+
+from modelplane.preview.fleet import Fleet
+from modelplane.preview.manifests import Manifest
+from modelplane.preview.tables import console, plain_ends, table
+from modelplane.preview.targets import group_by_target
+from modelplane.preview.view import FleetView, ReplicaView
+
+# Metadata the API server or the simulation sets: not part of what a change applies.
+_VOLATILE_METADATA = ("uid", "resourceVersion", "generation", "creationTimestamp", "managedFields", "selfLink")
+
+
+@dataclass(frozen=True)
+class ReplicaChange:
+    """One replica that a change adds, moves, reshapes or removes."""
+
+    change: str  # added, moved, reshaped, removed
+    replica: str  # namespace/name
+    before: str  # "cluster [pools]", "" when added
+    after: str  # "" when removed
+
+
+@dataclass(frozen=True)
+class ClusterGpus:
+    """GPUs in use and free on one cluster, before and after (None: the cluster is not on that side)."""
+
+    cluster: str
+    in_use: tuple[int | None, int | None]
+    free: tuple[int | None, int | None]
+
+
+@dataclass(frozen=True)
+class TargetChanges:
+    """The objects applied to one target that a change adds, changes or removes."""
+
+    target: str
+    added: tuple[str, ...]
+    changed: tuple[str, ...]
+    removed: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class RouteChange:
+    """One service whose route changes: each backend's share of the traffic before and after (percent)."""
+
+    service: str
+    before: tuple[tuple[str, float], ...]
+    after: tuple[tuple[str, float], ...]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What applying HEAD changes relative to BASE."""
+
+    base: str
+    head: str
+    replicas: tuple[ReplicaChange, ...]
+    gpus: tuple[ClusterGpus, ...]
+    objects: tuple[TargetChanges, ...]
+    routes: tuple[RouteChange, ...]
+
+    @property
+    def empty(self) -> bool:
+        """Whether the change changes nothing."""
+        return not (self.replicas or self.objects or self.routes or any(g.in_use[0] != g.in_use[1] for g in self.gpus))
+
+
+def _where(r: ReplicaView) -> str:
+    pools = ", ".join(f"{x.role} {x.pool}" if len(r.roles) > 1 else x.pool for x in r.roles)
+    return f"{r.cluster} [{pools}]"
+
+
+def _replicas(view: FleetView) -> dict[str, tuple[str, tuple[Any, ...]]]:
+    out = {}
+    for d in view.deployments:
+        namespace = d.name.split("/")[0]
+        for r in d.replicas:
+            shape = tuple((x.role, x.gpus_per_node, x.nodes) for x in r.roles)
+            out[f"{namespace}/{r.name}"] = (_where(r), shape)
+    return out
+
+
+def _replica_changes(base: FleetView, head: FleetView) -> tuple[ReplicaChange, ...]:
+    before, after = _replicas(base), _replicas(head)
+    out = []
+    for name in sorted(before.keys() | after.keys()):
+        b, a = before.get(name), after.get(name)
+        if b is None and a is not None:
+            out.append(ReplicaChange("added", name, "", a[0]))
+        elif a is None and b is not None:
+            out.append(ReplicaChange("removed", name, b[0], ""))
+        elif a is not None and b is not None and a[0] != b[0]:
+            out.append(ReplicaChange("moved", name, b[0], a[0]))
+        elif a is not None and b is not None and a[1] != b[1]:
+            out.append(ReplicaChange("reshaped", name, b[0], a[0]))
+    return tuple(out)
+
+
+def _gpus(base: FleetView, head: FleetView) -> tuple[ClusterGpus, ...]:
+    def totals(view: FleetView) -> dict[str, tuple[int, int]]:
+        return {c.name: (sum(p.in_use for p in c.pools), sum(p.free for p in c.pools)) for c in view.clusters}
+
+    before, after = totals(base), totals(head)
+    rows = []
+    for name in sorted(before.keys() | after.keys()):
+        b, a = before.get(name), after.get(name)
+        rows.append(
+            ClusterGpus(
+                name,
+                (b[0] if b else None, a[0] if a else None),
+                (b[1] if b else None, a[1] if a else None),
+            )
+        )
+    return tuple(rows)
+
+
+def _comparable(obj: Manifest) -> str:
+    """An object as a change applies it: no status, no server-set metadata, no owner UIDs."""
+    meta = {k: v for k, v in (obj.get("metadata") or {}).items() if k not in _VOLATILE_METADATA}
+    if "ownerReferences" in meta:
+        meta["ownerReferences"] = [{k: v for k, v in r.items() if k != "uid"} for r in meta["ownerReferences"]]
+    spec = obj.get("spec")
+    if isinstance(spec, Mapping) and "crossplane" in spec:
+        spec = {k: v for k, v in spec.items() if k != "crossplane"}  # references Crossplane fills in
+    body = {k: v for k, v in obj.items() if k not in ("status", "metadata", "spec")}
+    return json.dumps({**body, "metadata": meta, "spec": spec}, sort_keys=True, default=str)
+
+
+def _name(obj: Manifest) -> str:
+    meta = obj.get("metadata") or {}
+    return f"{obj.get('kind', '')} {'/'.join(filter(None, (meta.get('namespace'), meta.get('name'))))}"
+
+
+def _by_target(fleet: Fleet) -> dict[str, dict[str, str]]:
+    return {t.name: {_name(o): _comparable(o) for o in t.objects} for t in group_by_target(fleet)}
+
+
+def _object_changes(base: Fleet, head: Fleet) -> tuple[TargetChanges, ...]:
+    before, after = _by_target(base), _by_target(head)
+    out = []
+    for target in sorted(before.keys() | after.keys(), key=lambda t: (t != "control plane", t)):
+        b, a = before.get(target, {}), after.get(target, {})
+        added = tuple(sorted(a.keys() - b.keys()))
+        removed = tuple(sorted(b.keys() - a.keys()))
+        changed = tuple(sorted(k for k in a.keys() & b.keys() if a[k] != b[k]))
+        if added or removed or changed:
+            out.append(TargetChanges(target, added, changed, removed))
+    return tuple(out)
+
+
+def _routes(base: FleetView, head: FleetView) -> tuple[RouteChange, ...]:
+    def shares(view: FleetView) -> dict[str, tuple[tuple[str, float], ...]]:
+        return {s.name: tuple((b.name, b.share) for b in s.backends) for s in view.services}
+
+    before, after = shares(base), shares(head)
+    return tuple(
+        RouteChange(name, before.get(name, ()), after.get(name, ()))
+        for name in sorted(before.keys() | after.keys())
+        if before.get(name) != after.get(name)
+    )
+
+
+def plan(base: tuple[Fleet, FleetView], head: tuple[Fleet, FleetView]) -> Plan:
+    """What applying ``head`` changes relative to ``base`` (each a settled fleet and its view)."""
+    return Plan(
+        base=base[1].source,
+        head=head[1].source,
+        replicas=_replica_changes(base[1], head[1]),
+        gpus=_gpus(base[1], head[1]),
+        objects=_object_changes(base[0], head[0]),
+        routes=_routes(base[1], head[1]),
+    )
+
+
+def _arrow(pair: tuple[int | None, int | None]) -> str:
+    b, a = ("-" if x is None else str(x) for x in pair)
+    return b if pair[0] == pair[1] else f"{b} → {a}"
+
+
+def _shares(backends: Iterable[tuple[str, float]]) -> str:
+    return "\n".join(f"{name} {share:.1f}%" for name, share in backends) or "(none)"
+
+
+def render_plan(p: Plan, *, width: int = 120, color: bool = False) -> str:
+    """The plan as tables: replicas, GPUs per cluster, objects per target, routes."""
+    out = io.StringIO()
+    c = console(out, width=width, color=color)
+    c.print(Text(f"Plan: {p.head} against {p.base}", style="bold"))
+    if p.empty:
+        c.print("no changes")
+        return plain_ends(out.getvalue())
+    c.print()
+    replicas = table("change", "replica", "before", "after", title="Replicas")
+    for r in p.replicas:
+        replicas.add_row(r.change, r.replica, r.before or "-", r.after or "-")
+    if not p.replicas:
+        replicas.add_row("none", "", "", "")
+    c.print(replicas)
+    gpus = table("cluster", "GPUs in use", "GPUs free", title="GPUs per cluster (before → after)")
+    for g in p.gpus:
+        gpus.add_row(g.cluster, _arrow(g.in_use), _arrow(g.free))
+    c.print(gpus)
+    objects = table("target", "added", "changed", "removed", title="Objects applied, per target")
+    for t in p.objects:
+        objects.add_row(t.target, str(len(t.added)), str(len(t.changed)), str(len(t.removed)))
+    c.print(objects)
+    for t in p.objects:
+        c.print(f"  {t.target}:")
+        for sign, names in (("+", t.added), ("~", t.changed), ("-", t.removed)):
+            for name in names:
+                c.print(f"    {sign} {name}")
+    c.print()
+    routes = table("service", "before (share)", "after (share)", title="Routes")
+    for route in p.routes:
+        routes.add_row(route.service, _shares(route.before), _shares(route.after))
+    if not p.routes:
+        routes.add_row("no route changes", "", "")
+    c.print(routes)
+    return plain_ends(out.getvalue())
