@@ -9,7 +9,8 @@ USAGE = """usage: modelplane <command> [args]
 
 commands:
   render   render one XR through its Composition in-process, like `crossplane render`
-  preview  simulate a directory of manifests as a fleet and summarise it
+  preview  admit and simulate directories of manifests as a fleet: tables, exit codes a CI gates on,
+           --explain NAMESPACE/NAME, and plans (--against BASE_DIR, --live); see `modelplane preview --help`
 """
 
 
@@ -28,3 +29,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         sys.stderr.write(f"modelplane: unknown command {command!r}\n{USAGE}")
         sys.exit(2)
     sys.exit(run(rest))
+
+
+if __name__ == "__main__":  # `python -m modelplane.cli`, as the e2e tier runs it
+    main()
