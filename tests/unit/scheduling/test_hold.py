@@ -178,13 +178,13 @@ def test_a_replica_whose_input_is_unreadable_keeps_its_placement(
         pytest.param(
             Shape(tensor=16),
             HoldReason.TOPOLOGY_EXCEEDS_NODE,
-            "the new shape cannot run on pool h100: a worker needs 16 GPUs per node; h100 has 8",
+            "the new shape cannot run on pool h100: spec.workers.topology: a worker needs 16 GPUs per node; h100 has 8",
             id="impossible-topology",
         ),
         pytest.param(
             Shape(tensor=8, pipeline=2),
             HoldReason.TOO_FEW_NODES,
-            "the new shape cannot run on pool h100: a worker needs 2 nodes; it has 1",
+            "the new shape cannot run on pool h100: spec.workers.topology: a worker needs 2 nodes; the pool has 1",
             id="more-nodes-than-the-pool",
         ),
         pytest.param(
@@ -285,3 +285,17 @@ def test_a_replica_holding_more_workers_than_a_pool_has_is_counted_not_walked() 
     )
     got = schedule(deployment("llama", shape=TP8), TWO[:1], CLASSES, [huge], matcher=fake_matcher)
     assert [u.reason for u in got.unplaced] == [Reason.INSUFFICIENT_CAPACITY]
+
+
+def test_a_replica_that_cannot_be_read_counts_and_keeps_its_ordinal() -> None:
+    running = observed(_running(), ready=["llama-0", "llama-1"])
+    del running[0]  # llama-0 exists but does not read: the caller keeps it as it is
+    existing = Existing(running, {}, revision(LLAMA2), frozenset({0}))
+    fleet = [*TWO, cluster("c", Pool("h100", "h100", 1))]
+    got = schedule(LLAMA2, fleet, CLASSES, [], existing=existing, matcher=fake_matcher)
+    assert placed(got) == {"llama-1": ("b", "h100")}
+    assert got.complete
+    up = schedule(
+        deployment("llama", replicas=3, shape=TP8), fleet, CLASSES, [], existing=existing, matcher=fake_matcher
+    )
+    assert sorted(placed(up)) == ["llama-1", "llama-2"]

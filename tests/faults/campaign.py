@@ -1,0 +1,62 @@
+"""Run every fault class on every steady state of the example fleets, and count what went wrong.
+
+``python -m tests.faults.campaign`` prints the totals (steady states, fault
+classes, runs, drops without a user reason, silent runs, silent changes) and
+each failure; the fault tests assert the same totals are zero.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+
+from tests.faults.faults import FAULTS, Fault
+from tests.faults.judge import judge
+from tests.faults.steady import FLEETS, steady_states
+
+
+@dataclass
+class Totals:
+    """What a campaign ran and what went wrong."""
+
+    steady: int = 0
+    runs: int = 0
+    drops: int = 0
+    silent: int = 0
+    changed: int = 0
+    failures: list[str] = field(default_factory=list)
+
+
+def run(fleets: list[str], faults: dict[str, Fault]) -> Totals:
+    """Inject each of ``faults`` into each steady state of ``fleets``."""
+    totals = Totals()
+    for fleet in fleets:
+        for steady in steady_states(fleet):
+            totals.steady += 1
+            for name, fault in faults.items():
+                for injection in fault(steady):
+                    verdict = judge(injection, injection.call.run())
+                    totals.runs += 1
+                    totals.drops += len(verdict.dropped)
+                    totals.silent += bool(verdict.silent)
+                    totals.changed += bool(verdict.changed)
+                    if not verdict.ok:
+                        totals.failures.append(f"{steady.id} {name}[{injection.target}]: {verdict.describe()}")
+    return totals
+
+
+def main() -> int:
+    """Run the whole campaign; exit 1 when anything was dropped, changed or left unreported."""
+    totals = run(list(FLEETS), FAULTS)
+    sys.stdout.write(
+        f"{totals.steady} steady states x {len(FAULTS)} fault classes: {totals.runs} runs, "
+        f"{totals.drops} drops without a user reason, {totals.silent} silent runs, "
+        f"{totals.changed} runs that changed what runs\n"
+    )
+    for failure in totals.failures:
+        sys.stdout.write(f"  {failure}\n")
+    return 1 if totals.failures else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

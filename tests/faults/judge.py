@@ -1,0 +1,86 @@
+"""Judge one injected fault: what compose-model-deployment dropped, changed silently, and reported."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from crossplane.function import resource
+
+from tests.faults.faults import Injection
+
+_KINDS = ("replica-", "endpoint-")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What one run did wrong ("" or empty when nothing).
+
+    Attributes:
+        dropped: Observed replicas and endpoints missing from the desired state without a user reason.
+        changed: Observed replicas and endpoints whose spec the run rewrote (what runs must not change).
+        silent: Why the run did not report a fault it must report ("" when it did, or need not).
+        extra: Anything else the fault's own rule requires and the run did not do.
+    """
+
+    dropped: tuple[str, ...]
+    changed: tuple[str, ...]
+    silent: str
+    extra: str
+
+    @property
+    def ok(self) -> bool:
+        return not (self.dropped or self.changed or self.silent or self.extra)
+
+    def describe(self) -> str:
+        parts = [f"dropped {', '.join(self.dropped)}" if self.dropped else "", self.silent, self.extra]
+        if self.changed:
+            parts.append(f"changed {', '.join(self.changed)}")
+        return "; ".join(p for p in parts if p)
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as it reads back from a protobuf Struct (every number a float)."""
+    return resource.struct_to_dict(resource.dict_to_struct({"v": value}))["v"]
+
+
+def judge(injection: Injection, got: dict[str, Any]) -> Verdict:
+    """Judge the response ``got`` to ``injection``'s request."""
+    observed = injection.call.observed
+    desired = {k: v["resource"] for k, v in got.get("desired", {}).get("resources", {}).items()}
+    kept = [k for k in sorted(observed) if k.startswith(_KINDS) and k not in injection.removes]
+    dropped = tuple(k for k in kept if k not in desired)
+    changed = tuple(
+        k for k in kept if k in desired and _plain(desired[k].get("spec")) != _plain(observed[k].get("spec"))
+    )
+    return Verdict(dropped, changed, _silent(injection, got), _extra(injection, got, desired))
+
+
+def _silent(injection: Injection, got: dict[str, Any]) -> str:
+    if not injection.names:
+        return ""
+    scheduled = next((c for c in got.get("conditions", []) if c.get("type") == "Scheduled"), None)
+    if scheduled is None or scheduled.get("status") == "STATUS_CONDITION_TRUE":
+        return "Scheduled is not False"
+    if injection.reasons and scheduled.get("reason") not in injection.reasons:
+        return f"Scheduled's reason is {scheduled.get('reason')}, not {' or '.join(sorted(injection.reasons))}"
+    warnings = [r.get("message", "") for r in got.get("results", []) if r.get("severity") == "SEVERITY_WARNING"]
+    if not any(injection.names in w for w in warnings):
+        return f"no warning names {injection.names!r}"
+    return ""
+
+
+def _extra(injection: Injection, got: dict[str, Any], desired: dict[str, dict[str, Any]]) -> str:
+    if injection.unready is None:
+        return ""
+    key = f"endpoint-{injection.unready}"
+    problems = []
+    if key in injection.call.observed:
+        annotations = desired.get(key, {}).get("metadata", {}).get("annotations", {})
+        if annotations.get("modelplane.ai/serving") != "false":
+            problems.append(f"{key} is not marked as not serving")
+        if got["desired"]["resources"].get(key, {}).get("ready") == "READY_TRUE":
+            problems.append(f"{key} is composed Ready")
+    if got.get("desired", {}).get("composite", {}).get("ready") == "READY_TRUE":
+        problems.append("the deployment is Ready with a replica that does not serve")
+    return "; ".join(problems)

@@ -1,0 +1,108 @@
+"""Fault injection: from each settled example fleet, break one input of compose-model-deployment at a time.
+
+For every steady state (a ModelDeployment that runs replicas once its fleet
+settles) and every fault class, the function must drop nothing without a user
+reason, leave what runs unchanged, and report each fault that must be reported
+(``Scheduled`` not True, with a warning naming the input). The user's own
+changes (scaling down, deleting the cluster a replica runs on) are the
+controls: they remove exactly what they say, and only once that is safe.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.faults.campaign import run
+from tests.faults.faults import CONTROLS, FAULTS, Injection
+from tests.faults.judge import judge
+from tests.faults.steady import FLEETS, Call, Steady, steady_states
+
+# Fleets whose deployments run replicas once settled (the others only show scheduling failures).
+RUNNING = [f for f in FLEETS if f not in ("scheduling/bad-cel", "scheduling/no-matching-cluster")]
+
+
+def _each(fleet: str) -> list[Steady]:
+    states = list(steady_states(fleet))
+    assert states, f"no ModelDeployment runs replicas in {fleet} once it settles"
+    return states
+
+
+def test_the_steady_states_are_steady() -> None:
+    # Guards the suite: every steady state answers itself unchanged, so any change below is the fault's doing.
+    ids = []
+    for fleet in RUNNING:
+        for steady in _each(fleet):
+            verdict = judge(Injection("", steady.call), steady.call.run())
+            assert verdict.ok, f"{steady.id}: {verdict.describe()}"
+            ids.append(steady.id)
+    assert len(ids) >= 14
+
+
+@pytest.mark.parametrize("fault", [pytest.param(name, id=name) for name in FAULTS])
+@pytest.mark.parametrize("fleet", [pytest.param(name, id=name) for name in RUNNING])
+def test_a_fault_drops_nothing_changes_nothing_and_is_reported(fleet: str, fault: str) -> None:
+    totals = run([fleet], {fault: FAULTS[fault]})
+    assert totals.runs, f"{fault} has no target in {fleet}"
+    assert totals.failures == []
+
+
+def test_scaling_down_removes_exactly_the_highest_ordinal() -> None:
+    for fleet in RUNNING:
+        for steady in _each(fleet):
+            (injection,) = CONTROLS["scale-down"](steady)
+            got = injection.call.run()
+            verdict = judge(injection, got)
+            assert verdict.ok, f"{steady.id}: {verdict.describe()}"
+            desired = got.get("desired", {}).get("resources", {})
+            assert injection.removes, steady.id
+            assert not injection.removes & set(desired), f"{steady.id}: {sorted(injection.removes & set(desired))}"
+
+
+def _serving(replica: dict[str, Any], observed_like: dict[str, Any]) -> dict[str, Any]:
+    """A composed replica as observed once it serves: Ready, reachable on its cluster's gateway."""
+    name = replica["metadata"]["name"]
+    status = {
+        "conditions": [{"type": "Ready", "status": "True", "reason": "Available"}],
+        "endpoint": {"url": "http://198.51.100.7/", "host": f"{name}.{replica['metadata']['namespace']}.replicas"},
+    }
+    return {**replica, "metadata": {**observed_like["metadata"], **replica["metadata"]}, "status": status}
+
+
+def _hosted(call: Call, cluster: str) -> set[str]:
+    return {
+        k
+        for k, v in call.observed.items()
+        if k.startswith("replica-") and v["spec"]["inferenceClusterRef"]["name"] == cluster
+    }
+
+
+def _with_endpoints(keys: set[str]) -> set[str]:
+    return keys | {k.replace("replica-", "endpoint-") for k in keys}
+
+
+def test_a_deleted_cluster_keeps_its_replicas_until_their_replacements_serve() -> None:
+    retired = 0
+    for fleet in RUNNING:
+        for steady in _each(fleet):
+            for injection in FAULTS["cluster-deleting"](steady):
+                call, cluster = injection.call, injection.target
+                first = call.run()
+                assert judge(injection, first).ok
+                desired = {k: v["resource"] for k, v in first["desired"]["resources"].items()}
+                fresh = sorted(k for k in desired if k.startswith("replica-") and k not in call.observed)
+                # The replacements come up; the cluster is still being deleted.
+                after = call.copy()
+                after.observed |= {k: _serving(desired[k], next(iter(call.observed.values()))) for k in fresh}
+                second = after.run()
+                left = set(second["desired"]["resources"])
+                gone = {k for k in _hosted(call, cluster) if k not in left}
+                # Each replacement that serves retires at most one replica there, with its endpoint, and says so.
+                assert len(gone) <= len(fresh), f"{steady.id}[{cluster}]: retired {sorted(gone)} for {fresh}"
+                assert not {k.replace("replica-", "endpoint-") for k in gone} & left
+                normal = [r["message"] for r in second.get("results", []) if r["severity"] == "SEVERITY_NORMAL"]
+                assert len(normal) == len(gone) and all(m.startswith("retired ") for m in normal)
+                assert judge(Injection(cluster, after, removes=frozenset(_with_endpoints(gone))), second).ok
+                retired += len(gone)
+    assert retired, "no steady state had room to replace a replica: the control proves nothing"

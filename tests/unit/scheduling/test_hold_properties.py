@@ -1,0 +1,141 @@
+"""Never drop, never change silently: the scheduler's invariants for existing replicas on perturbed fleets.
+
+A deployment is placed on a random fleet; then the fleet and the spec change at
+random (clusters vanish, pools are renamed, classes go, clusters turn
+unreadable, the shape or replica count changes, replicas are Ready or not).
+Every existing replica must still be placed, removed by scaling down, or
+retired because its cluster is gone and enough replicas are Ready without it;
+a kept replica either keeps exactly what it runs or takes a shape that can run
+on its pool, where it is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from modelplane.capacity import Holding, replica_holding
+from modelplane.scheduling import Existing, Origin, Schedule, schedule, serving_shape, shape_revision
+from modelplane.scheduling.devices import Claim, class_view
+from modelplane.scheduling.hold import observed_roles
+from modelplane_models.inference_cluster import InferenceCluster
+from modelplane_models.model_deployment import ModelDeployment
+from tests.unit.fleet import fake_matcher, replicas_of
+from tests.unit.scheduling.test_properties import CLASSES, Fleet, fleets, shapes
+
+
+def _revision(dep: ModelDeployment) -> str:
+    assert dep.spec is not None
+    return shape_revision(serving_shape(dep.spec.model_dump(exclude_none=True, by_alias=True)))
+
+
+def _rename_pool(cluster: InferenceCluster) -> InferenceCluster:
+    body = cluster.model_dump(exclude_none=True, by_alias=True)
+    for pool in body["spec"].get("nodePools") or []:
+        pool["name"] = f"{pool['name']}x"
+    return InferenceCluster.model_validate(body)
+
+
+@st.composite
+def perturbed(draw: st.DrawFn) -> tuple[Fleet, dict[int, Holding], Fleet, Existing]:
+    fleet = draw(fleets())
+    first = schedule(fleet.deployment, fleet.clusters, CLASSES, fleet.replicas, matcher=fake_matcher)
+    own: dict[int, Holding] = {}
+    for replica, placement in zip(replicas_of(first, fleet.deployment), first.placements, strict=True):
+        holding = replica_holding(replica)
+        assert holding is not None
+        ready = draw(st.booleans())
+        own[placement.ordinal] = replace(holding, ready=ready, revision=_revision(fleet.deployment))
+    clusters, unreadable = [], {}
+    for c in fleet.clusters:
+        name = c.metadata.name if c.metadata and c.metadata.name else ""
+        fate = draw(st.sampled_from(["keep"] * 4 + ["gone", "renamed", "unreadable"]))
+        if fate == "keep":
+            clusters.append(c)
+        elif fate == "renamed":
+            clusters.append(_rename_pool(c))
+        elif fate == "unreadable":
+            unreadable[name] = "spec.nodePools: Input should be a valid list"
+    dep = fleet.deployment
+    spec = dep.spec
+    assert spec is not None
+    if draw(st.booleans()):
+        changed = draw(shapes())
+        if spec.workers is not None:
+            update = {"nodeSelector": changed.node_selector(), "workers": changed.workers()}
+            spec = type(spec).model_validate({**spec.model_dump(exclude_none=True, by_alias=True), **update})
+    spec = spec.model_copy(update={"replicas": draw(st.integers(0, 6))})
+    dep = dep.model_copy(update={"spec": spec})
+    after = Fleet(dep, clusters, fleet.replicas)
+    return fleet, own, after, Existing(own, unreadable, _revision(dep))
+
+
+def _run(after: Fleet, existing: Existing) -> Schedule:
+    return schedule(after.deployment, after.clusters, CLASSES, after.replicas, existing=existing, matcher=fake_matcher)
+
+
+SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@SETTINGS
+@given(perturbed())
+def test_an_existing_replica_is_only_removed_for_the_users_reason(
+    case: tuple[Fleet, dict[int, Holding], Fleet, Existing],
+) -> None:
+    _, own, after, existing = case
+    got = _run(after, existing)
+    placed = {p.replica for p in got.placements}
+    present = {c.metadata.name for c in after.clusters if c.metadata} | set(existing.unreadable)
+    leaving = {h.name for h in own.values() if h.cluster not in present}
+    for holding in own.values():
+        assert holding.name in placed | set(got.removed) | set(got.retired)
+    # Scaling down removes only what exceeds spec.replicas, never a leaving replica (those are retired).
+    assert len(got.removed) == max(0, len(own) - len(leaving) - got.desired)
+    assert not set(got.removed) & leaving
+    # A leaving replica is retired only once enough replicas are Ready without it.
+    assert set(got.retired) <= leaving
+    ready = sum(
+        1 for p in got.placements if p.origin is Origin.KEPT and p.replica not in leaving and _ready(own, p.ordinal)
+    )
+    kept_leaving = sum(1 for p in got.placements if p.replica in leaving)
+    if got.retired:
+        assert ready + kept_leaving >= got.desired
+
+
+def _ready(own: dict[int, Holding], ordinal: int) -> bool:
+    return ordinal in own and own[ordinal].ready
+
+
+@SETTINGS
+@given(perturbed())
+def test_a_kept_replica_keeps_what_it_runs_or_takes_a_shape_that_runs_there(
+    case: tuple[Fleet, dict[int, Holding], Fleet, Existing],
+) -> None:
+    _, own, after, existing = case
+    got = _run(after, existing)
+    clusters = {c.metadata.name: c for c in after.clusters if c.metadata and c.metadata.name}
+    views = {v.name: v for v in map(class_view, CLASSES) if v is not None}
+    spec = after.deployment.spec
+    assert spec is not None
+    for p in got.placements:
+        holding = own.get(p.ordinal)
+        if holding is None or p.origin is Origin.MOVED:
+            continue
+        assert p.cluster == holding.cluster
+        if p.held is not None:
+            assert p.roles == observed_roles(holding)
+            continue
+        # It takes the spec's shape where it runs: the shape must be able to run on each of its pools.
+        assert [r.pool for r in p.roles] == [r.pool for r in holding.roles]
+        cluster = clusters[p.cluster]
+        assert cluster.spec is not None
+        classes = {pool.name: pool.className for pool in cluster.spec.nodePools or []}
+        for role in p.roles:
+            view = views[classes[role.pool]]
+            assert view.accelerator_per_node is not None
+            assert role.footprint.gpus_per_node <= view.accelerator_per_node
+            selector = spec.nodeSelector if spec.workers is not None else None
+            if selector is not None and holding.revision != existing.revision:
+                assert any(fake_matcher(selector.cel, d) for d in view.devices if d.claim is Claim.DRA)
