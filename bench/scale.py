@@ -110,8 +110,10 @@ class Figures:
     parse_ms: float
     steady_p50: float
     steady_p95: float
+    steady_cpu: float  # p50 of the CPU time: what the call costs on a machine busy with other work
     cold_p50: float
     cold_p95: float
+    cold_cpu: float
     call_peak_mb: float  # the most one cold call allocates (tracemalloc)
     peak_rss_mb: float
     summary: str  # the function's first condition, to see that it did the work
@@ -147,17 +149,19 @@ def measure(name: str, function: str, data: bytes, calls: int) -> Figures:
     runner = make()
     serve.settle()  # as the served function does before its first call
     rsp = loop.run_until_complete(runner.RunFunction(req, None))
-    steady, cold = [], []
+    steady, cold, steady_cpu, cold_cpu = [], [], [], []
     for _ in range(calls):
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         loop.run_until_complete(runner.RunFunction(req, None))
         steady.append((time.perf_counter() - start) * 1e3)
+        steady_cpu.append((time.process_time() - cpu) * 1e3)
     for _ in range(calls):
         fresh = make()
         latency._forget()
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         loop.run_until_complete(fresh.RunFunction(req, None))
         cold.append((time.perf_counter() - start) * 1e3)
+        cold_cpu.append((time.process_time() - cpu) * 1e3)
     fresh = make()
     latency._forget()
     tracemalloc.start()
@@ -173,8 +177,10 @@ def measure(name: str, function: str, data: bytes, calls: int) -> Figures:
         parse_ms=statistics.median(parse),
         steady_p50=statistics.median(steady),
         steady_p95=_p95(steady),
+        steady_cpu=statistics.median(steady_cpu),
         cold_p50=statistics.median(cold),
         cold_p95=_p95(cold),
+        cold_cpu=statistics.median(cold_cpu),
         call_peak_mb=peak / 2**20,
         peak_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         summary=_summary(rsp),
@@ -279,12 +285,14 @@ def report(figures: Sequence[Figures], grpc_figures: Served | None) -> str:
     """The figures as printed lines: a table, the budgets and limits, and the gRPC round trip."""
     lines = [
         f"  {'case':<32} {'function':<26} | {'request':>8} {'response':>9} | {'parse':>7} |"
-        f" {'steady p50':>10} {'p95':>8} | {'cold p50':>9} {'p95':>8} | {'one call':>8} {'RSS':>7}",
+        f" {'steady p50':>10} {'p95':>7} {'cpu':>7} | {'cold p50':>8} {'p95':>7} {'cpu':>7} |"
+        f" {'one call':>8} {'RSS':>7}",
     ]
     lines += [
         f"  {f.name:<32} {f.function:<26} | {_mb(f.request_bytes):>8} {_mb(f.response_bytes):>9} |"
-        f" {f.parse_ms:>5.0f}ms | {f.steady_p50:>8.0f}ms {f.steady_p95:>6.0f}ms | {f.cold_p50:>7.0f}ms"
-        f" {f.cold_p95:>6.0f}ms | {f.call_peak_mb:>5.1f} MB {f.peak_rss_mb:>4.0f} MB"
+        f" {f.parse_ms:>5.0f}ms | {f.steady_p50:>8.0f}ms {f.steady_p95:>5.0f}ms {f.steady_cpu:>5.0f}ms |"
+        f" {f.cold_p50:>6.0f}ms {f.cold_p95:>5.0f}ms {f.cold_cpu:>5.0f}ms |"
+        f" {f.call_peak_mb:>5.1f} MB {f.peak_rss_mb:>4.0f} MB"
         for f in figures
     ]
     largest_request = max(f.request_bytes for f in figures)
