@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -278,3 +280,121 @@ def test_gateway_addresses_are_stable_documentation_addresses() -> None:
     assert gateway_address("edge") == gateway_address("edge")
     assert gateway_address("edge").startswith("198.51.100.")
     assert gateway_address("edge", control_plane=True).startswith("203.0.113.")
+
+
+def _fleet_output(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    examples = ROOT / "examples"
+    code = command.main(["--width", "200", *args, str(examples / "platform"), str(examples / "models")])
+    return code, _flat(capsys.readouterr().out)
+
+
+def test_assume_ready_keeps_the_observed_capacity(capsys: pytest.CaptureFixture[str]) -> None:
+    # us-east-kai's manifest says KAI observes 12 of 32 GPUs in use; the two llama-70b replicas (8 GPUs)
+    # are placed there. Offline they are not Ready and count on top; in a healthy world KAI observes
+    # them too: 20 either way, never the 12 that other workloads hold minus ours.
+    _, offline = _fleet_output(capsys)
+    assert "us-east-kai h100 nvidia-h100-8 4 x 8 32 12 20 12 KAI" in offline
+    _, healthy_world = _fleet_output(capsys, "--assume-ready")
+    assert "us-east-kai h100 nvidia-h100-8 4 x 8 32 20 20 12 KAI" in healthy_world
+
+
+def test_assume_ready_makes_an_existing_cluster_reachable(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cluster = {**CLUSTER, "status": {}}
+    del cluster["status"]
+    fleet = _write(tmp_path, CLASS, cluster)
+    assert command.main(["--width", "200", str(fleet)]) == 0
+    assert "edge Existing None KServe Creating" in _flat(capsys.readouterr().out)
+    assert command.main(["--width", "200", "--assume-ready", str(fleet)]) == 0
+    out = _flat(capsys.readouterr().out)
+    assert "edge Existing None KServe Available" in out
+    assert (
+        "note: Existing cluster edge is assumed reachable: its kubeconfig Secret x/kc is not among the manifests" in out
+    )
+
+
+def test_the_summary_shows_stacks_gpus_roles_and_releases(capsys: pytest.CaptureFixture[str]) -> None:
+    _, out = _fleet_output(capsys, "--assume-ready")
+    # The serving stack of each cluster, with its gateway.
+    assert re.search(r"us-east-kai Existing KAI KServe Available Available, gateway 198\.51\.100\.\d+ ", out)
+    # GPUs per replica and prefill/decode roles by name.
+    assert (
+        "ml-team/deepseek-r1-pd 1/1 1/1 11 prefill 5 x TP1 + decode 3 x TP2 deepseek-r1-pd-0 → gke-us-central1" in out
+    )
+    assert "[prefill h200 (5 GPUs), decode h200 (6 GPUs)]" in out
+    # Helm releases under the workload cluster they install into; the control plane's own apart.
+    assert re.search(r"cluster us-east-kai cert-manager .*kai-scheduler \(kai-scheduler v[\d.]+\)", out)
+    assert "control plane default-envoy-gateway (gateway-helm" in out
+
+
+def _clusters(n: int, *, ready: bool) -> list[dict[str, Any]]:
+    out = []
+    for i in range(n):
+        c = {**CLUSTER, "metadata": {"name": f"edge-{i}", "labels": {"region": "local"}}}
+        if not ready:
+            del c["status"]
+        out.append(c)
+    return out
+
+
+DEPLOYMENT = {
+    "apiVersion": "modelplane.ai/v1alpha1",
+    "kind": "ModelDeployment",
+    "metadata": {"name": "m", "namespace": "n"},
+    "spec": {
+        "replicas": 1,
+        "clusterSelector": {"matchLabels": {"region": "local"}},
+        "nodeSelector": {"cel": 'device.attributes["gpu.nvidia.com"].productName == "NVIDIA L4"'},
+        "workers": {"topology": {"tensor": 1}, "template": {"spec": {"containers": [{"name": "main", "image": "x"}]}}},
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("ready", "cel", "want"),
+    [
+        pytest.param(
+            False,
+            None,
+            "edge-0, edge-1, edge-2, edge-3: NotReady: Ready is False (Creating)",
+            id="every-not-ready-cluster",
+        ),
+        pytest.param(
+            True,
+            'device.attributes["gpu.nvidia.com"].productName.startsWith(1)',
+            "edge-0, edge-1, edge-2, edge-3: CELError: pool pool-a: spec.nodeSelector.cel",
+            id="one-cel-error-once",
+        ),
+    ],
+)
+def test_an_unplaced_deployment_names_every_cause_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], ready: bool, cel: str | None, want: str
+) -> None:
+    deployment = yaml.safe_load(yaml.safe_dump(DEPLOYMENT))
+    if cel is not None:
+        deployment["spec"]["nodeSelector"]["cel"] = cel
+    fleet = _write(tmp_path, CLASS, *_clusters(4, ready=ready), deployment)
+    assert command.main(["--width", "200", str(fleet)]) == Exit.UNPLACED
+    out = capsys.readouterr().out
+    why = [line.strip() for line in out.splitlines() if line.startswith("    edge-")]
+    assert len(why) == 1, why
+    assert why[0].startswith(want), why
+    assert "more" not in out
+
+
+def test_json_and_yaml_documents(capsys: pytest.CaptureFixture[str]) -> None:
+    fleet = str(ROOT / "examples" / "quickstart")
+    assert command.main(["--output", "json", fleet]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["exitCode"] == 0
+    assert [c["name"] for c in doc["fleet"]["clusters"]] == ["quickstart"]
+    assert doc["fleet"]["deployments"][0]["replicas"][0]["roles"][0]["pool"] == "l4"
+    assert command.main(["--output", "yaml", fleet]) == 0
+    assert yaml.safe_load(capsys.readouterr().out) == doc
+
+
+@pytest.mark.parametrize(
+    ("color", "ansi"), [pytest.param("always", True, id="always"), pytest.param("auto", False, id="piped")]
+)
+def test_colour_only_on_a_terminal_or_when_asked(capsys: pytest.CaptureFixture[str], color: str, ansi: bool) -> None:
+    assert command.main(["--color", color, str(ROOT / "examples" / "quickstart")]) == 0
+    assert ("\x1b[" in capsys.readouterr().out) == ansi
