@@ -14,7 +14,7 @@ preview: $(STAMP)
 
 ## test: every test tier (unit, function, render, validation, gRPC, conformance with the real Crossplane CLI) plus lint and type checks
 test: $(STAMP) tools lint typecheck
-	CROSSPLANE="$$(tools/crossplane.sh)" $(BIN)/pytest
+	CROSSPLANE="$$(tools/crossplane.sh)" CROSSPLANE_ENGINE="$$(tools/crossplane.sh engine)" $(BIN)/pytest
 
 ## bench: print RunFunction latency, function start-up and placement quality beside their targets
 bench: $(STAMP)
@@ -28,9 +28,10 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
-## tools: install the pinned Crossplane CLI into a cache outside the repo
+## tools: build, once, the pinned Crossplane CLI and the Crossplane core its render runs, into a cache outside the repo
 tools:
 	@tools/crossplane.sh >/dev/null
+	@tools/crossplane.sh engine >/dev/null
 
 ## package: build the Configuration and Function xpkgs into _output/packages with `crossplane xpkg build`
 package: tools

@@ -25,19 +25,6 @@ mkdir -p "${out}"
 out="$(cd "${out}" && pwd)"
 crossplane="${CROSSPLANE:-$("${repo}/tools/crossplane.sh")}"
 
-# XRD versions gained `subresources` (the scale subresource ModelDeployment
-# declares) in Crossplane v2.3; an older CLI's types lack the field and its
-# xpkg build silently drops it. Say so: such a Configuration is fine to inspect
-# but not to publish.
-cli_version="$("${crossplane}" version --client | sed -n 's/^Client Version: //p')"
-case "${cli_version}" in
-  v2.[0-2].*|v1.*)
-    if grep -q '^ *subresources:' "${repo}"/apis/*/definition.yaml; then
-      echo "package.sh: warning: crossplane ${cli_version} drops spec.versions[].subresources from the XRDs in modelplane.xpkg; build a package to publish with the v2.3 CLI" >&2
-    fi
-    ;;
-esac
-
 scratch="$(mktemp -d)"
 trap 'rm -rf "${scratch}"' EXIT
 

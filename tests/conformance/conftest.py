@@ -1,4 +1,4 @@
-"""Session fixtures: the CLI, and every golden case rendered once by the real ``crossplane render``."""
+"""Session fixtures: the CLI, its render engine, and every golden case rendered once by ``crossplane render``."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from modelplane.fnkit.registry import load_runner
 from modelplane.kinds import KINDS
 from modelplane.render import goyaml
 from modelplane.repo import composition_path
-from tests.conformance.cli import WORKERS, require_binary, run
+from tests.conformance.cli import WORKERS, require_binary, require_engine
 from tests.golden.cases import Case, cases
-from tests.render.crossplane_cli import functions_manifest, serve_functions
+from tests.render.crossplane_cli import functions_manifest, run_render, serve_functions
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,12 @@ def binary() -> Path:
 
 
 @pytest.fixture(scope="session")
-def cli_renders(binary: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Rendered]:
+def engine() -> Path:
+    return require_engine()
+
+
+@pytest.fixture(scope="session")
+def cli_renders(binary: Path, engine: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Rendered]:
     """Every golden case through ``crossplane render``, with every function served over gRPC on a free port."""
     tmp = tmp_path_factory.mktemp("renders")
     fleets: dict[str, Path] = {}
@@ -68,7 +73,7 @@ def cli_renders(binary: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[
 
         def render(job: tuple[Case, Path, Path, Path, tuple[str, ...]]) -> Rendered:
             case, xr, comp, required, flags = job
-            proc = run(binary, "render", str(xr), str(comp), str(functions), *flags, timeout=120)
+            proc = run_render(binary, engine, xr, comp, functions, *flags)
             return Rendered(case, xr, comp, required, flags, proc)
 
         with ThreadPoolExecutor(max_workers=WORKERS) as pool:

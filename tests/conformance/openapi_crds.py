@@ -1,6 +1,6 @@
-"""Turn built-in Kubernetes kinds of the OpenAPI v2 document into CRDs ``crossplane beta validate`` reads.
+"""Turn built-in Kubernetes kinds of the OpenAPI v2 document into CRDs ``crossplane resource validate`` reads.
 
-``crossplane beta validate`` only knows CRDs and XRDs; the schemas of built-in
+``crossplane resource validate`` only knows CRDs and XRDs; the schemas of built-in
 kinds (Namespace, Service, Deployment, resource.k8s.io ResourceClaimTemplate,
 ...) come from the Kubernetes OpenAPI document instead
 (``kubernetes-openapi/swagger.json.unprocessed`` of the shared CRDs, Swagger

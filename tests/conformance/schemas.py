@@ -1,4 +1,4 @@
-"""Find the real schema of every kind we compose, and lay them out for ``crossplane beta validate``.
+"""Find the real schema of every kind we compose, and lay them out for ``crossplane resource validate``.
 
 A kind's schema comes from, in this order:
 
@@ -130,7 +130,7 @@ def source(gvk: GVK) -> str:
 
 
 def extensions(objects: Iterable[Mapping[str, Any]], dest: Path) -> list[Path]:
-    """The extension sources ``crossplane beta validate`` needs for ``objects``.
+    """The extension sources ``crossplane resource validate`` needs for ``objects``.
 
     Writes into ``dest`` (a fresh directory) a symlink to each shared CRD file
     and a converted CRD for each built-in kind the objects use, and returns

@@ -1,13 +1,13 @@
-"""Reading ``crossplane beta validate`` reports back into one verdict per resource (cli.py), without the CLI."""
+"""Reading ``crossplane resource validate --output json`` reports back into one verdict per resource (cli.py)."""
 
 from __future__ import annotations
 
-import itertools
+import json
 from typing import Any
 
 import pytest
 
-from tests.conformance.cli import ValidateError, Verdict, key, parse, plan
+from tests.conformance.cli import ValidateError, Verdict, key, parse
 
 
 def _obj(kind: str, name: str = "", *, resource_name: str = "") -> dict[str, Any]:
@@ -20,65 +20,57 @@ def _obj(kind: str, name: str = "", *, resource_name: str = "") -> dict[str, Any
 @pytest.mark.parametrize(
     ("obj", "want"),
     [
-        pytest.param(_obj("A", "a"), ("example.org/v1, Kind=A", "a"), id="by-name"),
-        pytest.param(_obj("A", resource_name="pool"), ("example.org/v1, Kind=A", "pool"), id="by-resource-name"),
+        pytest.param(_obj("A", "a"), ("example.org/v1", "A", "a"), id="by-name"),
+        pytest.param(_obj("A", resource_name="pool"), ("example.org/v1", "A", "pool"), id="by-resource-name"),
         pytest.param(
-            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "x"}},
-            ("/v1, Kind=Namespace", "x"),
-            id="core-group",
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "x"}}, ("v1", "Namespace", "x"), id="core"
         ),
     ],
 )
-def test_key(obj: dict[str, Any], want: tuple[str, str]) -> None:
+def test_key(obj: dict[str, Any], want: tuple[str, str, str]) -> None:
     assert key(obj) == want
 
 
-@pytest.mark.parametrize(
-    ("objects", "calls"),
-    [
-        pytest.param([], 0, id="nothing"),
-        pytest.param([_obj("A", "a"), _obj("A", "b"), _obj("B", "a")], 1, id="all-distinct"),
-        pytest.param([_obj("A", "x"), _obj("A", "x"), _obj("B", "y"), _obj("B", "z")], 1, id="alike-kept-apart"),
-        pytest.param([_obj("A", "x"), _obj("A", "x"), _obj("A", "x"), _obj("B", "y")], 2, id="too-many-alike"),
-        pytest.param([_obj("A", "x")] * 3, 3, id="all-alike"),
-    ],
-)
-def test_plan(objects: list[dict[str, Any]], calls: int) -> None:
-    got = plan(objects)
-    assert len(got) == calls
-    assert sorted(i for call in got for i in call) == list(range(len(objects)))
-    for call in got:
-        keys = [key(objects[i]) for i in call]
-        assert all(a != b for a, b in itertools.pairwise(keys)), keys
+def _report(*resources: dict[str, Any]) -> str:
+    return json.dumps({"summary": {"total": len(resources)}, "resources": list(resources)}, indent=2)
 
 
-_TOTAL = "Total 3 resources: 0 missing schemas, 1 success cases, 2 failure cases"
+def _resource(kind: str, name: str, status: str, *errors: tuple[str, str]) -> dict[str, Any]:
+    out: dict[str, Any] = {"apiVersion": "example.org/v1", "kind": kind, "name": name, "status": status}
+    if errors:
+        out["errors"] = [{"type": t, "message": m} for t, m in errors]
+    return out
 
 
 @pytest.mark.parametrize(
     ("stdout", "want"),
     [
         pytest.param(
-            "[✓] example.org/v1, Kind=A, a validated successfully\n"
-            "[x] schema validation error example.org/v1, Kind=A, b : spec.x: Required value\n"
-            "[x] CEL validation error example.org/v1, Kind=A, b : spec: Invalid value: must be even\n"
-            "[x] schema validation error /v1, Kind=Namespace, b : spec.finalizers: Invalid value\n" + _TOTAL,
+            _report(
+                _resource("A", "a", "valid"),
+                _resource(
+                    "A",
+                    "b",
+                    "invalid",
+                    ("schema", "spec.x: Required value"),
+                    ("cel", "spec: Invalid value: must be even"),
+                ),
+                _resource("A", "a", "invalid", ("unknownField", 'spec.y: Invalid value: "y": unknown field: "y"')),
+            ),
             [
-                Verdict("example.org/v1, Kind=A", "a", ()),
-                Verdict("example.org/v1, Kind=A", "b", ("spec.x: Required value", "spec: Invalid value: must be even")),
-                Verdict("/v1, Kind=Namespace", "b", ("spec.finalizers: Invalid value",)),
+                Verdict("example.org/v1", "A", "a", ()),
+                Verdict("example.org/v1", "A", "b", ("spec.x: Required value", "spec: Invalid value: must be even")),
+                Verdict("example.org/v1", "A", "a", ('spec.y: Invalid value: "y": unknown field: "y"',)),
             ],
-            id="blocks-in-order",
+            id="one-verdict-per-resource-in-order",
         ),
         pytest.param(
-            "[x] CEL validation error example.org/v1, Kind=A, a : spec: Invalid value: line one\nline two\n"
-            "[!] failed to apply defaults for example.org/v1, Kind=B, b: no schema\n"
-            "[✓] example.org/v1, Kind=B, b validated successfully\n" + _TOTAL,
-            [
-                Verdict("example.org/v1, Kind=A", "a", ("spec: Invalid value: line one\nline two",)),
-                Verdict("example.org/v1, Kind=B", "b", ()),
-            ],
-            id="multi-line-message-and-defaulting-warning",
+            _report(
+                _resource("B", "b", "defaultingFailed", ("defaulting", "no schema")),
+                _resource("B", "c", "invalid", ("defaulting", "no schema"), ("schema", "spec: Required value")),
+            ),
+            [Verdict("example.org/v1", "B", "b", ()), Verdict("example.org/v1", "B", "c", ("spec: Required value",))],
+            id="defaulting-warnings-are-not-errors",
         ),
     ],
 )
@@ -86,14 +78,17 @@ def test_parse(stdout: str, want: list[Verdict]) -> None:
     assert parse(stdout) == want
 
 
+def test_verdict_gvk() -> None:
+    assert Verdict("apps/v1", "Deployment", "x", ()).gvk == "apps/v1, Kind=Deployment"
+
+
 @pytest.mark.parametrize(
     ("stdout", "message"),
     [
         pytest.param(
-            "[!] could not find CRD/XRD for: example.org/v1, Kind=A\n" + _TOTAL, "no schema for", id="missing"
+            _report(_resource("A", "a", "missingSchema")), "no schema for: example.org/v1, Kind=A", id="missing"
         ),
-        pytest.param("[✓] example.org/v1, Kind=A, a validated successfully\n", "no summary", id="no-summary"),
-        pytest.param("schemas does not exist, downloading: x\n" + _TOTAL, "unexpected line", id="download"),
+        pytest.param("[✓] example.org/v1, Kind=A, a validated successfully\n", "no JSON report", id="text"),
     ],
 )
 def test_parse_refuses(stdout: str, message: str) -> None:

@@ -5,21 +5,18 @@ config blob, gzipped layer tarballs). The config's labels
 ``io.crossplane.xpkg:<layer digest>`` name the layer holding package.yaml
 (``base``) and the one holding the examples (``upbound``). The checks read
 those back: the meta, every XRD and Composition in the Configuration
-(unchanged by the CLI's typed round trip, except that the pinned v2.2 CLI
-drops the v2.3 XRD field ``subresources``: see SUBRESOURCES_SINCE), and the
-function package names
-agreeing with the Compositions' functionRefs and crossplane.yaml's dependsOn
-through lib/modelplane/kinds.py.
+(unchanged by the CLI's typed round trip: ModelDeployment's scale
+subresource included), and the function package names agreeing with the
+Compositions' functionRefs and crossplane.yaml's dependsOn through
+lib/modelplane/kinds.py.
 """
 
 from __future__ import annotations
 
-import copy
 import gzip
 import io
 import json
 import os
-import re
 import subprocess
 import tarfile
 from dataclasses import dataclass
@@ -82,28 +79,6 @@ def read_xpkg(path: Path) -> Xpkg:
     return Xpkg(meta=docs[0], objects=docs[1:], examples=ex, layers=layers)
 
 
-# XRD versions gained `subresources` (scale) in Crossplane v2.3; the v2.2 CLI's
-# types do not have the field, so its `xpkg build` drops it from the package.
-SUBRESOURCES_SINCE = (2, 3, 0)
-
-
-def packaged_spec(doc: dict[str, Any], *, version: tuple[int, ...]) -> dict[str, Any]:
-    """The spec of an apis/ object as ``crossplane xpkg build`` at ``version`` writes it into the package."""
-    spec: dict[str, Any] = copy.deepcopy(doc["spec"])
-    if doc["kind"] == "CompositeResourceDefinition" and version < SUBRESOURCES_SINCE:
-        for v in spec.get("versions") or ():
-            v.pop("subresources", None)
-    return spec
-
-
-@pytest.fixture(scope="module")
-def cli_version(binary: Path) -> tuple[int, ...]:
-    proc = subprocess.run([str(binary), "version", "--client"], capture_output=True, text=True, check=True)
-    m = re.search(r"Client Version: v(\d+)\.(\d+)\.(\d+)", proc.stdout)
-    assert m is not None, proc.stdout
-    return tuple(int(x) for x in m.groups())
-
-
 @pytest.fixture(scope="module")
 def packages(binary: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Xpkg]:
     out = tmp_path_factory.mktemp("packages")
@@ -140,7 +115,7 @@ def test_configuration_meta(packages: dict[str, Xpkg]) -> None:
     assert meta["metadata"]["annotations"] == source["metadata"]["annotations"]
 
 
-def test_configuration_has_every_xrd_and_composition(packages: dict[str, Xpkg], cli_version: tuple[int, ...]) -> None:
+def test_configuration_has_every_xrd_and_composition(packages: dict[str, Xpkg]) -> None:
     got = {(o["kind"], o["metadata"]["name"]): o for o in packages["modelplane.xpkg"].objects}
     want = {}
     for path in sorted(APIS.glob("*/*.yaml")):
@@ -151,10 +126,10 @@ def test_configuration_has_every_xrd_and_composition(packages: dict[str, Xpkg], 
     assert {name for kind, name in got if kind == "Composition"} == {k.composition for k in kinds.KINDS}
     for key, doc in want.items():
         # The CLI re-encodes each object through Crossplane's types: a field it does not know is gone.
-        assert got[key]["spec"] == packaged_spec(doc, version=cli_version), key
+        assert got[key]["spec"] == doc["spec"], key
 
 
-def test_xrd_subresources_survive_only_a_v2_3_cli(packages: dict[str, Xpkg], cli_version: tuple[int, ...]) -> None:
+def test_xrd_subresources_survive(packages: dict[str, Xpkg]) -> None:
     source = {
         (d["metadata"]["name"], v["name"]): v["subresources"]
         for d in map(_yaml, sorted(APIS.glob("*/definition.yaml")))
@@ -168,9 +143,9 @@ def test_xrd_subresources_survive_only_a_v2_3_cli(packages: dict[str, Xpkg], cli
         for v in o["spec"]["versions"]
         if "subresources" in v
     }
-    # ModelDeployment declares the scale subresource; without one the rule below tests nothing.
-    assert ("modeldeployments.modelplane.ai", "v1alpha1") in source
-    assert packaged == ({} if cli_version < SUBRESOURCES_SINCE else source)
+    # ModelDeployment declares the scale subresource (kubectl scale, KEDA); an older CLI dropped it.
+    assert source[("modeldeployments.modelplane.ai", "v1alpha1")]["scale"]["specReplicasPath"] == ".spec.replicas"
+    assert packaged == source
 
 
 def test_configuration_examples_layer_holds_every_example(packages: dict[str, Xpkg]) -> None:

@@ -2,12 +2,16 @@
 
 For each golden case (every Modelplane XR under examples/, with its fleet as
 required resources and, for a later step of a scheduling scenario, what the
-previous step composed as observed resources) the real CLI runs the shipped
-Composition against the eight functions served over gRPC (Development
-runtime, see conftest.py), and ``modelplane render`` runs the same files
-in-process. The two stdout streams must be equal after ``normalize``
-(owner-reference UIDs only, see lib/modelplane/render/normalize.py); anything
-the CLI prints that we do not is a bug in ours. Skipped without the CLI, except in CI.
+previous step composed as observed resources) the real CLI v2.5 runs the
+shipped Composition through Crossplane core's XR reconciler
+(``--crossplane-binary``) against the eight functions served over gRPC
+(Development runtime, see conftest.py), and ``modelplane render`` runs the
+same files in-process. The two stdout streams must be equal after
+``normalize`` (the order of the engine's per-resource events, see
+lib/modelplane/render/normalize.py): what the reconciler adds (resource
+references, conditions, events) is compared like the rest. Anything the CLI
+prints that we do not is a bug in ours. Skipped without the CLI and its engine,
+except in CI.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ def _modelplane_render(r: Rendered) -> tuple[int, str, str]:
 
 
 def test_every_case_is_rendered(cli_renders: dict[str, Rendered]) -> None:
-    # 41 today; a case that silently disappears must not shrink the comparison.
+    # 46 today; a case that silently disappears must not shrink the comparison.
     assert len(cli_renders) == len(CASES) > 0
     kinds = {r.case.xr["kind"] for r in cli_renders.values()}
     assert kinds >= {"InferenceClass", "InferenceCluster", "InferenceGateway", "ModelDeployment", "ModelService"}
@@ -53,3 +57,7 @@ def test_crossplane_render_matches_modelplane_render(case_id: str, cli_renders: 
     assert got == want, diff
     # The golden file is what modelplane render prints, so the real CLI agrees with it too.
     assert normalize(r.case.golden.read_text()) == want
+    # What only the reconciler adds is there: it is compared, not normalised away.
+    assert "resourceRefs:" in want
+    assert "type: Responsive" in want
+    assert "reason: SelectComposition" in want

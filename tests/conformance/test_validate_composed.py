@@ -1,4 +1,4 @@
-"""Everything a render composes validates against the real CRDs, with ``crossplane beta validate``.
+"""Everything a render composes validates against the real CRDs, with ``crossplane resource validate``.
 
 For every golden case, the real CLI's output is split into the XR (given its
 spec back, so its desired status meets the whole XRD schema), each composed
@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.conformance.cli import Verdict, beta_validate, require_crds
+from tests.conformance.cli import Verdict, require_crds, resource_validate
 from tests.conformance.conftest import Rendered
 from tests.conformance.openapi_crds import GVK
 from tests.conformance.resources import Target, targets
@@ -29,7 +29,7 @@ from tests.conformance.schemas import REPO, MissingSchemaError, extensions, sour
 
 def _validate(binary: Path, objs: list[Target], tmp: Path) -> list[Verdict]:
     docs = [t.obj for t in objs]
-    return beta_validate(binary, extensions(docs, tmp / "schemas"), docs, tmp / "run")
+    return resource_validate(binary, extensions(docs, tmp / "schemas"), docs, tmp / "run")
 
 
 def test_every_rendered_resource_validates(binary: Path, cli_renders: dict[str, Rendered], tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from compose_serving_stack.fn import FunctionRunner
 from modelplane.charts import CHARTS, Component, stack_components
-from tests.conformance.cli import beta_validate, require_binary, require_crds
+from tests.conformance.cli import require_binary, require_crds, resource_validate
 from tests.conformance.resources import targets
 from tests.conformance.schemas import extensions
 from tests.functions import test_compose_inference_cluster as cluster_tests
@@ -162,7 +162,7 @@ def test_every_composed_object_validates_against_its_crd(tmp_path: Path) -> None
     binary = require_binary()
     require_crds()
     docs = _composed_documents()
-    verdicts = beta_validate(binary, extensions(docs, tmp_path / "schemas"), docs, tmp_path / "run")
+    verdicts = resource_validate(binary, extensions(docs, tmp_path / "schemas"), docs, tmp_path / "run")
     assert [f"{v.gvk} {v.name}: {v.errors}" for v in verdicts if not v.ok] == []
     kinds = {d["kind"] for d in docs}
     assert {"Release", "Object", "ClusterProviderConfig", "NodePool", "NodeGroup", "KubernetesClusterNodePool"} <= kinds

@@ -53,7 +53,7 @@ class Case:
         id: The case's id, also the pytest id.
         source: The example file the XR comes from.
         xr: The XR as rendered (after any step's patch).
-        fleet: The required resources (``--required-resources``).
+        fleet: The required resources (``--required-resources``): the manifests applied with it but the XR.
         golden: The golden file.
         observed: The observed composed resources (``--observed-resources``), if any.
     """
@@ -83,6 +83,11 @@ def _key(doc: Mapping[str, Any]) -> _Key:
     return (str(doc.get("kind", "")), str(meta.get("namespace") or ""), str(meta.get("name", "")))
 
 
+def _without(fleet: Iterable[Manifest], xr: Manifest) -> tuple[Manifest, ...]:
+    """The fleet but the XR itself: the render engine stores the XR already, and a required copy would replace it."""
+    return tuple(d for d in fleet if _key(d) != _key(xr))
+
+
 def _file_name(doc: Mapping[str, Any]) -> str:
     kind, namespace, name = _key(doc)
     return "-".join(filter(None, (kind.lower(), namespace, name)))
@@ -99,7 +104,8 @@ def _fleet_cases() -> list[Case]:
                 continue
             name = _file_name(doc)
             rel = path.relative_to(EXAMPLES).with_suffix("")
-            out.append(Case(f"{fleet}/{rel}/{name}", path, doc, manifests, GOLDEN / rel / f"{name}.yaml"))
+            golden = GOLDEN / rel / f"{name}.yaml"
+            out.append(Case(f"{fleet}/{rel}/{name}", path, doc, _without(manifests, doc), golden))
     return out
 
 
@@ -168,7 +174,8 @@ def _scenario_cases(directory: Path) -> list[Case]:
             name = _file_name(doc)
             parts = ("scheduling", directory.name, step.name, name)
             golden = GOLDEN.joinpath(*filter(None, parts[:-1])) / f"{name}.yaml"
-            case = Case("/".join(filter(None, parts)), path, doc, fleet, golden, tuple(carried.get(_key(doc), ())))
+            observed = tuple(carried.get(_key(doc), ()))
+            case = Case("/".join(filter(None, parts)), path, doc, _without(fleet, doc), golden, observed)
             out.append(case)
             if carried_next:
                 composed[_key(doc)] = render_output(case).composed

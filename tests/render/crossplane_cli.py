@@ -5,12 +5,13 @@ Reusable by any test that wants the CLI's verdict on a function:
     with serve_functions({"toy": ToyRunner()}) as targets:
         fns = tmp / "functions.yaml"
         fns.write_text(functions_manifest(targets))
-        proc = run_render(binary, xr, composition, fns, "--include-function-results")
+        proc = run_render(binary, engine, xr, composition, fns, "--include-function-results")
 
-Each runner is served over real gRPC (grpc.aio, insecure, 127.0.0.1 on a free
-port) in a background thread, and named in a ``pkg.crossplane.io/v1``
-Function manifest with the ``Development`` runtime, so the CLI dials it
-instead of starting a container.
+``engine`` is a Crossplane core binary: the v2.5 CLI renders by running its
+XR reconciler (``crossplane internal render``). Each runner is served over
+real gRPC (grpc.aio, insecure, 127.0.0.1 on a free port) in a background
+thread, and named in a ``pkg.crossplane.io/v1`` Function manifest with the
+``Development`` runtime, so the engine dials it instead of a container.
 """
 
 from __future__ import annotations
@@ -31,28 +32,47 @@ from modelplane.render import goyaml
 
 REPO = Path(__file__).resolve().parents[2]
 INSTALL_SCRIPT = REPO / "tools" / "crossplane.sh"
+E2E_VERSIONS = REPO / "tools" / "e2e" / "versions.env"
 RUNTIME_ANNOTATION = "render.crossplane.io/runtime"
 TARGET_ANNOTATION = "render.crossplane.io/runtime-development-target"
 
 
-def pinned_version() -> str:
-    """The CLI version tools/crossplane.sh installs by default."""
-    m = re.search(r'CROSSPLANE_CLI_VERSION:-(v[0-9][^}"]*)', INSTALL_SCRIPT.read_text(encoding="utf-8"))
+def _pinned(path: Path, pattern: str) -> str:
+    m = re.search(pattern, path.read_text(encoding="utf-8"), re.MULTILINE)
     if m is None:
-        msg = f"cannot find the pinned version in {INSTALL_SCRIPT}"
+        msg = f"cannot find the pinned version in {path}"
         raise RuntimeError(msg)
     return m.group(1)
 
 
+def pinned_version() -> str:
+    """The CLI version tools/crossplane.sh builds."""
+    return _pinned(INSTALL_SCRIPT, r'^readonly version="(v[0-9][^"]*)"')
+
+
+def pinned_engine_version() -> str:
+    """The Crossplane core version whose render engine ``crossplane render`` runs (tools/e2e/versions.env)."""
+    return _pinned(E2E_VERSIONS, r"^CROSSPLANE_CORE_VERSION=(v[0-9]\S*)")
+
+
+def _tools_dir() -> Path:
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(os.environ.get("MODELPLANE_TOOLS_DIR") or Path(cache) / "modelplane" / "tools")
+
+
+def _binary(variable: str, default: Path) -> Path | None:
+    path = Path(os.environ[variable]) if os.environ.get(variable) else default
+    return path if path.is_file() else None
+
+
 def crossplane_binary() -> Path | None:
     """$CROSSPLANE, else where tools/crossplane.sh installs the pinned CLI; None when absent."""
-    if os.environ.get("CROSSPLANE"):
-        path = Path(os.environ["CROSSPLANE"])
-        return path if path.is_file() else None
-    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    tools = Path(os.environ.get("MODELPLANE_TOOLS_DIR") or Path(cache) / "modelplane" / "tools")
-    path = tools / f"crossplane-{pinned_version()}" / "crossplane"
-    return path if path.is_file() else None
+    return _binary("CROSSPLANE", _tools_dir() / f"crossplane-cli-{pinned_version()}" / "crossplane")
+
+
+def crossplane_engine() -> Path | None:
+    """$CROSSPLANE_ENGINE, else where ``tools/crossplane.sh engine`` installs Crossplane core; None when absent."""
+    return _binary("CROSSPLANE_ENGINE", _tools_dir() / f"crossplane-core-{pinned_engine_version()}" / "crossplane")
 
 
 class _Server:
@@ -119,11 +139,11 @@ def functions_manifest(targets: Mapping[str, str]) -> str:
 
 
 def run_render(
-    binary: Path, xr: Path, composition: Path, functions: Path, *flags: str, timeout: float = 120
+    binary: Path, engine: Path, xr: Path, composition: Path, functions: Path, *flags: str, timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:
-    """Run ``crossplane render XR COMPOSITION FUNCTIONS FLAGS...`` and capture its output."""
+    """Run ``crossplane render XR COMPOSITION FUNCTIONS FLAGS...`` with ``engine`` and capture its output."""
     return subprocess.run(
-        [str(binary), "render", str(xr), str(composition), str(functions), *flags],
+        [str(binary), "render", f"--crossplane-binary={engine}", str(xr), str(composition), str(functions), *flags],
         capture_output=True,
         text=True,
         timeout=timeout,

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from modelplane.render import command, engine, goyaml
+from modelplane.render import command, goyaml, pipeline
 from tests.render.toys import ToyRunner, toy_composition
 
 XR = {"apiVersion": "example.org/v1", "kind": "XThing", "metadata": {"name": "thing"}, "spec": {}}
@@ -20,7 +20,7 @@ def _comp(script: dict[str, Any]) -> dict[str, Any]:
 
 
 def _run(monkeypatch: pytest.MonkeyPatch, argv: list[str]) -> tuple[int, str, str]:
-    monkeypatch.setattr(engine, "_loader", lambda: lambda _ref: ToyRunner())
+    monkeypatch.setattr(pipeline, "_loader", lambda: lambda _ref: ToyRunner())
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         rc = command.main(argv)
@@ -74,7 +74,8 @@ def test_include_full_xr(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     rc, out, _ = _run(monkeypatch, argv)
     assert rc == 0
     got = goyaml.load_all(out)[0]
-    assert (got["metadata"], got["spec"]) == (xr["metadata"], xr["spec"])
+    # The rendered XR merged over the input: its labels and spec stay, the engine's references join them.
+    assert (got["metadata"], got["spec"]) == (xr["metadata"], {"size": 3, "crossplane": {"resourceRefs": []}})
 
 
 @pytest.mark.parametrize(
@@ -97,7 +98,8 @@ def test_include_full_xr(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
         pytest.param(
             XR,
             ["--composition", "{tmp}/fatal.yaml"],
-            'modelplane: error: cannot render composite resource: pipeline step "s" returned a fatal result: no\n',
+            "modelplane: error: cannot render composite resource: cannot compose resources: "
+            'pipeline step "s" returned a fatal result: no\n',
             id="fatal-result",
         ),
         pytest.param(
@@ -134,3 +136,11 @@ def test_default_composition_is_found_in_the_repository(tmp_path: Path, monkeypa
     rc, out, err = _run(monkeypatch, [str(_write(tmp_path / "xr.yaml", xr))])
     assert (rc, err) == (0, "")
     assert goyaml.load_all(out)[0]["metadata"] == {"name": "h100"}
+
+
+def test_warning_events_also_go_to_stderr(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    script = {"results": [{"severity": "Warning", "message": "careful"}, {"severity": "Normal", "message": "fine"}]}
+    argv = [str(_write(tmp_path / "xr.yaml", XR)), "--composition", str(_write(tmp_path / "c.yaml", _comp(script)))]
+    rc, out, err = _run(monkeypatch, argv)
+    assert (rc, err) == (0, 'Warning ComposeResources: Pipeline step "s": careful\n')
+    assert "kind: Result" not in out

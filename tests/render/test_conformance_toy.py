@@ -1,10 +1,12 @@
 """``modelplane render`` prints what the real ``crossplane render`` prints.
 
 The toy function (toys.py) is served over gRPC for the CLI (Development
-runtime) and run in-process for ours; the two stdout streams must be equal
-after normalize() (owner-reference UIDs only), and both must fail the same
-way on a fatal result. Skipped without the CLI (``tools/crossplane.sh``
-installs it) unless ``CI`` is set, where a missing CLI is a failure.
+runtime) and run in-process for ours; the CLI renders with Crossplane core's
+reconciler (``--crossplane-binary``). The two stdout streams must be equal
+after normalize() (the order of per-resource events, which the engine walks
+from a Go map), and both must fail with the same message. Skipped without the
+CLI or the engine (``tools/crossplane.sh [engine]`` builds them) unless
+``CI`` is set, where a missing one is a failure.
 """
 
 from __future__ import annotations
@@ -19,15 +21,23 @@ from typing import Any
 
 import pytest
 
-from modelplane.render import command, engine, goyaml
+from modelplane.render import command, goyaml, pipeline
 from modelplane.render.normalize import normalize
-from tests.render.crossplane_cli import crossplane_binary, functions_manifest, run_render, serve_functions
+from tests.render.crossplane_cli import (
+    crossplane_binary,
+    crossplane_engine,
+    functions_manifest,
+    run_render,
+    serve_functions,
+)
 from tests.render.toys import ToyRunner, toy_composition
 
 BINARY = crossplane_binary()
-if BINARY is None and not os.environ.get("CI"):
+ENGINE = crossplane_engine()
+if (BINARY is None or ENGINE is None) and not os.environ.get("CI"):
     pytest.skip(
-        "the Crossplane CLI is not installed (run tools/crossplane.sh, or set CROSSPLANE); CI requires it",
+        "the Crossplane CLI or its render engine is not installed (run tools/crossplane.sh and "
+        "tools/crossplane.sh engine, or set CROSSPLANE and CROSSPLANE_ENGINE); CI requires them",
         allow_module_level=True,
     )
 
@@ -56,6 +66,16 @@ _RESOURCES = {
     },
     "named": {"resource": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "fixed"}}},
     "10-later": {"resource": {"apiVersion": "v1", "kind": "Secret", "stringData": {"multi": "line one\nline two\n"}}},
+}
+
+
+# The XR's controller reference, as the engine gives _xr() a UID.
+_OWNER = {
+    "apiVersion": "example.org/v1",
+    "kind": "XThing",
+    "name": "thing",
+    "controller": True,
+    "blockOwnerDeletion": True,
 }
 
 
@@ -145,6 +165,101 @@ CASES = [
         ),
         id="observed-keeps-name",
     ),
+    pytest.param(
+        Case(
+            _xr(),
+            _composition(
+                {
+                    "resources": {
+                        "moved": {
+                            "resource": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"namespace": "other"}}
+                        },
+                        "with-status": {
+                            "resource": {
+                                "apiVersion": "v1",
+                                "kind": "Pod",
+                                "status": {
+                                    "phase": "Running",
+                                    "conditions": [{"type": "PodReady", "status": "True", "extra": "dropped"}],
+                                },
+                            },
+                            "ready": "True",
+                        },
+                        "empty-status": {
+                            "resource": {"apiVersion": "v1", "kind": "Pod", "status": {"phase": "Pending"}}
+                        },
+                    },
+                    "compositeSpec": {"size": 9},
+                    "results": [
+                        {"severity": "Normal", "message": "placed", "reason": "Scheduled"},
+                        {"severity": "Unspecified", "message": "from the future"},
+                    ],
+                }
+            ),
+            ("-r",),
+        ),
+        id="namespace-override-statuses-reasons",
+    ),
+    pytest.param(
+        Case(
+            {
+                **_xr(),
+                "metadata": {
+                    "name": "thing",
+                    "namespace": "team-a",
+                    "generation": 3,
+                    "labels": {"crossplane.io/composite": "prefix"},
+                    "annotations": {"keep": "me"},
+                },
+                "spec": {"size": 2, "crossplane": {"compositionRef": {"name": "xthings.example.org"}}},
+                "status": {
+                    "phase": "Old",
+                    "conditions": [
+                        {
+                            "type": "Scheduled",
+                            "status": "False",
+                            "reason": "Waiting",
+                            "lastTransitionTime": "2023-05-05T00:00:00Z",
+                        }
+                    ],
+                },
+            },
+            _composition(
+                {
+                    "resources": {"bucket": _RESOURCES["bucket"]},
+                    "compositeStatus": {"replicas": 1},
+                    "conditions": [{"type": "Scheduled", "status": "True", "reason": "Placed"}],
+                }
+            ),
+            ("-r", "--include-full-xr"),
+        ),
+        id="xr-with-label-ref-generation-status-full",
+    ),
+    pytest.param(
+        Case(
+            _xr(),
+            _composition({"resources": {"kept": _RESOURCES["bucket"]}}),
+            ("-r",),
+            observed=[
+                {
+                    "apiVersion": "v1",
+                    "kind": "ConfigMap",
+                    "metadata": {
+                        "name": name,
+                        "namespace": "team-a",
+                        "annotations": {"crossplane.io/composition-resource-name": name},
+                        "ownerReferences": owners,
+                    },
+                }
+                for name, owners in (
+                    ("kept", []),
+                    ("dropped", [{**_OWNER, "uid": "1f0a367a-a3b9-5c8d-956c-43970bcdebcc"}]),
+                    ("orphan", []),
+                )
+            ],
+        ),
+        id="observed-garbage-collected",
+    ),
 ]
 
 
@@ -162,7 +277,7 @@ def _write(tmp: Path, case: Case) -> tuple[Path, Path, list[str]]:
 
 
 def _ours(monkeypatch: pytest.MonkeyPatch, xr: Path, comp: Path, flags: list[str]) -> tuple[int, str, str]:
-    monkeypatch.setattr(engine, "_loader", lambda: lambda _ref: ToyRunner())
+    monkeypatch.setattr(pipeline, "_loader", lambda: lambda _ref: ToyRunner())
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         rc = command.main([str(xr), "--composition", str(comp), *flags])
@@ -170,12 +285,12 @@ def _ours(monkeypatch: pytest.MonkeyPatch, xr: Path, comp: Path, flags: list[str
 
 
 def _theirs(tmp: Path, xr: Path, comp: Path, flags: list[str]) -> tuple[int, str, str]:
-    if BINARY is None:
-        pytest.fail("CI is set but the Crossplane CLI is not installed: run tools/crossplane.sh")
+    if BINARY is None or ENGINE is None:
+        pytest.fail("CI is set but the Crossplane CLI or its render engine is not installed: run tools/crossplane.sh")
     with serve_functions({"toy": ToyRunner()}) as targets:
         fns = tmp / "functions.yaml"
         fns.write_text(functions_manifest(targets))
-        proc = run_render(BINARY, xr, comp, fns, *flags)
+        proc = run_render(BINARY, ENGINE, xr, comp, fns, *flags)
     return proc.returncode, proc.stdout, proc.stderr
 
 
@@ -201,14 +316,36 @@ def test_matches_crossplane_render(case: Case, tmp_path: Path, monkeypatch: pyte
                     {"resources": _RESOURCES}, {"results": [{"severity": "Fatal", "message": "cannot ever work"}]}
                 ),
             ),
-            'cannot render composite resource: pipeline step "step-1" returned a fatal result: cannot ever work',
+            'cannot compose resources: pipeline step "step-1" returned a fatal result: cannot ever work',
             id="fatal",
         ),
         pytest.param(
             Case(_xr(), _composition({"flapRequirements": True})),
-            'cannot render composite resource: cannot run pipeline step "step-0": '
+            'reconcile failed: cannot compose resources: cannot run Composition pipeline step "step-0": '
             "requirements didn't stabilize after the maximum number of iterations (5)",
             id="requirements-never-stabilise",
+        ),
+        pytest.param(
+            Case(
+                _xr(),
+                _composition({}),
+                observed=[
+                    {
+                        "apiVersion": "v1",
+                        "kind": "ConfigMap",
+                        "metadata": {
+                            "name": name,
+                            "namespace": "team-a",
+                            "annotations": {"crossplane.io/composition-resource-name": name},
+                            "ownerReferences": [{**_OWNER, "uid": "someone-else"}],
+                        },
+                    }
+                    for name in ("a", "b")
+                ],
+            ),
+            "invalid observed resources: [observed resource a has a controller ref but is not controlled by the XR, "
+            "observed resource b has a controller ref but is not controlled by the XR]",
+            id="observed-controlled-by-another",
         ),
     ],
 )
@@ -217,5 +354,10 @@ def test_fails_like_crossplane_render(
 ) -> None:
     xr, comp, flags = _write(tmp_path, case)
     rc, stdout, stderr = _theirs(tmp_path, xr, comp, flags)
-    assert (rc, stdout, stderr) == (1, "", f"crossplane: error: {message}\n")
-    assert _ours(monkeypatch, xr, comp, flags) == (1, "", f"modelplane: error: {message}\n")
+    # The CLI wraps the engine's own error line (and, when the engine failed otherwise than on a
+    # fatal result, its exit status) in its own.
+    assert (rc, stdout) == (1, "")
+    assert stderr.startswith("crossplane: error: cannot render composite resource: crossplane internal render")
+    assert f"crossplane: error: cannot render composite resource: {message}\n" in stderr
+    want = f"modelplane: error: cannot render composite resource: {message}\n"
+    assert _ours(monkeypatch, xr, comp, flags) == (1, "", want)

@@ -1,14 +1,17 @@
-"""The in-process renderer: pipeline, requirements, readiness and output shape."""
+"""The in-process renderer end to end: one reconcile, its XR, composed resources, events and context."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
-from modelplane.render import RenderError, RenderInputs, RenderOutput, render, to_yaml
-from modelplane.render.engine import CONDITION_TIME, xr_uid
+from modelplane.render import RenderError, RenderInputs, RenderOutput, render
+from modelplane.render.composed import child_name
+from modelplane.render.model import CONDITION_TIME
+from modelplane.render.reconciler import xr_uid
 from tests.render.toys import ToyRunner, toy_composition
 
 XR: dict[str, Any] = {
@@ -26,34 +29,76 @@ OWNER = {
     "name": "thing",
     "uid": UID,
 }
-
+CM = {"apiVersion": "v1", "kind": "ConfigMap"}
 
 _comp = toy_composition
 
 
-def _composed(name: str, data: dict[str, str], *, fixed_name: str | None = None) -> dict[str, Any]:
+def _name(resource_name: str) -> str:
+    return child_name("thing-", UID, resource_name)
+
+
+def _composed(name: str, data: dict[str, str] | None = None, *, fixed_name: str | None = None) -> dict[str, Any]:
     meta: dict[str, Any] = {
         "annotations": {"crossplane.io/composition-resource-name": name},
         "labels": {"crossplane.io/composite": "thing"},
         "namespace": "ns",
         "ownerReferences": [OWNER],
+        "name": fixed_name or _name(name),
     }
-    meta.update({"name": fixed_name} if fixed_name else {"generateName": "thing-"})
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": data}
+    if not fixed_name:
+        meta["generateName"] = "thing-"
+    return {**CM, "metadata": meta, **({"data": data} if data is not None else {})}
 
 
-def _xr(*conditions: dict[str, Any], status: dict[str, Any] | None = None) -> dict[str, Any]:
-    conds = [{**c, "lastTransitionTime": CONDITION_TIME} for c in conditions]
+def _unowned(composed: dict[str, Any]) -> dict[str, Any]:
+    meta = {**composed["metadata"], "generateName": "thing-", "ownerReferences": [{**OWNER, "uid": ""}]}
+    return {**composed, "metadata": meta}
+
+
+def _cond(type_: str, status: str, reason: str, message: str = "") -> dict[str, Any]:
+    c = {"type": type_, "status": status, "reason": reason, "lastTransitionTime": CONDITION_TIME}
+    return {**c, "message": message} if message else c
+
+
+AVAILABLE = _cond("Ready", "True", "Available")
+
+
+def _xr(*conditions: dict[str, Any], refs: Sequence[str] = (), status: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The XR the reconciler leaves: its references, the status, and Responsive, the functions', Synced and Ready."""
+    *custom, ready = conditions or (AVAILABLE,)
     return {
         "apiVersion": "example.org/v1",
         "kind": "XThing",
         "metadata": {"name": "thing", "namespace": "ns"},
-        "status": {**(status or {}), "conditions": conds},
+        "spec": {"crossplane": {"resourceRefs": [{**CM, "name": n} for n in refs]}},
+        "status": {
+            **(status or {}),
+            "conditions": [
+                _cond("Responsive", "True", "WatchCircuitClosed"),
+                *custom,
+                _cond("Synced", "True", "ReconcileSuccess"),
+                ready,
+            ],
+        },
     }
 
 
-AVAILABLE = {"type": "Ready", "status": "True", "reason": "Available"}
-CM = {"apiVersion": "v1", "kind": "ConfigMap"}
+def _event(severity: str, reason: str, message: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "render.crossplane.io/v1beta1",
+        "kind": "Result",
+        "severity": severity,
+        "reason": reason,
+        "message": message,
+    }
+
+
+SELECTED = _event("Normal", "SelectComposition", "Successfully selected composition: c")
+
+
+def _unready(*names: str) -> list[dict[str, Any]]:
+    return [_event("Normal", "ComposeResources", f'Composed resource "{n}" is not yet ready') for n in names]
 
 
 def _cm(name: str, **labels: str) -> dict[str, Any]:
@@ -62,16 +107,6 @@ def _cm(name: str, **labels: str) -> dict[str, Any]:
 
 def _ctx(fields: dict[str, Any] | None = None) -> dict[str, Any]:
     return {"apiVersion": "render.crossplane.io/v1beta1", "kind": "Context", "fields": fields or {}}
-
-
-def _result(step: str, severity: str, message: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "render.crossplane.io/v1beta1",
-        "kind": "Result",
-        "step": step,
-        "severity": severity,
-        "message": message,
-    }
 
 
 @dataclass(frozen=True)
@@ -85,7 +120,7 @@ class Case:
 
 
 CASES = [
-    pytest.param(Case([{}], RenderOutput(_xr(AVAILABLE), [], [], _ctx())), id="nothing-composed-is-available"),
+    pytest.param(Case([{}], RenderOutput(_xr(), [], [SELECTED], _ctx())), id="nothing-composed-is-available"),
     pytest.param(
         Case(
             [
@@ -97,9 +132,9 @@ CASES = [
                 }
             ],
             RenderOutput(
-                _xr({"type": "Ready", "status": "False", "reason": "Creating", "message": "Unready resources: a"}),
-                [{**CM, "metadata": _composed("a", {}, fixed_name="fixed")["metadata"]}, _composed("b", {"k": "v"})],
-                [],
+                _xr(_cond("Ready", "False", "Creating", "Unready resources: a"), refs=["fixed", _name("b")]),
+                [_composed("a", fixed_name="fixed"), _composed("b", {"k": "v"})],
+                [SELECTED, *_unready("a")],
                 _ctx(),
             ),
         ),
@@ -110,15 +145,11 @@ CASES = [
             [{"resources": {n: {"resource": CM} for n in ("d", "c", "b", "a")}}],
             RenderOutput(
                 _xr(
-                    {
-                        "type": "Ready",
-                        "status": "False",
-                        "reason": "Creating",
-                        "message": "Unready resources: a, b, c, and 1 more",
-                    }
+                    _cond("Ready", "False", "Creating", "Unready resources: a, b, c, and 1 more"),
+                    refs=sorted(_name(n) for n in "abcd"),
                 ),
-                [{**CM, "metadata": _composed(n, {})["metadata"]} for n in ("a", "b", "c", "d")],
-                [],
+                [_composed(n) for n in "abcd"],
+                [SELECTED, *_unready(*"abcd")],
                 _ctx(),
             ),
         ),
@@ -128,7 +159,10 @@ CASES = [
         Case(
             [{"resources": {"a": {"resource": CM}}, "compositeReady": "True", "compositeStatus": {"phase": "Up"}}],
             RenderOutput(
-                _xr(AVAILABLE, status={"phase": "Up"}), [{**CM, "metadata": _composed("a", {})["metadata"]}], [], _ctx()
+                _xr(AVAILABLE, refs=[_name("a")], status={"phase": "Up"}),
+                [_composed("a")],
+                [SELECTED, *_unready("a")],
+                _ctx(),
             ),
         ),
         id="composite-ready-overrides-resources",
@@ -141,14 +175,21 @@ CASES = [
                         {"type": "Scheduled", "status": "False", "reason": "NoCapacity", "message": "0 of 2 placed"},
                         {"type": "Ready", "status": "False", "reason": "Ignored"},
                     ],
-                    "results": [{"severity": "Warning", "message": "careful"}, {"severity": "Normal", "message": "ok"}],
+                    "results": [
+                        {"severity": "Warning", "message": "careful"},
+                        {"severity": "Normal", "message": "ok", "reason": "Placed"},
+                    ],
                 },
                 {"conditions": [{"type": "Scheduled", "status": "True", "reason": "Placed"}]},
             ],
             RenderOutput(
-                _xr(AVAILABLE, {"type": "Scheduled", "status": "True", "reason": "Placed"}),
+                _xr(_cond("Scheduled", "True", "Placed"), AVAILABLE),
                 [],
-                [_result("s0", "SEVERITY_WARNING", "careful"), _result("s0", "SEVERITY_NORMAL", "ok")],
+                [
+                    SELECTED,
+                    _event("Warning", "ComposeResources", 'Pipeline step "s0": careful'),
+                    _event("Normal", "Placed", 'Pipeline step "s0": ok'),
+                ],
                 _ctx(),
             ),
             calls=2,
@@ -168,19 +209,20 @@ CASES = [
             ],
             RenderOutput(
                 _xr(
-                    {
-                        "type": "Ready",
-                        "status": "False",
-                        "reason": "Creating",
-                        "message": "Unready resources: required-gpu, required-one, and required-other-ns",
-                    }
+                    _cond(
+                        "Ready",
+                        "False",
+                        "Creating",
+                        "Unready resources: required-gpu, required-one, and required-other-ns",
+                    ),
+                    refs=["required-gpu", "required-one", "required-other-ns"],
                 ),
                 [
                     _composed("required-gpu", {"names": "a,c"}, fixed_name="required-gpu"),
                     _composed("required-one", {"names": "b"}, fixed_name="required-one"),
                     _composed("required-other-ns", {"names": "<none>"}, fixed_name="required-other-ns"),
                 ],
-                [],
+                [SELECTED, *_unready("required-gpu", "required-one", "required-other-ns")],
                 _ctx(),
             ),
             required=[
@@ -201,19 +243,12 @@ CASES = [
                 {"contextToResource": {"key": "seed", "resource": "seeded"}},
             ],
             RenderOutput(
-                _xr(
-                    {
-                        "type": "Ready",
-                        "status": "False",
-                        "reason": "Creating",
-                        "message": "Unready resources: got, seeded",
-                    }
-                ),
+                _xr(_cond("Ready", "False", "Creating", "Unready resources: got, seeded"), refs=["got", "seeded"]),
                 [
                     _composed("got", {"value": '{"n": 1.0}'}, fixed_name="got"),
                     _composed("seeded", {"value": '"v"'}, fixed_name="seeded"),
                 ],
-                [],
+                [SELECTED, *_unready("got", "seeded")],
                 _ctx({"k": {"n": 1}, "seed": "v"}),
             ),
             context={"seed": "v"},
@@ -224,15 +259,34 @@ CASES = [
     pytest.param(
         Case(
             [{"resources": {"a": {"resource": {**CM, "metadata": {"name": "ignored"}}, "ready": "True"}}}],
-            RenderOutput(_xr(AVAILABLE), [_composed("a", {}, fixed_name="thing-x1")], [], _ctx()),
+            RenderOutput(_xr(refs=["thing-x1"]), [_composed("a", fixed_name="thing-x1")], [SELECTED], _ctx()),
             observed=[
                 {
                     **CM,
-                    "metadata": {"name": "thing-x1", "annotations": {"crossplane.io/composition-resource-name": "a"}},
+                    "metadata": {
+                        "name": "thing-x1",
+                        "namespace": "ns",
+                        "annotations": {"crossplane.io/composition-resource-name": "a"},
+                    },
                 }
             ],
         ),
         id="observed-resource-keeps-its-name",
+    ),
+    pytest.param(
+        Case(
+            [{"resources": {"a": {"resource": CM, "ready": "True"}}}],
+            # The reconciler reads back the copy without a UID: the owner reference has none, and the
+            # name comes from generateName (a suffix Crossplane draws at random, ours from a hash).
+            RenderOutput(
+                _xr(refs=["thing-tdnns"]),
+                [_unowned(_composed("a", fixed_name="thing-tdnns"))],
+                [SELECTED],
+                _ctx(),
+            ),
+            required=[{**XR, "spec": {"size": 7}}],
+        ),
+        id="the-xr-itself-required-replaces-the-stored-one",
     ),
 ]
 
@@ -250,11 +304,7 @@ def test_render(case: Case) -> None:
             functions={"toy": toy},
         )
     )
-    want = case.want
-    if case.observed:
-        # An observed resource keeps its name; this one has no data.
-        want.composed[0].pop("data", None)
-    assert got == want
+    assert got == case.want
     assert toy.calls == case.calls
 
 
@@ -264,20 +314,29 @@ def test_render(case: Case) -> None:
         pytest.param(
             [{"results": [{"severity": "Fatal", "message": "never"}]}],
             {"toy": ToyRunner()},
-            'pipeline step "s0" returned a fatal result: never',
+            'cannot compose resources: pipeline step "s0" returned a fatal result: never',
             id="fatal-result",
         ),
         pytest.param(
             [{"flapRequirements": True}],
             {"toy": ToyRunner()},
-            'cannot run pipeline step "s0": requirements didn\'t stabilize after the maximum number of iterations (5)',
+            'reconcile failed: cannot compose resources: cannot run Composition pipeline step "s0": '
+            "requirements didn't stabilize after the maximum number of iterations (5)",
             id="requirements-never-stabilise",
         ),
         pytest.param(
             [{}],
             {"other": ToyRunner()},
-            'cannot run pipeline step "s0": unknown Function "toy" - it is not among the functions supplied (other)',
+            'reconcile failed: cannot compose resources: cannot run Composition pipeline step "s0": '
+            'unknown function "toy" - it is not among the functions supplied (other)',
             id="unknown-function",
+        ),
+        pytest.param(
+            [{"resources": {"a": {"resource": {**CM, "metadata": {"name": "Not_Valid"}}}}}],
+            {"toy": ToyRunner()},
+            'reconcile failed: cannot compose resources: cannot apply composed resource "a" because it has an '
+            'invalid name "Not_Valid". Must be a valid RFC 1123 subdomain name.',
+            id="invalid-name",
         ),
     ],
 )
@@ -295,14 +354,16 @@ def test_flapping_function_is_called_six_times() -> None:
 
 
 @pytest.mark.parametrize(
-    ("composition", "message"),
+    ("xr", "composition", "message"),
     [
         pytest.param(
+            XR,
             {**_comp(), "kind": "CompositionRevision"},
             "not a composition: CompositionRevision/c",
             id="not-a-composition",
         ),
         pytest.param(
+            XR,
             {
                 **_comp(),
                 "spec": {**_comp()["spec"], "compositeTypeRef": {"apiVersion": "example.org/v1", "kind": "XOther"}},
@@ -311,34 +372,35 @@ def test_flapping_function_is_called_six_times() -> None:
             id="kind-mismatch",
         ),
         pytest.param(
+            {**XR, "spec": {"crossplane": {"compositionSelector": {"matchLabels": {"tier": "gold"}}}}},
+            _comp(),
+            'composition "c" is missing required label "tier"',
+            id="selector-label-missing",
+        ),
+        pytest.param(
+            {**XR, "spec": {"crossplane": {"compositionSelector": {"matchLabels": {"tier": "gold"}}}}},
+            {**_comp(), "metadata": {"name": "c", "labels": {"tier": "silver"}}},
+            'composition "c" has incorrect value for label "tier": want "gold", got "silver"',
+            id="selector-label-differs",
+        ),
+        pytest.param(
+            XR,
             {**_comp(), "spec": {**_comp()["spec"], "mode": "Resources"}},
             'render only supports Composition Function pipelines: Composition "c" must use spec.mode: Pipeline',
             id="not-a-pipeline",
         ),
     ],
 )
-def test_bad_composition(composition: dict[str, Any], message: str) -> None:
+def test_bad_composition(xr: dict[str, Any], composition: dict[str, Any], message: str) -> None:
     with pytest.raises(RenderError) as err:
-        render(RenderInputs(xr=XR, composition=composition, functions={}))
+        render(RenderInputs(xr=xr, composition=composition, functions={}))
     assert str(err.value) == message
 
 
-def test_to_yaml_orders_documents() -> None:
-    out = RenderOutput(
-        xr={"kind": "X"},
-        composed=[{"kind": "A"}, {"kind": "B"}],
-        results=[{"kind": "Result"}],
-        context={"kind": "Context"},
-    )
-    cases = {
-        (False, False): "---\nkind: X\n---\nkind: A\n---\nkind: B\n",
-        (True, True): "---\nkind: X\n---\nkind: A\n---\nkind: B\n---\nkind: Result\n---\nkind: Context\n",
-    }
-    for (results, context), want in cases.items():
-        assert to_yaml(out, include_function_results=results, include_context=context) == want
-
-
-def test_xr_uid_is_the_v2_3_render_uid() -> None:
-    # uuid.NewSHA1(uuid.Nil, "example.org/v1, Kind=XThing\x00ns\x00thing") as computed by Go.
+def test_xr_uid_is_the_render_engine_uid() -> None:
+    # The UIDs Crossplane core v2.4's render engine gave these XRs (uuid.NewSHA1(uuid.Nil, "<gvk>\x00<ns>\x00<name>")).
     assert UID == "5275b665-b576-530c-bbc0-76f60ca475f1"
+    assert xr_uid({**XR, "metadata": {"name": "thing", "namespace": "team-a"}}) == (
+        "1f0a367a-a3b9-5c8d-956c-43970bcdebcc"
+    )
     assert xr_uid({**XR, "metadata": {**XR["metadata"], "uid": "given"}}) == "given"

@@ -10,9 +10,10 @@ Input (all optional)::
     kind: Script
     resources: {<name>: {resource: {...}, ready: "True"|"False"}}
     compositeStatus: {...}          # merged into the desired XR's status
+    compositeSpec: {...}            # merged into the desired XR's spec
     compositeReady: "True"|"False"
     conditions: [{type, status, reason, message}]
-    results: [{severity: Normal|Warning|Fatal, message}]
+    results: [{severity: Normal|Warning|Fatal|Unspecified, message, reason}]
     setContext: {<key>: <value>}
     contextToResource: {key: <context key>, resource: <name>}
     require: {<requirement>: {apiVersion, kind, name | matchLabels, namespace}}
@@ -30,7 +31,12 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from google.protobuf import json_format
 
-_SEVERITY = {"Normal": response.normal, "Warning": response.warning, "Fatal": response.fatal}
+_SEVERITY = {
+    "Normal": fnv1.SEVERITY_NORMAL,
+    "Warning": fnv1.SEVERITY_WARNING,
+    "Fatal": fnv1.SEVERITY_FATAL,
+    "Unspecified": fnv1.SEVERITY_UNSPECIFIED,
+}
 _STATUS = {
     "True": fnv1.STATUS_CONDITION_TRUE,
     "False": fnv1.STATUS_CONDITION_FALSE,
@@ -63,6 +69,8 @@ class ToyRunner(grpcv1.FunctionRunnerServiceServicer):
                 rsp.desired.resources[name].ready = _READY[spec["ready"]]
         if script.get("compositeStatus"):
             resource.update(rsp.desired.composite, {"status": script["compositeStatus"]})
+        if script.get("compositeSpec"):
+            resource.update(rsp.desired.composite, {"spec": script["compositeSpec"]})
         if script.get("compositeReady") in _READY:
             rsp.desired.composite.ready = _READY[script["compositeReady"]]
         for c in script.get("conditions") or ():
@@ -72,7 +80,7 @@ class ToyRunner(grpcv1.FunctionRunnerServiceServicer):
                 )
             )
         for r in script.get("results") or ():
-            _SEVERITY[r["severity"]](rsp, r["message"])
+            rsp.results.add(severity=_SEVERITY[r["severity"]], message=r["message"], reason=r.get("reason"))
         for key, value in sorted((script.get("setContext") or {}).items()):
             rsp.context[key] = value
         if script.get("contextToResource"):

@@ -1,5 +1,7 @@
-"""An offline ``crossplane render``: run a Pipeline Composition in-process, print what the CLI prints."""
+"""An offline ``crossplane render``: reconcile an XR in-process, print what the CLI prints."""
 
-from modelplane.render.engine import RenderError, RenderInputs, RenderOutput, render, to_yaml
+from modelplane.render.engine import render
+from modelplane.render.model import RenderError, RenderInputs, RenderOutput
+from modelplane.render.output import include_full_xr, to_yaml
 
-__all__ = ["RenderError", "RenderInputs", "RenderOutput", "render", "to_yaml"]
+__all__ = ["RenderError", "RenderInputs", "RenderOutput", "include_full_xr", "render", "to_yaml"]

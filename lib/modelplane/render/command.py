@@ -14,8 +14,9 @@ repository, found from the working directory or from this package), and there
 is no FUNCTIONS argument: every functionRef runs in-process through
 ``modelplane.fnkit.registry.load_runner``. ``--xrd`` (schema defaults),
 ``--required-schemas``, ``--function-annotations`` and ``--timeout`` are not
-supported. Like the CLI, it prints the YAML stream on stdout and nothing else;
-an error (bad input, unknown function, fatal result) goes to stderr as
+supported. Like the CLI, it prints the YAML stream on stdout and nothing else
+(the reconcile's warning events also go to stderr, one line each); an error
+(bad input, unknown function, fatal result) goes to stderr as
 ``modelplane: error: ...`` with exit code 1.
 """
 
@@ -28,8 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from modelplane.fnkit import configure_cli_logging
-from modelplane.render import goyaml
-from modelplane.render.engine import RenderError, RenderInputs, include_full_xr, render, to_yaml
+from modelplane.render import RenderError, RenderInputs, goyaml, include_full_xr, render, to_yaml
 from modelplane.repo import CompositionNotFoundError, composition_path
 
 __all__ = ["main"]
@@ -175,8 +175,9 @@ def main(argv: list[str]) -> int:
     sys.stdout.write(
         to_yaml(out, include_function_results=args.include_function_results, include_context=args.include_context)
     )
-    # crossplane render keeps results out of its output unless asked; say them on stderr so they are never lost.
+    # crossplane render keeps the reconcile's events out of its output unless asked; say the warnings
+    # on stderr so that they are never lost.
     for result in out.results:
-        severity = str(result.get("severity", "")).removeprefix("SEVERITY_").capitalize()
-        sys.stderr.write(f"{severity}: step {result.get('step', '?')}: {result.get('message', '')}\n")
+        if result.get("severity") == "Warning":
+            sys.stderr.write(f"Warning {result.get('reason', '')}: {result.get('message', '')}\n")
     return 0

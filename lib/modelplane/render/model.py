@@ -1,0 +1,84 @@
+"""What a render takes and gives, and the names Crossplane gives things."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
+
+__all__ = [
+    "ANNOTATION_RESOURCE_NAME",
+    "CONDITION_TIME",
+    "LABEL_CLAIM_NAME",
+    "LABEL_CLAIM_NAMESPACE",
+    "LABEL_COMPOSITE",
+    "RENDER_API_VERSION",
+    "RenderError",
+    "RenderInputs",
+    "RenderOutput",
+    "Runner",
+]
+
+RENDER_API_VERSION = "render.crossplane.io/v1beta1"
+ANNOTATION_RESOURCE_NAME = "crossplane.io/composition-resource-name"
+LABEL_COMPOSITE = "crossplane.io/composite"
+LABEL_CLAIM_NAME = "crossplane.io/claim-name"
+LABEL_CLAIM_NAMESPACE = "crossplane.io/claim-namespace"
+
+# crossplane render replaces every condition's lastTransitionTime with this
+# fixed time (the engine's real clock would only be noise).
+CONDITION_TIME = "2024-01-01T00:00:00Z"
+
+Runner = grpcv1.FunctionRunnerServiceServicer
+
+
+class RenderError(Exception):
+    """The render cannot complete: bad input, an unknown function or a fatal result."""
+
+
+@dataclass(frozen=True)
+class RenderInputs:
+    """What one render needs.
+
+    Attributes:
+        xr: The composite resource, as read from its YAML file.
+        composition: The Pipeline-mode Composition.
+        observed: Observed composed resources (with their
+            ``crossplane.io/composition-resource-name`` annotation).
+        required: Resources the functions may require (``--required-resources``).
+        context: Initial function context, key to JSON value.
+        functions: Runners by functionRef name; ``None`` loads Modelplane's own
+            with ``modelplane.fnkit.registry.load_runner``.
+        credentials: Secrets (``v1/Secret`` dicts, base64 ``data``) that steps'
+            ``credentials`` name (``--function-credentials``).
+    """
+
+    xr: dict[str, Any]
+    composition: dict[str, Any]
+    observed: Sequence[dict[str, Any]] = ()
+    required: Sequence[dict[str, Any]] = ()
+    context: Mapping[str, Any] = field(default_factory=dict)
+    functions: Mapping[str, Runner] | None = None
+    credentials: Sequence[dict[str, Any]] = ()
+
+
+@dataclass(frozen=True)
+class RenderOutput:
+    """What ``crossplane render`` prints, as dicts.
+
+    Attributes:
+        xr: The XR as the reconciler left it: apiVersion, kind, name (and
+            namespace), ``spec.crossplane.resourceRefs`` and the status (the
+            desired one the pipeline returned, plus the conditions).
+        composed: Desired composed resources, sorted by composition resource name.
+        results: The events the reconcile emitted, in order, as ``Result`` objects.
+        context: The context the last step returned, as a ``Context`` object
+            (None when it returned none).
+    """
+
+    xr: dict[str, Any]
+    composed: list[dict[str, Any]]
+    results: list[dict[str, Any]]
+    context: dict[str, Any] | None
