@@ -106,7 +106,13 @@ build_kubernetes() {
   # which a module download does not have: require each of them (they appear
   # as v0.0.0 requirements) at the staging release instead.
   staging="$(awk '/=> \.\/staging\// { print $1 }' "${gomod}" | sort -u |
-    while read -r m; do grep -Eq "^[[:space:]]*${m//./\\.} v0\.0\.0" "${gomod}" && echo "${m}"; done)"
+    while read -r m; do
+      if grep -Eq "^[[:space:]]*${m//./\\.} v0\.0\.0" "${gomod}"; then echo "${m}"; fi
+    done)"
+  if [[ -z "${staging}" ]]; then
+    log "found no staging modules to replace in k8s.io/kubernetes@${KUBERNETES_VERSION}'s go.mod"
+    exit 1
+  fi
   wrapper="${scratch}/kubernetes"
   mkdir -p "${wrapper}"
   {
@@ -190,12 +196,19 @@ build_provider() {
 
 build_registry() {
   go_env
-  local start=${SECONDS}
+  local start=${SECONDS} src="${here}/registry" pinned
+  # Our own main (tools/e2e/registry) around go-containerregistry's in-memory
+  # registry: upstream's cmd/registry listens on every interface.
+  pinned="$(sed -n 's|^require github.com/google/go-containerregistry \(v[^ ]*\)$|\1|p' "${src}/go.mod")"
+  if [[ "${pinned}" != "${REGISTRY_VERSION}" ]]; then
+    log "tools/e2e/registry/go.mod requires go-containerregistry ${pinned}, versions.env says ${REGISTRY_VERSION}"
+    exit 1
+  fi
   log "building the in-memory OCI registry (go-containerregistry ${REGISTRY_VERSION})"
-  GOBIN="${scratch}/bin" "${go_bin}" install -trimpath -ldflags "-s -w" \
-    "github.com/google/go-containerregistry/cmd/registry@${REGISTRY_VERSION}" >&2
+  (cd "${src}" && GOFLAGS="${GOFLAGS} -mod=readonly" "${go_bin}" build -trimpath -ldflags "-s -w" \
+    -o "${scratch}/registry" .) >&2
   mkdir -p "${registry_dir}"
-  mv "${scratch}/bin/registry" "${registry_dir}/registry"
+  mv "${scratch}/registry" "${registry_dir}/registry"
   echo $((SECONDS - start)) >"${registry_dir}/build-seconds"
   log "built the registry in $((SECONDS - start))s"
 }
