@@ -398,3 +398,18 @@ def test_json_and_yaml_documents(capsys: pytest.CaptureFixture[str]) -> None:
 def test_colour_only_on_a_terminal_or_when_asked(capsys: pytest.CaptureFixture[str], color: str, ansi: bool) -> None:
     assert command.main(["--color", color, str(ROOT / "examples" / "quickstart")]) == 0
     assert ("\x1b[" in capsys.readouterr().out) == ansi
+
+
+def test_objects_output_groups_helm_releases_under_the_cluster_they_install_into(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert command.main(["--output", "objects", str(ROOT / "examples" / "quickstart")]) == 0
+    sections = capsys.readouterr().out.split("---\n")
+    releases = {
+        (s.splitlines()[0], yaml.safe_load(s)["metadata"]["name"])
+        for s in sections
+        if yaml.safe_load(s)["kind"] == "Release"
+    }
+    assert ("# target: cluster quickstart", "quickstart-lws") in releases
+    # The control plane's own Envoy Gateway release is not a workload cluster's.
+    assert not any(t == "# target: cluster quickstart" and n == "default-envoy-gateway" for t, n in releases)
