@@ -39,6 +39,7 @@ class Reason(StrEnum):
     # A ModelDeployment's existing replica kept exactly as it runs (the scheduler's HoldReason values):
     # an input it depends on is gone or unreadable, or the changed spec cannot run where it runs.
     CLUSTER_UNREADABLE = "ClusterUnreadable"
+    CLUSTER_DELETING = "ClusterDeleting"
     INVALID_CLASS = "InvalidClass"
     SELECTOR_MISMATCH = "SelectorMismatch"
     DEVICES_MISSING = "DevicesMissing"

@@ -235,7 +235,7 @@ def _scale_down(steady: Steady) -> Iterator[Injection]:
 # Fault classes that must not drop anything nor change what runs, with what they must report.
 FAULTS: dict[str, Fault] = {
     "cluster-gone": _each_host(_remove_cluster, "InferenceCluster {host}", "ClusterNotFound"),
-    "cluster-deleting": _each_host(_delete_cluster, "InferenceCluster {host}", "ClusterNotFound"),
+    "cluster-deleting": _each_host(_delete_cluster, "InferenceCluster {host}", "ClusterDeleting"),
     "cluster-node-count-text": _each_host(_malform(_node_count_text), "InferenceCluster {host}", "ClusterUnreadable"),
     "cluster-node-pools-number": _each_host(
         _malform(_node_pools_number), "InferenceCluster {host}", "ClusterUnreadable"

@@ -177,9 +177,9 @@ class Case:
 
 
 CASES = [
-    pytest.param(Case(_drop_east, "ClusterNotFound", "InferenceCluster east", replacement=True), id="cluster-gone"),
+    pytest.param(Case(_drop_east, "ClusterNotFound", "InferenceCluster east"), id="cluster-not-listed"),
     pytest.param(
-        Case(_delete_east, "ClusterNotFound", "InferenceCluster east", replacement=True), id="cluster-being-deleted"
+        Case(_delete_east, "ClusterDeleting", "InferenceCluster east", replacement=True), id="cluster-being-deleted"
     ),
     pytest.param(Case(_malform_east, "ClusterUnreadable", "InferenceCluster east"), id="cluster-malformed"),
     pytest.param(Case(_rename_east_pool, "PoolNotFound", "pool gpu"), id="pool-renamed"),
@@ -223,9 +223,9 @@ def test_a_fault_keeps_what_runs_and_names_the_input(case: Case) -> None:
     assert any(case.names in w and "llm-0" in w for w in _warnings(got))
 
 
-def test_the_replacement_of_a_replica_on_a_gone_cluster_retires_it_once_ready() -> None:
+def test_the_replacement_of_a_replica_on_a_deleted_cluster_retires_it_once_ready() -> None:
     world = World()
-    _drop_east(world)
+    _delete_east(world)
     replacement = _desired(_run(world))["replica-2"]
     assert replacement["spec"]["inferenceClusterRef"] == {"name": "south"}
     world.observed |= {"replica-2": _replica(2, "south", ready=False)}
@@ -235,7 +235,7 @@ def test_the_replacement_of_a_replica_on_a_gone_cluster_retires_it_once_ready() 
     assert sorted(_desired(got)) == ["endpoint-1", "endpoint-2", "replica-1", "replica-2"]
     assert _scheduled(got)["status"] == "STATUS_CONDITION_TRUE"
     assert [r["message"] for r in got["results"] if r["severity"] == "SEVERITY_NORMAL"] == [
-        "retired llm-0: its InferenceCluster is gone and enough replicas are Ready without it"
+        "retired llm-0: its InferenceCluster is being deleted and enough replicas are Ready without it"
     ]
 
 
@@ -295,3 +295,14 @@ def test_a_change_that_runs_is_written_with_its_revision() -> None:
     revision = desired["replica-0"]["metadata"]["labels"]["modelplane.ai/revision"]
     assert revision == shape_revision(serving_shape(world.xr["spec"])) != REVISION
     assert _scheduled(got)["status"] == "STATUS_CONDITION_TRUE"
+
+
+def test_scaling_down_waits_while_a_replica_cannot_be_verified() -> None:
+    world = World()
+    _malform_east(world)
+    world.xr = _xr(replicas=1)
+    got = _run(world)
+    assert sorted(_desired(got)) == ["endpoint-0", "endpoint-1", "replica-0", "replica-1"]
+    scheduled = _scheduled(got)
+    assert scheduled["reason"] == "ClusterUnreadable"
+    assert "scaling down to 1 waits until every replica's inputs can be read" in scheduled["message"]

@@ -97,8 +97,22 @@ def _write_endpoint(
         kept.fields["spec"].CopyFrom(before.resource.fields["spec"])
     else:
         return
-    endpoint_ready = serving and resource.get_condition(before, "Ready").status == "True"
+    endpoint_ready = serving and before is not None and _ready(before.resource)
     rsp.desired.resources[key].ready = fnv1.READY_TRUE if endpoint_ready else fnv1.READY_FALSE
+
+
+def _ready(obj: structpb.Struct) -> bool:
+    """Whether ``obj`` reports ``Ready=True`` in ``status.conditions``, whatever else its status holds."""
+    status = obj.fields.get("status")
+    conditions = status.struct_value.fields.get("conditions") if status is not None else None
+    if conditions is None or not conditions.HasField("list_value"):
+        return False
+    for item in conditions.list_value.values:
+        fields = item.struct_value.fields if item.HasField("struct_value") else {}
+        kind, state = fields.get("type"), fields.get("status")
+        if kind is not None and kind.string_value == "Ready":
+            return state is not None and state.string_value == "True"
+    return False
 
 
 def _write_replica_spec(out: structpb.Struct, spec: Mapping[str, Any], placement: Placement, deployment: str) -> None:

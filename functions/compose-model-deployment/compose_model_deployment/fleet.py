@@ -74,6 +74,7 @@ class Fleet:
         replicas: What each ModelReplica with a name and a spec holds.
         skipped: The objects left out because they do not validate, each with why.
         unreadable: The InferenceClusters that exist but cannot be read, by name, with why.
+        deleting: The InferenceClusters being deleted (left out of ``clusters``).
     """
 
     clusters: list[ClusterInfo]
@@ -81,6 +82,7 @@ class Fleet:
     replicas: list[Holding]
     skipped: list[str]
     unreadable: dict[str, str] = field(default_factory=dict)
+    deleting: frozenset[str] = frozenset()
 
 
 T = TypeVar("T")
@@ -126,7 +128,7 @@ class FleetReader:
             elif read.value is None and name:
                 unreadable[name] = read.why or "it has no spec"
         present = [c for c in _values(clusters) if c.name not in deleting]
-        return Fleet(present, _values(classes), _values(replicas), skipped, unreadable)
+        return Fleet(present, _values(classes), _values(replicas), skipped, unreadable, frozenset(deleting))
 
     def _read_each(
         self,

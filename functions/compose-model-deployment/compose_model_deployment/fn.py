@@ -81,6 +81,7 @@ def compose(
         fleet.unreadable,
         deployment.revision,
         frozenset(own.unreadable),
+        fleet.deleting,
     )
     try:
         plan = schedule(xr, fleet.clusters, fleet.classes, fleet.replicas, existing=existing)

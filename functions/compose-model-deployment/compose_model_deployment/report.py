@@ -4,9 +4,10 @@ Nothing is held silently: a replica kept with its observed spec because an input
 is gone or unreadable, or because the changed spec cannot run where it runs, a
 replica whose placement no longer matches the spec, and a composed replica that
 cannot be read each make ``Scheduled`` False and raise a warning naming the
-input or field. The most pressing reason leads: a change held back, then
-replicas without a placement, then replicas that cannot be read, then inputs
-that are gone or unreadable, then stale placements.
+input or field. The reason leads with the cause rather than its consequence: a
+change held back, then inputs that are gone or unreadable (a replacement that
+cannot be placed follows from them), then composed replicas that cannot be
+read, then replicas without a placement, then stale placements.
 """
 
 from __future__ import annotations
@@ -39,20 +40,23 @@ class _Part:
 def report(plan: Schedule, unreadable: Mapping[int, str]) -> Report:
     """Report ``plan`` and the composed replicas that could not be read (``unreadable``: ordinal to why)."""
     holds = [(p.replica, p.held) for p in plan.placements if p.held is not None]
-    parts = _held((r, h) for r, h in holds if not h.reason.input_missing)
-    if plan.unplaced:
-        reason = Reason(str(plan.reason))
-        parts.append(_Part(reason, f"not every replica could be scheduled: {plan.message}", ""))
+    parts = _held((r, h) for r, h in holds if not (h.reason.input_missing or h.leaving))
+    parts += _held((r, h) for r, h in holds if h.reason.input_missing or h.leaving)
     for ordinal, why in sorted(unreadable.items()):
         text = f"{replica_key(ordinal)} is kept as it is: its observed ModelReplica cannot be read ({why})"
         parts.append(_Part(Reason.REPLICA_UNREADABLE, text, text))
-    parts += _held((r, h) for r, h in holds if h.reason.input_missing)
+    if plan.unplaced:
+        reason = Reason(str(plan.reason))
+        parts.append(_Part(reason, f"not every replica could be scheduled: {plan.message}", ""))
+    if plan.waiting:
+        text = f"scaling down to {plan.desired} waits until every replica's inputs can be read"
+        parts.append(_Part(parts[0].reason if parts else Reason.REPLICA_UNREADABLE, text, text))
     for p in plan.placements:
         if p.stale:
             text = f"{p.replica} on InferenceCluster {p.cluster} no longer matches the spec: {p.stale}"
             parts.append(_Part(Reason.STALE_PLACEMENT, text, text))
     normal = tuple(
-        f"retired {name}: its InferenceCluster is gone and enough replicas are Ready without it"
+        f"retired {name}: its InferenceCluster is being deleted and enough replicas are Ready without it"
         for name in plan.retired
     )
     if not parts:

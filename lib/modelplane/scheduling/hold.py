@@ -5,12 +5,13 @@ existing replica keeps its placement and its serving shape exactly as they are
 unless the deployment's spec can be applied to it safely. For each existing
 replica, the first that applies:
 
-1. its InferenceCluster is not in the fleet (deleted, or being deleted): it is
-   *leaving*, kept unchanged while a replacement is placed elsewhere, and retired
-   by the scheduler once enough replicas are Ready without it;
-2. an input its placement depends on cannot be read (its cluster is there but
-   malformed, its pool is no longer in the cluster's spec, the pool's class is
-   missing or invalid): kept unchanged, since nothing about it can be verified;
+1. its InferenceCluster is being deleted (the user's act): it is *leaving*,
+   kept unchanged while a replacement is placed elsewhere, and retired by the
+   scheduler once enough replicas are Ready without it;
+2. an input its placement depends on is gone or cannot be read (its cluster is
+   not listed, or listed but malformed; its pool is no longer in the cluster's
+   spec; the pool's class is missing or invalid): kept unchanged, since nothing
+   about it can be verified, and an absent input never shrinks what runs;
 3. it runs the other kind of shape (unified or disaggregated): it must be placed
    again (``None``);
 4. its serving shape differs from the deployment's and the new shape cannot run
@@ -29,7 +30,7 @@ until the new one may be applied to it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from modelplane.capacity import Holding
 from modelplane.capacity.clusters import ClusterInfo
@@ -64,6 +65,7 @@ def keep(  # noqa: PLR0913 - the replica, what it is judged against, and how
     cluster: ClusterInfo | None,
     *,
     unreadable: Mapping[str, str],
+    deleting: Collection[str],
     requests: Sequence[RoleRequest],
     judge: ClassJudge,
     selector: LabelSelector,
@@ -77,6 +79,7 @@ def keep(  # noqa: PLR0913 - the replica, what it is judged against, and how
         holding: What it runs (cluster, pools and footprints), from its own spec.
         cluster: Its InferenceCluster, or None when the cluster is not in the fleet.
         unreadable: Clusters that exist but cannot be read, by name, with why.
+        deleting: Clusters being deleted.
         requests: The deployment's roles as they are now.
         judge: Judges classes for roles.
         selector: The deployment's clusterSelector.
@@ -86,7 +89,7 @@ def keep(  # noqa: PLR0913 - the replica, what it is judged against, and how
         Its placement: ``held`` when it keeps its observed spec, else with the
         deployment's footprints; None when it must be placed again.
     """
-    held = _input_missing(holding, cluster, unreadable, judge)
+    held = _input_missing(holding, cluster, unreadable, deleting, judge)
     if held is None and cluster is not None:
         if not holding.roles or [r.role for r in holding.roles] != [r.role for r in requests]:
             return None
@@ -101,14 +104,20 @@ def keep(  # noqa: PLR0913 - the replica, what it is judged against, and how
 
 
 def _input_missing(
-    holding: Holding, cluster: ClusterInfo | None, unreadable: Mapping[str, str], judge: ClassJudge
+    holding: Holding,
+    cluster: ClusterInfo | None,
+    unreadable: Mapping[str, str],
+    deleting: Collection[str],
+    judge: ClassJudge,
 ) -> Held | None:
-    """Why the replica's placement cannot be verified: its cluster, a pool or a pool's class is gone or unreadable."""
+    """Why the replica's placement cannot be verified (its cluster, a pool or a pool's class), or it is leaving."""
+    if holding.cluster in deleting:
+        return Held(HoldReason.CLUSTER_DELETING, f"InferenceCluster {holding.cluster} is being deleted")
     if cluster is None:
         if holding.cluster in unreadable:
             why = f"InferenceCluster {holding.cluster} cannot be read ({unreadable[holding.cluster]})"
             return Held(HoldReason.CLUSTER_UNREADABLE, why)
-        why = f"InferenceCluster {holding.cluster} is not in the fleet (deleted, or being deleted)"
+        why = f"InferenceCluster {holding.cluster} is not in the fleet (deleted, or not listed)"
         return Held(HoldReason.CLUSTER_GONE, why)
     pools = {p.name: p for p in cluster.pools}
     for role in holding.roles:

@@ -52,7 +52,9 @@ class HoldReason(StrEnum):
     """
 
     CLUSTER_GONE = "ClusterNotFound"
-    """Its InferenceCluster is not in the fleet (deleted or being deleted): the replica is leaving."""
+    """Its InferenceCluster is not in the fleet: deleted, or not listed (which cannot be told apart)."""
+    CLUSTER_DELETING = "ClusterDeleting"
+    """Its InferenceCluster is being deleted (the user's act): the replica is leaving."""
     CLUSTER_UNREADABLE = "ClusterUnreadable"
     POOL_NOT_FOUND = "PoolNotFound"
     CLASS_NOT_FOUND = "ClassNotFound"
@@ -98,8 +100,8 @@ class Held:
 
     @property
     def leaving(self) -> bool:
-        """Whether its cluster is gone: it is replaced elsewhere, then retired."""
-        return self.reason is HoldReason.CLUSTER_GONE
+        """Whether its cluster is being deleted: it is replaced elsewhere, then retired."""
+        return self.reason is HoldReason.CLUSTER_DELETING
 
 
 @dataclass(frozen=True)
@@ -192,14 +194,16 @@ class Schedule:
         deployment: The ModelDeployment.
         desired: Replicas wanted (``spec.replicas``).
         placements: Replicas that are composed, by ordinal: placed, kept, and
-            leaving ones (held because their cluster is gone) until they are retired.
+            leaving ones (held because their cluster is being deleted) until they are retired.
         unplaced: The first replicas without a placement (at most ``LISTED``), by ordinal.
         removed: Existing replicas that scaling down removes, in removal order.
         unmanaged: Existing replicas of the deployment whose names the scheduler
             did not give (never kept, moved or removed; their GPUs are counted).
         shortfall: Wanted replicas without a placement (``len(unplaced)`` or more).
-        retired: Leaving replicas retired now: their cluster is gone and enough
-            replicas are Ready elsewhere.
+        retired: Leaving replicas retired now: their cluster is being deleted and
+            enough replicas are Ready elsewhere.
+        waiting: Replicas beyond ``spec.replicas`` that scaling down leaves in place
+            for now, because which to remove depends on an input that cannot be read.
     """
 
     deployment: DeploymentKey
@@ -210,6 +214,7 @@ class Schedule:
     unmanaged: tuple[str, ...]
     shortfall: int = 0
     retired: tuple[str, ...] = ()
+    waiting: int = 0
 
     @property
     def placed(self) -> int:

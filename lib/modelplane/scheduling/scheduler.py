@@ -4,8 +4,8 @@ First, what exists (``modelplane.scheduling.hold``): each existing replica keeps
 its placement (sticky: never reshuffle what runs), taking the deployment's
 serving shape where that shape can run there, else keeping its observed spec
 (held: an input it depends on is gone or unreadable, or the new shape does not
-fit its pool). A replica whose cluster is gone is *leaving*: it is kept while a
-replacement is placed, and retired once enough replicas are Ready without it.
+fit its pool). A replica whose cluster is being deleted is *leaving*: it is kept
+while a replacement is placed, and retired once enough replicas are Ready without it.
 A replica that changed between unified and disaggregated is placed again, under
 the same name, and held where it is when that fails.
 
@@ -31,7 +31,8 @@ Replicas are named ``modelplane.scheduling.names.replica_name(deployment,
 ordinal)``. Scaling up adds the lowest unused ordinals; scaling down removes,
 in order: replicas that must be placed again, then held or stale ones, then
 those on cordoned or not-Ready clusters, then those not Ready, then the highest
-ordinals.
+ordinals; it waits while a replica's inputs cannot be read (the choice would
+hang on them).
 """
 
 from __future__ import annotations
@@ -429,6 +430,7 @@ class Existing:
             count even when the fleet's list leaves them out.
         unreadable: InferenceClusters that exist but cannot be read, by name, with
             why: a replica there is held, not leaving.
+        deleting: InferenceClusters being deleted: a replica there is leaving.
         revision: The revision of the deployment's serving shape (``shape_revision``):
             a replica whose ``Holding.revision`` equals it runs the current shape;
             with "" every replica's shape counts as changed.
@@ -441,6 +443,7 @@ class Existing:
     unreadable: Mapping[str, str] = field(default_factory=dict)
     revision: str = ""
     opaque: frozenset[int] = frozenset()
+    deleting: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -451,6 +454,7 @@ class _Kept:
     leaving: list[_Own]
     removed: list[_Own]
     staying: list[_Own]
+    waiting: int = 0
 
 
 def schedule(
@@ -490,7 +494,8 @@ def schedule(
     existing = existing or Existing()
     infos: dict[str, ClusterInfo] = {}
     for info in sorted((i for i in map(as_cluster_info, clusters) if i is not None), key=lambda i: i.name):
-        infos.setdefault(info.name, info)
+        if info.name not in existing.deleting:  # a cluster being deleted takes nothing new
+            infos.setdefault(info.name, info)
     class_views: dict[str, ClassView] = {}
     for view in sorted((v for v in map(class_view, classes) if v is not None), key=lambda v: v.name):
         class_views.setdefault(view.name, view)
@@ -531,6 +536,7 @@ def schedule(
         unmanaged=tuple(h.name for h in unmanaged),
         shortfall=shortfall,
         retired=tuple(o.name for o in retired),
+        waiting=kept.waiting,
     )
 
 
@@ -544,6 +550,7 @@ def _keep_existing(run: _Scheduler, own: Sequence[_Own], infos: Mapping[str, Clu
             o.holding,
             infos.get(o.holding.cluster),
             unreadable=existing.unreadable,
+            deleting=existing.deleting,
             requests=request.roles,
             judge=run.judge,
             selector=request.selector,
@@ -554,7 +561,14 @@ def _keep_existing(run: _Scheduler, own: Sequence[_Own], infos: Mapping[str, Clu
     leaving = [o for o in own if (p := kept[o.ordinal]) is not None and p.held is not None and p.held.leaving]
     counting = [o for o in own if o not in leaving]
     removed = _scale_down(counting, kept, request.replicas - len(existing.opaque), infos)
-    return _Kept(kept, leaving, removed, [o for o in counting if o not in removed])
+    # Which replica scaling down removes must not hang on an input that cannot be read: wait for it.
+    unknown = existing.opaque or any(
+        (p := kept[o.ordinal]) is not None and p.held is not None and p.held.reason.input_missing for o in counting
+    )
+    waiting = len(removed) if unknown else 0
+    if unknown:
+        removed = []
+    return _Kept(kept, leaving, removed, [o for o in counting if o not in removed], waiting)
 
 
 def _hold_existing(run: _Scheduler, kept: _Kept, unmanaged: Sequence[Holding]) -> list[Placement]:

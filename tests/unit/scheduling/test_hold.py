@@ -64,8 +64,9 @@ def run(
     *,
     classes: list[InferenceClass] | None = None,
     unreadable: dict[str, str] | None = None,
+    deleting: frozenset[str] = frozenset(),
 ) -> Schedule:
-    existing = Existing(own or {}, unreadable or {}, revision(dep))
+    existing = Existing(own or {}, unreadable or {}, revision(dep), deleting=deleting)
     return schedule(dep, clusters, CLASSES if classes is None else classes, [], existing=existing, matcher=fake_matcher)
 
 
@@ -85,39 +86,59 @@ def _running(dep: ModelDeployment = LLAMA2, fleet: list[InferenceCluster] = TWO)
     return replicas_of(run(dep, fleet), dep)
 
 
-def test_a_replica_whose_cluster_is_gone_is_replaced_first_then_retired() -> None:
+def test_a_replica_whose_cluster_is_being_deleted_is_replaced_first_then_retired() -> None:
     before = _running()
-    fleet = [TWO[1], cluster("c", Pool("h100", "h100", 1))]
-    # The cluster is gone: the replica stays as it is while a replacement is placed elsewhere.
-    surge = run(LLAMA2, fleet, observed(before, ready=["llama-0", "llama-1"]))
+    fleet = [*TWO, cluster("c", Pool("h100", "h100", 1))]
+    deleting = frozenset({"a"})
+    # The user deletes the cluster: the replica stays as it is while a replacement is placed elsewhere.
+    surge = run(LLAMA2, fleet, observed(before, ready=["llama-0", "llama-1"]), deleting=deleting)
     assert placed(surge) == {"llama-0": ("a", "h100"), "llama-1": ("b", "h100"), "llama-2": ("c", "h100")}
-    assert held(surge) == {"llama-0": HoldReason.CLUSTER_GONE}
+    assert held(surge) == {"llama-0": HoldReason.CLUSTER_DELETING}
     assert surge.placements[0].held is not None and surge.placements[0].held.leaving
     assert (surge.placed, surge.complete, surge.retired, surge.removed) == (2, True, (), ())
     # Still kept while the replacement starts.
     after = [*before, *replicas_of(surge, LLAMA2)[2:]]
-    starting = run(LLAMA2, fleet, observed(after, ready=["llama-0", "llama-1"]))
+    starting = run(LLAMA2, fleet, observed(after, ready=["llama-0", "llama-1"]), deleting=deleting)
     assert placed(starting) == placed(surge)
     # Retired once the replacement serves.
-    done = run(LLAMA2, fleet, observed(after, ready=["llama-0", "llama-1", "llama-2"]))
+    done = run(LLAMA2, fleet, observed(after, ready=["llama-0", "llama-1", "llama-2"]), deleting=deleting)
     assert placed(done) == {"llama-1": ("b", "h100"), "llama-2": ("c", "h100")}
     assert done.retired == ("llama-0",)
 
 
 def test_a_leaving_replica_stays_while_no_replacement_fits() -> None:
-    got = run(LLAMA2, [TWO[1]], observed(_running(), ready=["llama-0", "llama-1"]))
+    got = run(LLAMA2, TWO, observed(_running(), ready=["llama-0", "llama-1"]), deleting=frozenset({"a"}))
     assert placed(got) == {"llama-0": ("a", "h100"), "llama-1": ("b", "h100")}
     assert (got.shortfall, [u.replica for u in got.unplaced], got.retired) == (1, ["llama-2"], ())
 
 
 def test_scaling_to_zero_retires_a_leaving_replica() -> None:
-    got = run(deployment("llama", replicas=0, shape=TP8), [TWO[1]], observed(_running(), ready=["llama-0"]))
+    zero = deployment("llama", replicas=0, shape=TP8)
+    got = run(zero, TWO, observed(_running(), ready=["llama-0"]), deleting=frozenset({"a"}))
     assert (got.placements, got.retired, got.removed) == ((), ("llama-0",), ("llama-1",))
+
+
+def test_scaling_down_waits_while_a_replica_cannot_be_verified() -> None:
+    three = deployment("llama", replicas=3, shape=TP8)
+    fleet = [*TWO, cluster("c", Pool("h100", "h100", 1))]
+    running = observed(replicas_of(run(three, fleet), three), ready=["llama-0", "llama-1", "llama-2"])
+    got = run(deployment("llama", replicas=1, shape=TP8), fleet[1:], running)
+    assert sorted(placed(got)) == ["llama-0", "llama-1", "llama-2"]
+    assert (got.removed, got.waiting) == ((), 2)
+    assert held(got) == {"llama-0": HoldReason.CLUSTER_GONE}
 
 
 @pytest.mark.parametrize(
     ("fleet", "classes", "unreadable", "reason", "message"),
     [
+        pytest.param(
+            [TWO[1]],
+            CLASSES,
+            {},
+            HoldReason.CLUSTER_GONE,
+            "InferenceCluster a is not in the fleet (deleted, or not listed)",
+            id="cluster-not-listed",
+        ),
         pytest.param(
             [TWO[1]],
             CLASSES,

@@ -48,12 +48,14 @@ def perturbed(draw: st.DrawFn) -> tuple[Fleet, dict[int, Holding], Fleet, Existi
         assert holding is not None
         ready = draw(st.booleans())
         own[placement.ordinal] = replace(holding, ready=ready, revision=_revision(fleet.deployment))
-    clusters, unreadable = [], {}
+    clusters, unreadable, deleting = [], {}, set()
     for c in fleet.clusters:
         name = c.metadata.name if c.metadata and c.metadata.name else ""
-        fate = draw(st.sampled_from(["keep"] * 4 + ["gone", "renamed", "unreadable"]))
-        if fate == "keep":
+        fate = draw(st.sampled_from(["keep"] * 4 + ["gone", "deleting", "renamed", "unreadable"]))
+        if fate in ("keep", "deleting"):
             clusters.append(c)
+        if fate == "deleting":
+            deleting.add(name)
         elif fate == "renamed":
             clusters.append(_rename_pool(c))
         elif fate == "unreadable":
@@ -69,7 +71,7 @@ def perturbed(draw: st.DrawFn) -> tuple[Fleet, dict[int, Holding], Fleet, Existi
     spec = spec.model_copy(update={"replicas": draw(st.integers(0, 6))})
     dep = dep.model_copy(update={"spec": spec})
     after = Fleet(dep, clusters, fleet.replicas)
-    return fleet, own, after, Existing(own, unreadable, _revision(dep))
+    return fleet, own, after, Existing(own, unreadable, _revision(dep), deleting=frozenset(deleting))
 
 
 def _run(after: Fleet, existing: Existing) -> Schedule:
@@ -87,13 +89,15 @@ def test_an_existing_replica_is_only_removed_for_the_users_reason(
     _, own, after, existing = case
     got = _run(after, existing)
     placed = {p.replica for p in got.placements}
-    present = {c.metadata.name for c in after.clusters if c.metadata} | set(existing.unreadable)
-    leaving = {h.name for h in own.values() if h.cluster not in present}
+    leaving = {h.name for h in own.values() if h.cluster in existing.deleting}
     for holding in own.values():
         assert holding.name in placed | set(got.removed) | set(got.retired)
-    # Scaling down removes only what exceeds spec.replicas, never a leaving replica (those are retired).
-    assert len(got.removed) == max(0, len(own) - len(leaving) - got.desired)
+    # Scaling down removes what exceeds spec.replicas, never a leaving replica (those are retired), and
+    # waits while a replica's inputs cannot be read.
+    assert len(got.removed) + got.waiting == max(0, len(own) - len(leaving) - got.desired)
     assert not set(got.removed) & leaving
+    unverified = [p for p in got.placements if p.held is not None and p.held.reason.input_missing]
+    assert not (unverified and got.removed)
     # A leaving replica is retired only once enough replicas are Ready without it.
     assert set(got.retired) <= leaving
     ready = sum(
