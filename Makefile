@@ -33,9 +33,14 @@ tools:
 	@tools/crossplane.sh >/dev/null
 	@tools/crossplane.sh engine >/dev/null
 
-## package: build the Configuration and Function xpkgs into _output/packages with `crossplane xpkg build`
-package: tools
-	CROSSPLANE="$$(tools/crossplane.sh)" tools/package.sh _output/packages
+## images: build every function's runtime image without Docker (debootstrap, as root) into _output/images
+.PHONY: images
+images: $(STAMP)
+	PYTHON=$(BIN)/python tools/images.sh _output/images
+
+## package: build the Configuration and Function xpkgs, runtime images embedded, into _output/packages with `crossplane xpkg build`
+package: tools images
+	CROSSPLANE="$$(tools/crossplane.sh)" IMAGES=_output/images tools/package.sh _output/packages
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

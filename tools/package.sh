@@ -8,15 +8,14 @@
 #   far more YAML than belongs in the package); examples/ goes in the
 #   package's examples layer (--examples-root).
 # - function-compose-<kind>.xpkg, one per function: functions/<fn>/package/
-#   (the meta.pkg.crossplane.io Function and any input CRDs, none today).
-#   Without --embed-runtime-image these packages carry the metadata only: a
-#   runtime image (see the Dockerfile) cannot be built here, as there is no
-#   Docker. To ship a function, build its image and pass it:
-#     crossplane xpkg build --package-root functions/<fn>/package \
-#       --examples-root functions/<fn>/package/examples \
-#       --embed-runtime-image <image> -o function-<fn>.xpkg
+#   (the meta.pkg.crossplane.io Function and any input CRDs, none today),
+#   with the function's runtime image embedded
+#   (--embed-runtime-image-tarball IMAGES/function-<fn>.tar, built by
+#   tools/images.sh without Docker): Crossplane runs the package itself.
 #
-# Environment: CROSSPLANE, the CLI (default: what tools/crossplane.sh installs).
+# Environment: CROSSPLANE, the CLI (default: what tools/crossplane.sh installs);
+# IMAGES, the directory tools/images.sh wrote (default: run it into a scratch
+# directory; its base layer is cached, so that takes seconds once built).
 set -euo pipefail
 
 repo="$(cd "$(dirname "$0")/.." && pwd)"
@@ -28,8 +27,14 @@ crossplane="${CROSSPLANE:-$("${repo}/tools/crossplane.sh")}"
 scratch="$(mktemp -d)"
 trap 'rm -rf "${scratch}"' EXIT
 
-build() { # build NAME PACKAGE_ROOT EXAMPLES_ROOT
-  "${crossplane}" xpkg build --package-root "$2" --examples-root "$3" -o "${out}/$1.xpkg"
+images="${IMAGES:-}"
+if [[ -z "${images}" ]]; then
+  images="${scratch}/images"
+  "${repo}/tools/images.sh" "${images}"
+fi
+
+build() { # build NAME PACKAGE_ROOT EXAMPLES_ROOT [XPKG_BUILD_FLAG...]
+  "${crossplane}" xpkg build --package-root "$2" --examples-root "$3" -o "${out}/$1.xpkg" "${@:4}"
   echo "package.sh: built ${out}/$1.xpkg" >&2
 }
 
@@ -44,5 +49,7 @@ for meta in "${repo}"/functions/*/package/crossplane.yaml; do
   root="${scratch}/${fn}"
   cp -R "$(dirname "${meta}")" "${root}"
   # No examples: point --examples-root at a directory that does not exist.
-  build "function-${fn}" "${root}" "${scratch}/${fn}-no-examples"
+  image="${images}/function-${fn}.tar"
+  [[ -f "${image}" ]] || { echo "package.sh: ${image} is missing; build it with tools/images.sh (make images)" >&2; exit 1; }
+  build "function-${fn}" "${root}" "${scratch}/${fn}-no-examples" --embed-runtime-image-tarball "${image}"
 done

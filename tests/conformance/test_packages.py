@@ -28,6 +28,7 @@ import yaml
 
 from modelplane import kinds
 from tests.conformance.schemas import APIS, REPO
+from tests.images import host
 
 SCRIPT = REPO / "tools" / "package.sh"
 LABEL = "io.crossplane.xpkg:"
@@ -81,13 +82,15 @@ def read_xpkg(path: Path) -> Xpkg:
 
 @pytest.fixture(scope="module")
 def packages(binary: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Xpkg]:
+    # package.sh embeds each function's runtime image, which it builds with tools/images.sh (root, debootstrap).
+    host.require()
     out = tmp_path_factory.mktemp("packages")
     proc = subprocess.run(
         ["bash", str(SCRIPT), str(out)],
         env={**os.environ, "CROSSPLANE": str(binary)},
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=host.BUILD_TIMEOUT,
         check=False,
     )
     assert proc.returncode == 0, proc.stderr
