@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: preview test bench venv tools package lint typecheck generate goldens check-generated clean
+.PHONY: preview test bench fuzz venv tools package lint typecheck generate goldens check-generated clean
 
 ## preview: build the environment and preview the quickstart fleet offline
 preview: $(STAMP)
@@ -15,6 +15,10 @@ preview: $(STAMP)
 ## test: every test tier (unit, function, render, validation, gRPC, conformance with the real Crossplane CLI) plus lint and type checks
 test: $(STAMP) tools lint typecheck
 	CROSSPLANE="$$(tools/crossplane.sh)" CROSSPLANE_ENGINE="$$(tools/crossplane.sh engine)" $(BIN)/pytest
+
+## fuzz: fuzz every function with random inputs, MODELPLANE_FUZZ_EXAMPLES per function (20,000 unless set; `make test` runs 2,000, derandomized)
+fuzz: $(STAMP)
+	MODELPLANE_FUZZ=deep $(BIN)/pytest tests/fuzz -p no:cacheprovider
 
 ## bench: print RunFunction latency, function start-up and placement quality beside their targets
 bench: $(STAMP)

@@ -11,6 +11,7 @@ __all__ = [
     "CONTROL_PLANE_NAMESPACE",
     "DEPLOYMENT_LABEL",
     "KUBECONFIG_KEY",
+    "MAX_COLLECTION_NAME",
     "OBSERVED_PODS_LABEL",
     "POOL_LABEL",
     "REPLICA_HOST_SUFFIX",
@@ -94,9 +95,23 @@ def remote_key(kind: str, role: str = "") -> str:
     return f"{kind}-{role}" if role else kind
 
 
-def object_name(replica: str, key: str) -> str:
-    """The name of the provider-kubernetes Object (in the replica's namespace) that carries ``key``."""
-    return f"{replica}-{key}"
+# provider-kubernetes refuses an ObservedObjectCollection named 64 characters or more (its CRD's rule);
+# any other object's name is a DNS subdomain of at most 253.
+MAX_COLLECTION_NAME = 63
+_MAX_SUBDOMAIN = 253
+
+
+def object_name(replica: str, key: str, limit: int = _MAX_SUBDOMAIN) -> str:
+    """The name of the provider-kubernetes Object (in the replica's namespace) that carries ``key``.
+
+    ``<replica>-<key>``; one longer than ``limit`` is cut and given a hash suffix, so it stays
+    stable and unique (pass ``MAX_COLLECTION_NAME`` for the replica's ObservedObjectCollection).
+    """
+    name = f"{replica}-{key}"
+    if len(name) <= limit:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+    return f"{name[: limit - len(digest) - 1].rstrip('-.')}-{digest}"
 
 
 def workload_name(replica: str, role: str) -> str:

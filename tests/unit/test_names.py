@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from modelplane.names import REPLICA_HOST_SUFFIX, replica_host
+from modelplane.names import MAX_COLLECTION_NAME, REPLICA_HOST_SUFFIX, object_name, replica_host
 
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 SUBDOMAIN = st.from_regex(r"\A[a-z0-9]([-a-z0-9]{0,60}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,60}[a-z0-9])?){0,3}\Z")
@@ -32,3 +32,27 @@ def test_replica_host_is_a_dns_name_under_the_suffix(replica: str, namespace: st
     assert host.endswith(f".{REPLICA_HOST_SUFFIX}")
     assert len(host) <= 253
     assert all(len(label) <= 63 and DNS_LABEL.match(label) for label in host.split("."))
+
+
+@pytest.mark.parametrize(
+    ("replica", "key", "limit", "want"),
+    [
+        pytest.param("qwen-0", "pods", MAX_COLLECTION_NAME, "qwen-0-pods", id="short-unchanged"),
+        pytest.param("r" * 58, "pods", MAX_COLLECTION_NAME, "r" * 58 + "-pods", id="exactly-63"),
+        pytest.param("r" * 61 + "-0", "pods", MAX_COLLECTION_NAME, "r" * 54 + "-b656eb7e", id="63-char-replica-cut"),
+        pytest.param("r" * 61 + "-0", "deployment-unified", 253, "r" * 61 + "-0-deployment-unified", id="object-fits"),
+    ],
+)
+def test_object_name(replica: str, key: str, limit: int, want: str) -> None:
+    got = object_name(replica, key, limit)
+    assert len(got) <= limit
+    assert got == want
+
+
+@given(st.from_regex(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?", fullmatch=True), st.sampled_from(["pods", "namespace"]))
+def test_collection_names_fit_and_stay_distinct(replica: str, key: str) -> None:
+    name = object_name(replica, key, MAX_COLLECTION_NAME)
+    assert len(name) <= MAX_COLLECTION_NAME
+    assert re.fullmatch(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", name)
+    assert name == object_name(replica, key, MAX_COLLECTION_NAME)  # stable
+    assert name != object_name(replica + "x" if len(replica) < 63 else replica[:-1], key, MAX_COLLECTION_NAME)

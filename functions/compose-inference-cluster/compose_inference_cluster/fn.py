@@ -24,24 +24,28 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane.capacity import replica_holding
 from modelplane.capacity.adapters import scheduler_snapshot
+from modelplane.capacity.kai import QUEUE as KAI_QUEUE
 from modelplane.capacity.kueue import API_VERSION as KUEUE_API_VERSION
-from modelplane.capacity.kueue import flavor_names
+from modelplane.capacity.kueue import CLUSTER_QUEUE, RESOURCE_FLAVOR, flavor_names
 from modelplane.capacity.observed import Source
 from modelplane.capacity.snapshot import PoolObservations, Snapshot, pool_observations
 from modelplane.classes import review_class
 from modelplane.clusters import compose_cloud, plan_pools
 from modelplane.clusters.types import pool_key
 from modelplane.conditions import Condition, Reason, Status, Type
+from modelplane.fnkit import inputs
 from modelplane.fnkit.keep import hold, keep_observed
 from modelplane.fnkit.required import Requirement
 from modelplane.fnkit.runner import ComposeRunner
 from modelplane.fnkit.status import set_conditions, set_ready
-from modelplane.fnkit.xr import InvalidXRError, parse_composite
+from modelplane.fnkit.xr import InvalidXRError, invalid, parse_composite
 from modelplane.kinds import API_VERSION
 from modelplane.names import CONTROL_PLANE_NAMESPACE, KUBECONFIG_KEY, bounded_name, kubeconfig_secret
+from modelplane.problems import Problem, describe
 from modelplane.remote import Readiness, ReadinessRule, observed_manifest, wrap
+from modelplane.shapes import METADATA, Shape
 from modelplane_models.inference_class import InferenceClass
-from modelplane_models.inference_cluster import InferenceCluster
+from modelplane_models.inference_cluster import InferenceCluster, Spec
 from modelplane_models.model_replica import ModelReplica
 
 CLASSES = Requirement("classes", API_VERSION, "InferenceClass")
@@ -55,6 +59,10 @@ STACK_KEY = "serving-stack"
 QUEUE_KEY = "scheduler-queue"
 FLAVOR_PREFIX = "scheduler-flavor-"
 KAI_API_VERSION = "scheduling.run.ai/v2"
+# What the function reads of its inputs besides the XR: class specs are validated by their model.
+_CLASS: Shape = {"metadata": METADATA}
+_SECRET: Shape = {"data": {str: object}, "stringData": {str: object}}
+_STACK: Shape = {"status": {"gateway": {"address": str}}}
 # Observe-only Objects never gate readiness: they only exist to carry the remote object's status back.
 _OBSERVE = ReadinessRule(Readiness.SUCCESSFUL_CREATE)
 
@@ -89,13 +97,12 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: st
     """Resolve inputs, compose the cluster, its ProviderConfigs, stack and scheduler Objects, then status."""
     CLASSES.request(rsp)
     REPLICAS.request(rsp)
-    try:
-        xr = parse_composite(req, InferenceCluster)
-    except InvalidXRError as err:
-        hold(req, rsp, log, Condition(Type.PROVISIONED, Status.FALSE, Reason.INVALID_SPEC, f"invalid: {err}"))
+    read = _read_xr(req)
+    if isinstance(read, list):
+        message = f"invalid: {describe(read)}"
+        hold(req, rsp, log, Condition(Type.PROVISIONED, Status.FALSE, Reason.INVALID_SPEC, message))
         return
-    spec = resource.struct_to_dict(req.observed.composite.resource).get("spec", {})
-    name = xr.metadata.name if xr.metadata is not None and xr.metadata.name else ""
+    name, spec = read
     source = str(spec.get("cluster", {}).get("source", ""))
     existing = spec.get("cluster", {}).get("existing", {}).get("secretRef", {})
     if source == "Existing":
@@ -112,10 +119,10 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: st
         set_conditions(rsp, waiting)
         set_ready(rsp, ready=False)
         return
-    class_specs = _class_specs(req)
+    class_specs = _class_specs(req, rsp)
     if source == "Existing":
         kubeconfig = _Kubeconfig(existing["namespace"], existing["name"], existing.get("key", KUBECONFIG_KEY))
-        provisioned = _existing_provisioned(req, kubeconfig)
+        provisioned = _existing_provisioned(req, rsp, kubeconfig)
     else:
         kubeconfig = _Kubeconfig(CONTROL_PLANE_NAMESPACE, kubeconfig_secret(name), KUBECONFIG_KEY)
         provisioned = _write_cloud(req, rsp, name, source, spec, class_specs)
@@ -130,7 +137,7 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: st
     observable = scheduler != "Kueue" or bool(spec.get("scheduler", {}).get("kueue", {}).get("clusterQueueName"))
     snapshot = scheduler_snapshot(scheduler, objects, device_classes) if observable else None
     observations = pool_observations(snapshot, pools) if snapshot is not None else PoolObservations({})
-    capacity = _capacity(spec.get("nodePools") or [], classes, _held(req, name), observations)
+    capacity = _capacity(spec.get("nodePools") or [], classes, _held(req, rsp, name), observations)
     status: dict[str, Any] = {
         "cordoned": bool(spec.get("cordoned", False)),
         "providerConfigRef": {"name": name, "kind": PROVIDER_CONFIG_KIND},
@@ -153,6 +160,32 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: st
     log.debug("composed", cluster=name, ready=ready, capacity_source=known.reason)
 
 
+def _read_xr(req: fnv1.RunFunctionRequest) -> tuple[str, dict[str, Any]] | list[Problem]:
+    """The cluster's name and its spec as written, every field checked by its model; or why it cannot be read."""
+    try:
+        xr = parse_composite(req, InferenceCluster)
+    except InvalidXRError as err:
+        return err.problems
+    problems = _spec_problems(xr.spec)
+    if problems or xr.spec is None:
+        return problems
+    name = xr.metadata.name if xr.metadata is not None and xr.metadata.name else ""
+    return name, xr.spec.model_dump(mode="json", by_alias=True, exclude_unset=True, exclude_none=True)
+
+
+def _spec_problems(spec: Spec | None) -> list[Problem]:
+    """What the XRD's rules refuse and the model does not check, among the fields this function needs."""
+    if spec is None:
+        return [Problem("spec", "required")]
+    out = []
+    source = spec.cluster.source
+    if getattr(spec.cluster, source.lower()) is None:
+        out.append(Problem(f"spec.cluster.{source.lower()}", f"required when spec.cluster.source is {source}"))
+    if spec.scheduler is not None and spec.scheduler.type == "KAI" and spec.scheduler.kai is None:
+        out.append(Problem("spec.scheduler.kai", "required when spec.scheduler.type is KAI"))
+    return out
+
+
 def _request_secret(rsp: fnv1.RunFunctionResponse, ref: Mapping[str, Any]) -> None:
     selector = fnv1.ResourceSelector(
         api_version="v1", kind="Secret", match_name=str(ref.get("name", "")), namespace=str(ref.get("namespace", ""))
@@ -160,46 +193,46 @@ def _request_secret(rsp: fnv1.RunFunctionResponse, ref: Mapping[str, Any]) -> No
     rsp.requirements.resources[KUBECONFIG].CopyFrom(selector)
 
 
-def _existing_provisioned(req: fnv1.RunFunctionRequest, kubeconfig: _Kubeconfig) -> Condition:
+def _existing_provisioned(
+    req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, kubeconfig: _Kubeconfig
+) -> Condition:
     where = f"Secret {kubeconfig.namespace}/{kubeconfig.name}"
-    items = req.required_resources[KUBECONFIG].items
+    items = list(inputs.required(req, rsp, KUBECONFIG, _SECRET))
     if not items:
         return Condition(Type.PROVISIONED, Status.FALSE, Reason.KUBECONFIG_NOT_FOUND, f"{where} not found")
-    data = resource.struct_to_dict(items[0].resource)
+    data = items[0]
     if kubeconfig.key not in (data.get("data") or {}) and kubeconfig.key not in (data.get("stringData") or {}):
         message = f"{where} has no key {kubeconfig.key!r}"
         return Condition(Type.PROVISIONED, Status.FALSE, Reason.KUBECONFIG_NOT_FOUND, message)
     return Condition(Type.PROVISIONED, Status.TRUE, Reason.PROVISIONED, f"reached through {where} key {kubeconfig.key}")
 
 
-def _class_specs(req: fnv1.RunFunctionRequest) -> dict[str, dict[str, Any]]:
-    out: dict[str, dict[str, Any]] = {}
-    for item in CLASSES.items(req):
+def _class_specs(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> dict[str, InferenceClass]:
+    """The InferenceClasses with a spec that validates, by name (the others are reported and left out)."""
+    out: dict[str, InferenceClass] = {}
+    for item in inputs.required(req, rsp, CLASSES.name, _CLASS):
         name = item.get("metadata", {}).get("name")
-        if name and isinstance(item.get("spec"), dict):
-            out[str(name)] = item["spec"]
+        if not name:
+            continue
+        try:
+            klass = InferenceClass.model_validate({"spec": item.get("spec")})
+        except pydantic.ValidationError as err:
+            inputs.report(rsp, f"InferenceClass {name}", invalid(err))
+            continue
+        if klass.spec is not None:
+            out[str(name)] = klass
     return out
 
 
-def _classes(specs: Mapping[str, Mapping[str, Any]]) -> dict[str, _Class]:
+def _classes(specs: Mapping[str, InferenceClass]) -> dict[str, _Class]:
     out: dict[str, _Class] = {}
-    for name, spec in sorted(specs.items()):
-        try:
-            klass = InferenceClass.model_validate({"spec": spec})
-        except pydantic.ValidationError:
-            continue  # a class that does not parse has no known accelerator: its pools have no capacity
+    for name, klass in sorted(specs.items()):
         accelerator = review_class(klass.spec).accelerator if klass.spec is not None else None
         if accelerator is None:
             continue
-        device: Mapping[str, Any] = next(
-            (d for d in spec.get("devices", []) if d.get("name") == accelerator.device), {}
-        )
-        out[name] = _Class(accelerator.count_per_node, accelerator.memory, device.get("deviceClassName"))
+        device = next((d for d in klass.spec.devices if d.name == accelerator.device), None) if klass.spec else None
+        out[name] = _Class(accelerator.count_per_node, accelerator.memory, device.deviceClassName if device else None)
     return out
-
-
-def _observed_ready(req: fnv1.RunFunctionRequest, key: str) -> bool:
-    return resource.get_condition(req.observed.resources.get(key), "Ready").status == "True"
 
 
 def _put(
@@ -207,7 +240,7 @@ def _put(
 ) -> bool:
     """Desire ``obj`` under ``key``; return whether it is observed Ready (always True when it does not gate)."""
     resource.update(rsp.desired.resources[key], dict(obj))
-    ready = _observed_ready(req, key) if gate else True
+    ready = inputs.is_ready(req, rsp, key) if gate else True
     rsp.desired.resources[key].ready = fnv1.READY_TRUE if ready else fnv1.READY_FALSE
     return ready
 
@@ -218,10 +251,13 @@ def _write_cloud(
     name: str,
     source: str,
     spec: Mapping[str, Any],
-    classes: Mapping[str, Mapping[str, Any]],
+    classes: Mapping[str, InferenceClass],
 ) -> Condition:
     """Compose the cloud cluster and its pools; refused pools keep what was composed for them."""
-    plans, problems = plan_pools(source, spec.get("nodePools") or [], classes)
+    class_specs = {
+        n: c.spec.model_dump(mode="json", by_alias=True, exclude_unset=True) for n, c in classes.items() if c.spec
+    }
+    plans, problems = plan_pools(source, spec.get("nodePools") or [], class_specs)
     settings = spec.get("cluster", {}).get(source.lower(), {})
     cloud = compose_cloud(source, name=name, namespace=CONTROL_PLANE_NAMESPACE, settings=settings, pools=plans)
     waiting = [
@@ -273,18 +309,19 @@ def _write_stack(
         },
     }
     ready = _put(req, rsp, STACK_KEY, stack, gate=True)
-    observed = req.observed.resources.get(STACK_KEY)
-    address = ""
-    if observed is not None:
-        address = str(
-            resource.struct_to_dict(observed.resource).get("status", {}).get("gateway", {}).get("address") or ""
-        )
-    return ready, address
+    observed = inputs.observed(req, rsp, STACK_KEY, _STACK)
+    return ready, str(((observed or {}).get("status", {}).get("gateway") or {}).get("address") or "")
 
 
-def _observed_manifest(req: fnv1.RunFunctionRequest, key: str) -> Mapping[str, Any] | None:
-    observed = req.observed.resources.get(key)
-    return observed_manifest(resource.struct_to_dict(observed.resource)) if observed is not None else None
+def _observed_manifest(
+    req: fnv1.RunFunctionRequest,
+    rsp: fnv1.RunFunctionResponse,
+    key: str,
+    shape: Shape,
+    problems: list[Problem] | None = None,
+) -> Mapping[str, Any] | None:
+    observed = inputs.observed(req, rsp, key, {"status": {"atProvider": {"manifest": shape}}}, problems)
+    return observed_manifest(observed) if observed is not None else None
 
 
 def _write_scheduler_objects(
@@ -292,21 +329,28 @@ def _write_scheduler_objects(
 ) -> list[Mapping[str, Any]]:
     """Compose Observe-only Objects of the scheduler's status objects; return what they observed."""
     kind = str(scheduler.get("type", "None"))
+    shapes: dict[str, Shape] = {}
     if kind == "KAI":
         queue = {"apiVersion": KAI_API_VERSION, "kind": "Queue", "metadata": {"name": scheduler["kai"]["queue"]}}
         manifests = {QUEUE_KEY: (bounded_name(f"{name}-kai-queue", 253), queue)}
+        shapes[QUEUE_KEY] = KAI_QUEUE
     elif kind == "Kueue" and scheduler.get("kueue", {}).get("clusterQueueName"):
         cq_name = scheduler["kueue"]["clusterQueueName"]
         cq = {"apiVersion": KUEUE_API_VERSION, "kind": "ClusterQueue", "metadata": {"name": cq_name}}
         manifests = {QUEUE_KEY: (bounded_name(f"{name}-kueue-clusterqueue", 253), cq)}
-        seen = _observed_manifest(req, QUEUE_KEY)
-        # Flavors are known once the ClusterQueue is observed; until then keep any observed before.
+        shapes[QUEUE_KEY] = CLUSTER_QUEUE
+        unread: list[Problem] = []
+        seen = _observed_manifest(req, rsp, QUEUE_KEY, CLUSTER_QUEUE, unread)
+        # Flavors are known once the ClusterQueue is observed and read whole; until then keep any observed before.
         flavors = flavor_names(seen) if seen is not None else []
         for flavor in flavors:
             manifest = {"apiVersion": KUEUE_API_VERSION, "kind": "ResourceFlavor", "metadata": {"name": flavor}}
-            manifests[FLAVOR_PREFIX + flavor] = (bounded_name(f"{name}-kueue-flavor-{flavor}", 253), manifest)
-        if seen is None:
-            keep_observed(req, rsp, [k for k in req.observed.resources if k.startswith(FLAVOR_PREFIX)])
+            key = FLAVOR_PREFIX + flavor
+            manifests[key] = (bounded_name(f"{name}-kueue-flavor-{flavor}", 253), manifest)
+            shapes[key] = RESOURCE_FLAVOR
+        if seen is None or unread:
+            kept = [k for k in req.observed.resources if k.startswith(FLAVOR_PREFIX) and k not in manifests]
+            keep_observed(req, rsp, kept)
     else:
         return []
     out: list[Mapping[str, Any]] = []
@@ -320,21 +364,23 @@ def _write_scheduler_objects(
             observe_only=True,
         )
         _put(req, rsp, key, obj, gate=False)
-        seen_manifest = _observed_manifest(req, key)
+        seen_manifest = _observed_manifest(req, rsp, key, shapes[key])
         if seen_manifest is not None:
             out.append(seen_manifest)
     return out
 
 
-def _held(req: fnv1.RunFunctionRequest, cluster: str) -> dict[str, int]:
+def _held(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, cluster: str) -> dict[str, int]:
     """GPUs the ModelReplicas on ``cluster`` hold, per pool."""
     held: dict[str, int] = defaultdict(int)
-    for item in REPLICAS.items(req):
-        if item.get("spec", {}).get("inferenceClusterRef", {}).get("name") != cluster:
+    for struct in REPLICAS.structs(req):
+        # Only this cluster's replicas are read whole: the fleet's others can be many.
+        if inputs.string_at(struct, "spec", "inferenceClusterRef", "name") != cluster:
             continue
         try:
-            holding = replica_holding(ModelReplica.model_validate(item))
-        except pydantic.ValidationError:
+            holding = replica_holding(ModelReplica.model_validate(resource.struct_to_dict(struct)))
+        except pydantic.ValidationError as err:
+            inputs.report(rsp, f"ModelReplica {inputs.string_at(struct, 'metadata', 'name')}", invalid(err))
             continue
         for role in holding.roles if holding is not None else ():
             held[role.pool] += role.footprint.total_gpus

@@ -9,7 +9,6 @@ address once Envoy Gateway has programmed it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import structlog
@@ -17,6 +16,7 @@ from crossplane.function import resource
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane.conditions import Condition, Reason, Status, Type
+from modelplane.fnkit import inputs
 from modelplane.fnkit.keep import hold
 from modelplane.fnkit.runner import ComposeRunner
 from modelplane.fnkit.status import set_conditions, set_ready
@@ -39,6 +39,7 @@ from modelplane.routing import (
     gateway_ref,
     release,
 )
+from modelplane.routing.gateway import OBSERVED
 from modelplane_models.inference_gateway import InferenceGateway, Spec
 
 # What says each composed resource is ready: the Release (a managed resource) its Ready condition,
@@ -70,21 +71,22 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: st
     spec = xr.spec or Spec()
     desired = _desired(name, spec)
     ready = True
+    observed_gateway = inputs.observed(req, rsp, GATEWAY_KEY, OBSERVED)
     for key, manifest in desired.items():
         resource.update(rsp.desired.resources[key], manifest)
-        observed = _observed(req, key)
+        observed = observed_gateway if key == GATEWAY_KEY else inputs.observed(req, rsp, key, OBSERVED)
         is_ready = observed is not None and (key not in _READY_WHEN or condition_true(observed, _READY_WHEN[key]))
         rsp.desired.resources[key].ready = fnv1.READY_TRUE if is_ready else fnv1.READY_FALSE
         ready = ready and is_ready
     ref = gateway_ref(name)
     http_port = spec.http.port if spec.http and spec.http.port else 80
-    url = address(_observed(req, GATEWAY_KEY), http_port)
+    url = address(observed_gateway, http_port)
     status: dict[str, Any] = {"gateway": {"name": ref.name, "namespace": ref.namespace}}
     if url:
         status["address"] = url
     resource.update(rsp.desired.composite, {"status": status})
     where = f"Gateway {ref.namespace}/{ref.name}"
-    if url and condition_true(_observed(req, GATEWAY_KEY), "Programmed"):
+    if url and condition_true(observed_gateway, "Programmed"):
         set_conditions(rsp, Condition(Type.PROGRAMMED, Status.TRUE, Reason.PROGRAMMED, f"{where} serves at {url}"))
     else:
         message = f"waiting for Envoy Gateway to program {where} and give it an address"
@@ -114,8 +116,3 @@ def _desired(name: str, spec: Spec) -> dict[str, dict[str, Any]]:
     if grant is not None:
         out[CERTIFICATE_GRANT_KEY] = grant
     return out
-
-
-def _observed(req: fnv1.RunFunctionRequest, key: str) -> Mapping[str, Any] | None:
-    observed = req.observed.resources.get(key)
-    return resource.struct_to_dict(observed.resource) if observed is not None else None

@@ -12,12 +12,13 @@ from crossplane.function import resource
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane.conditions import Condition, Reason, Status, Type
+from modelplane.fnkit import inputs
 from modelplane.fnkit.keep import hold
 from modelplane.fnkit.runner import ComposeRunner
 from modelplane.fnkit.status import set_conditions, set_ready
 from modelplane.fnkit.xr import InvalidXRError, parse_composite
 from modelplane.names import BACKEND_KEY
-from modelplane.routing import InvalidURLError, backend, condition_true, parse_url
+from modelplane.routing import InvalidURLError, backend, parse_url
 from modelplane_models.model_endpoint import ModelEndpoint
 
 
@@ -41,9 +42,8 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: st
     meta = xr.metadata
     name, namespace = (meta.name if meta else None) or "", (meta.namespace if meta else None) or ""
     resource.update(rsp.desired.resources[BACKEND_KEY], backend(name, namespace, url))
-    observed = req.observed.resources.get(BACKEND_KEY)
     # Envoy Gateway reports a Backend it can use as Accepted.
-    accepted = observed is not None and condition_true(resource.struct_to_dict(observed.resource), "Accepted")
+    accepted = inputs.is_ready(req, rsp, BACKEND_KEY, "Accepted")
     rsp.desired.resources[BACKEND_KEY].ready = fnv1.READY_TRUE if accepted else fnv1.READY_FALSE
     resource.update(rsp.desired.composite, {"status": {"backendName": name}})
     tls = "over TLS " if url.tls else ""

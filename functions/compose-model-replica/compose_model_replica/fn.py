@@ -30,13 +30,23 @@ from modelplane.backends import (
     lift_status,
 )
 from modelplane.backends.resolve import ResolveError, resolve
+from modelplane.backends.status import POD, REMOTE
 from modelplane.conditions import Condition, Reason, Status, Type
+from modelplane.fnkit import inputs
 from modelplane.fnkit.keep import hold, keep_observed
 from modelplane.fnkit.runner import ComposeRunner
 from modelplane.fnkit.status import set_conditions, set_ready
-from modelplane.fnkit.xr import InvalidXRError, parse_composite
+from modelplane.fnkit.xr import InvalidXRError, invalid, parse_composite
 from modelplane.kinds import API_VERSION
-from modelplane.names import DEPLOYMENT_LABEL, OBSERVED_PODS_LABEL, REPLICA_LABEL, object_name, replica_host
+from modelplane.names import (
+    DEPLOYMENT_LABEL,
+    MAX_COLLECTION_NAME,
+    OBSERVED_PODS_LABEL,
+    REPLICA_LABEL,
+    object_name,
+    replica_host,
+)
+from modelplane.problems import Problem, describe
 from modelplane.remote import OBJECT_API_VERSION, keep_on_delete, observed_manifest, wrap
 from modelplane.schedulers import SchedulerSettingsError, UnknownSchedulerError
 from modelplane.topology import TopologyError, replica_footprint
@@ -47,6 +57,9 @@ from modelplane_models.model_replica import ModelReplica
 CLUSTER = "cluster"
 PODS = "pods"
 PODS_KEY = "pods"  # composition key of the ObservedObjectCollection
+# What the replica reads of the Objects carrying its remote objects, and of those carrying its pods.
+_OBSERVED_REMOTE = {"status": {"atProvider": {"manifest": REMOTE}}}
+_OBSERVED_POD = {"status": {"atProvider": {"manifest": POD}}}
 
 
 def class_requirement(name: str) -> str:
@@ -80,12 +93,15 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: st
     """Resolve the cluster and classes, compose the remote objects, then status and conditions."""
     try:
         xr = parse_composite(req, ModelReplica)
+        if xr.spec is None:
+            raise InvalidXRError([Problem("spec", "required")])
     except InvalidXRError as err:
         hold(req, rsp, log, _undeployed(Reason.INVALID_SPEC, f"the ModelReplica is invalid: {err}"))
         return
-    raw = resource.struct_to_dict(req.observed.composite.resource)
-    meta = raw.get("metadata", {})
-    replica = _Replica(xr, str(meta.get("name", "")), str(meta.get("namespace", "")), raw.get("spec", {}))
+    meta = xr.metadata
+    # The spec as written, with every field the model checked (templates pass through as written).
+    spec = xr.spec.model_dump(mode="json", by_alias=True, exclude_unset=True, exclude_none=True)
+    replica = _Replica(xr, (meta.name if meta else None) or "", (meta.namespace if meta else None) or "", spec)
     _request(rsp, CLUSTER, "InferenceCluster", match_name=replica.spec["inferenceClusterRef"]["name"])
     pods_where = (replica.namespace, {OBSERVED_PODS_LABEL: replica.name})
     _request(rsp, PODS, "Object", api_version=OBJECT_API_VERSION, where=pods_where)
@@ -109,9 +125,9 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: st
         set_ready(rsp, ready=False)
         return
     classes = {n: c for n in class_names if (c := _first(req, class_requirement(n), InferenceClass)) is not None}
-    raw_cluster = _first_raw(req, CLUSTER) or {}
+    cluster_dump = cluster.model_dump(mode="json", by_alias=True, exclude_unset=True, exclude_none=True)
     try:
-        work = resolve(replica.name, replica.namespace, replica.spec, raw_cluster, classes, _labels(replica))
+        work = resolve(replica.name, replica.namespace, replica.spec, cluster_dump, classes, _labels(replica))
         remotes = compose_remote(
             work, cluster.spec.serving.backend or "" if cluster.spec and cluster.spec.serving else ""
         )
@@ -125,7 +141,7 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: st
         cluster.status.providerConfigRef.name if cluster.status and cluster.status.providerConfigRef else ""
     )
     _write_desired(req, rsp, replica, remotes, provider_config or "")
-    state = lift_status([r.key for r in remotes], _observed(req, remotes), _pods(req))
+    state = lift_status([r.key for r in remotes], _observed(req, rsp, remotes), _pods(req, rsp))
     address = cluster.status.gateway.address if cluster.status and cluster.status.gateway else None
     _write_status(rsp, work, state, address)
 
@@ -188,7 +204,7 @@ def _cluster(
     try:
         cluster = InferenceCluster.model_validate(raw)
     except pydantic.ValidationError as err:
-        message = f"spec.inferenceClusterRef: InferenceCluster {name} is invalid: {err.errors()[0]['msg']}"
+        message = f"spec.inferenceClusterRef: InferenceCluster {name} is invalid: {describe(invalid(err))}"
         hold(req, rsp, log, _undeployed(Reason.CLUSTER_NOT_READY, message))
         return None
     if cluster.status is None or cluster.status.providerConfigRef is None or not cluster.status.providerConfigRef.name:
@@ -212,11 +228,6 @@ def _labels(replica: _Replica) -> dict[str, str]:
     return labels
 
 
-def _observed_ready(req: fnv1.RunFunctionRequest, key: str) -> bool:
-    observed = req.observed.resources.get(key)
-    return observed is not None and resource.get_condition(observed, "Ready").status == "True"
-
-
 def _write_desired(
     req: fnv1.RunFunctionRequest,
     rsp: fnv1.RunFunctionResponse,
@@ -234,10 +245,10 @@ def _write_desired(
         if remote.manifest.get("kind") == "Namespace":
             obj = keep_on_delete(obj)  # other replicas share it
         resource.update(rsp.desired.resources[remote.key], obj)
-        ready = _observed_ready(req, remote.key)
+        ready = inputs.is_ready(req, rsp, remote.key)
         rsp.desired.resources[remote.key].ready = fnv1.READY_TRUE if ready else fnv1.READY_FALSE
     collection = pods_collection(
-        name=object_name(replica.name, PODS_KEY),
+        name=object_name(replica.name, PODS_KEY, MAX_COLLECTION_NAME),
         namespace=replica.namespace,
         provider_config=provider_config,
         replica=replica.name,
@@ -246,22 +257,22 @@ def _write_desired(
     rsp.desired.resources[PODS_KEY].ready = fnv1.READY_TRUE
 
 
-def _observed(req: fnv1.RunFunctionRequest, remotes: tuple[Remote, ...]) -> list[ObservedRemote]:
+def _observed(
+    req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, remotes: tuple[Remote, ...]
+) -> list[ObservedRemote]:
     out = []
     for remote in remotes:
-        observed = req.observed.resources.get(remote.key)
+        observed = inputs.observed(req, rsp, remote.key, _OBSERVED_REMOTE)
         if observed is None:
             continue
-        synced = resource.get_condition(observed, "Synced")
+        synced = inputs.observed_condition(req, rsp, remote.key, "Synced")
         error = (synced.message or synced.reason or "") if synced.status == "False" else ""
-        out.append(ObservedRemote(remote.key, observed_manifest(resource.struct_to_dict(observed.resource)), error))
+        out.append(ObservedRemote(remote.key, observed_manifest(observed), error))
     return out
 
 
-def _pods(req: fnv1.RunFunctionRequest) -> list[Mapping[str, Any]]:
-    if PODS not in req.required_resources:
-        return []
-    found = (observed_manifest(resource.struct_to_dict(i.resource)) for i in req.required_resources[PODS].items)
+def _pods(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> list[Mapping[str, Any]]:
+    found = (observed_manifest(o) for o in inputs.required(req, rsp, PODS, _OBSERVED_POD))
     return [m for m in found if m is not None and m.get("kind") == "Pod"]
 
 

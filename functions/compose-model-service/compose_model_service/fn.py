@@ -19,6 +19,7 @@ from crossplane.function import resource, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane.conditions import Condition, Reason, Status, Type
+from modelplane.fnkit import inputs
 from modelplane.fnkit.keep import hold
 from modelplane.fnkit.runner import ComposeRunner
 from modelplane.fnkit.status import set_conditions, set_ready
@@ -40,11 +41,15 @@ from modelplane.routing import (
     plan_route,
     route_accepted,
 )
+from modelplane.routing.route import ENDPOINT, ROUTE
 from modelplane.scheduling.labels import LabelSelector, Operator, Requirement
+from modelplane.shapes import Shape, is_true
 from modelplane_models.model_service import ModelService, Selector
 
 GATEWAY = "gateway"
 ENDPOINTS = "endpoints"
+# What the service reads of its InferenceGateway.
+_GATEWAY: Shape = {"status": {"address": str}}
 
 
 @dataclass(frozen=True)
@@ -89,7 +94,7 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: st
             Condition(Type.ROUTED, Status.UNKNOWN, Reason.WAITING_FOR_GATEWAY, "reading the gateway and endpoints"),
         )
         return
-    gateways = list(_items(req, GATEWAY))
+    gateways = list(inputs.required(req, rsp, GATEWAY, _GATEWAY))
     if not gateways:
         message = f"InferenceGateway {gateway_name!r} (spec.gatewayRef.name) does not exist"
         hold(req, rsp, log, Condition(Type.ROUTED, Status.FALSE, Reason.GATEWAY_NOT_FOUND, message))
@@ -99,11 +104,11 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: st
         if spec
         else []
     )
-    plan = plan_route(selections, list(_endpoints(req, service.namespace)))
+    plan = plan_route(selections, list(_endpoints(req, rsp, service.namespace)))
     ref = gateway_ref(gateway_name)
     path = service_path(service.namespace, service.name)
     resource.update(rsp.desired.resources[ROUTE_KEY], http_route(service.name, service.namespace, path, ref, plan))
-    accepted = route_accepted(_observed(req, ROUTE_KEY), ref)
+    accepted = route_accepted(inputs.observed(req, rsp, ROUTE_KEY, ROUTE), ref)
     rsp.desired.resources[ROUTE_KEY].ready = fnv1.READY_TRUE if accepted else fnv1.READY_FALSE
     _write_status(rsp, service, plan, gateways[0])
     condition = _routed(plan, ref, path)
@@ -123,16 +128,6 @@ def _request(rsp: fnv1.RunFunctionResponse, service: _Service) -> None:
     rsp.requirements.resources[ENDPOINTS].CopyFrom(endpoints)
 
 
-def _items(req: fnv1.RunFunctionRequest, name: str) -> Iterator[dict[str, Any]]:
-    for item in req.required_resources[name].items:
-        yield resource.struct_to_dict(item.resource)
-
-
-def _observed(req: fnv1.RunFunctionRequest, key: str) -> dict[str, Any] | None:
-    observed = req.observed.resources.get(key)
-    return resource.struct_to_dict(observed.resource) if observed is not None else None
-
-
 def _selector(selector: Selector) -> LabelSelector:
     requirements = [
         Requirement(k, Operator.IN, frozenset({v})) for k, v in sorted((selector.matchLabels or {}).items())
@@ -144,17 +139,16 @@ def _selector(selector: Selector) -> LabelSelector:
     return LabelSelector(tuple(requirements))
 
 
-def _endpoints(req: fnv1.RunFunctionRequest, namespace: str) -> Iterator[Endpoint]:
+def _endpoints(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, namespace: str) -> Iterator[Endpoint]:
     """The ModelEndpoints of ``namespace`` as routing sees them (others are never routed to)."""
-    for item in _items(req, ENDPOINTS):
+    for item in inputs.required(req, rsp, ENDPOINTS, ENDPOINT):
         meta = item.get("metadata") or {}
         if meta.get("namespace", namespace) != namespace:
             continue
         spec, status = item.get("spec") or {}, item.get("status") or {}
-        conditions = status.get("conditions") or []
         # An endpoint whose replica stopped serving is kept by its deployment, annotated: no traffic.
         serving = (meta.get("annotations") or {}).get(SERVING_ANNOTATION) != "false"
-        ready = serving and any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+        ready = serving and is_true(item, "Ready")
         try:
             url = parse_url(str(spec.get("url", "")))
         except InvalidURLError:

@@ -10,7 +10,6 @@ becomes ``status.gateway.address``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import structlog
@@ -19,19 +18,23 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane.charts import Chart, Component, stack_components
 from modelplane.conditions import Condition, Reason, Status, Type
+from modelplane.fnkit import inputs
 from modelplane.fnkit.keep import hold
 from modelplane.fnkit.runner import ComposeRunner
 from modelplane.fnkit.status import set_conditions, set_ready
 from modelplane.fnkit.xr import InvalidXRError, parse_composite
 from modelplane.names import CONTROL_PLANE_NAMESPACE, WORKLOAD_GATEWAY_NAME, WORKLOAD_GATEWAY_NAMESPACE, bounded_name
 from modelplane.remote import Readiness, ReadinessRule, observed_manifest, readiness_for, wrap
-from modelplane_models.serving_stack import ServingStack
+from modelplane.shapes import Shape
+from modelplane_models.serving_stack import Gateway, ServingStack
 
 RELEASE_API_VERSION = "helm.m.crossplane.io/v1beta1"
 GATEWAY_NAMESPACE_KEY = "gateway-namespace"
 GATEWAY_CLASS_KEY = "gateway-class"
 GATEWAY_KEY = "gateway"
 ENVOY_CONTROLLER = "gateway.envoyproxy.io/gatewayclass-controller"
+# What the stack reads of the Object carrying its Gateway: the addresses Envoy Gateway gave it.
+_OBSERVED_GATEWAY: Shape = {"status": {"atProvider": {"manifest": {"status": {"addresses": [{"value": str}]}}}}}
 _PROGRAMMED = ReadinessRule(
     Readiness.DERIVE_FROM_CEL_QUERY,
     "object.status.conditions.exists(c, c.type == 'Programmed' && c.status == 'True')",
@@ -63,11 +66,14 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: st
         message = f"the ServingStack is invalid: {err}"
         hold(req, rsp, log, Condition(Type.INSTALLED, Status.FALSE, Reason.INVALID_SPEC, message))
         return
-    spec = resource.struct_to_dict(req.observed.composite.resource).get("spec", {})
+    if xr.spec is None:
+        hold(req, rsp, log, Condition(Type.INSTALLED, Status.FALSE, Reason.INVALID_SPEC, "spec: required"))
+        return
+    spec = xr.spec
     name = xr.metadata.name if xr.metadata is not None and xr.metadata.name else ""
-    provider_config = str(spec["providerConfigRef"]["name"])
+    provider_config = spec.providerConfigRef.name
     charts = stack_components(
-        backend=str(spec.get("backend", "KServe")), scheduler=str(spec.get("scheduler", {}).get("type", "None"))
+        backend=spec.backend or "KServe", scheduler=(spec.scheduler.type if spec.scheduler else None) or "None"
     )
     ready: dict[Component, bool] = {}
     releases: list[dict[str, Any]] = []
@@ -80,7 +86,7 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: st
             ready[chart.component] = False
         else:
             resource.update(rsp.desired.resources[key], _release(name, provider_config, chart))
-            ready[chart.component] = _observed_ready(req, key)
+            ready[chart.component] = inputs.is_ready(req, rsp, key)
             rsp.desired.resources[key].ready = fnv1.READY_TRUE if ready[chart.component] else fnv1.READY_FALSE
         releases.append(
             {
@@ -91,9 +97,9 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: st
             }
         )
     gateway_ready, address = _write_gateway(
-        req, rsp, name, provider_config, spec, envoy_ready=ready[Component.ENVOY_GATEWAY]
+        req, rsp, name, provider_config, spec.gateway or Gateway(), envoy_ready=ready[Component.ENVOY_GATEWAY]
     )
-    if not ready[Component.ENVOY_GATEWAY] and GATEWAY_KEY not in req.observed.resources:
+    if not ready[Component.ENVOY_GATEWAY] and not _gateway_composed(req):
         waiting.append("the Gateway waits for envoy-gateway")
     status: dict[str, Any] = {"releases": sorted(releases, key=lambda r: r["name"])}
     if address:
@@ -112,10 +118,6 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: st
     set_conditions(rsp, condition)
     set_ready(rsp, ready=installed)
     log.debug("composed", stack=name, installed=installed)
-
-
-def _observed_ready(req: fnv1.RunFunctionRequest, key: str) -> bool:
-    return resource.get_condition(req.observed.resources.get(key), "Ready").status == "True"
 
 
 def _release(stack: str, provider_config: str, chart: Chart) -> dict[str, Any]:
@@ -142,15 +144,14 @@ def _write_gateway(
     rsp: fnv1.RunFunctionResponse,
     stack: str,
     provider_config: str,
-    spec: Mapping[str, Any],
+    gateway: Gateway,
     *,
     envoy_ready: bool,
 ) -> tuple[bool, str]:
     """Compose the GatewayClass and Gateway once Envoy Gateway is Ready; return the Gateway's readiness and address."""
-    if not envoy_ready and GATEWAY_KEY not in req.observed.resources:
+    if not envoy_ready and not _gateway_composed(req):
         return False, ""
-    gateway = spec.get("gateway", {})
-    class_name = str(gateway.get("gatewayClassName", "modelplane"))
+    class_name = gateway.gatewayClassName or "modelplane"
     manifests = {
         GATEWAY_NAMESPACE_KEY: (
             {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": WORKLOAD_GATEWAY_NAMESPACE}},
@@ -176,7 +177,7 @@ def _write_gateway(
                         {
                             "name": "http",
                             "protocol": "HTTP",
-                            "port": int(gateway.get("port", 80)),
+                            "port": gateway.port or 80,
                             "allowedRoutes": {"namespaces": {"from": "All"}},
                         }
                     ],
@@ -195,15 +196,20 @@ def _write_gateway(
             readiness=readiness,
         )
         resource.update(rsp.desired.resources[key], obj)
-        observed = _observed_ready(req, key)
+        observed = inputs.is_ready(req, rsp, key)
         rsp.desired.resources[key].ready = fnv1.READY_TRUE if observed else fnv1.READY_FALSE
         ready = ready and observed
-    return ready, _address(req)
+    return ready, _address(req, rsp)
 
 
-def _address(req: fnv1.RunFunctionRequest) -> str:
+def _gateway_composed(req: fnv1.RunFunctionRequest) -> bool:
+    """Whether any of the Gateway's objects was composed before (then all of them stay composed)."""
+    return any(k in req.observed.resources for k in (GATEWAY_NAMESPACE_KEY, GATEWAY_CLASS_KEY, GATEWAY_KEY))
+
+
+def _address(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> str:
     """The Gateway's first address, as provider-kubernetes observed the Gateway."""
-    observed = req.observed.resources.get(GATEWAY_KEY)
-    manifest = observed_manifest(resource.struct_to_dict(observed.resource)) if observed is not None else None
-    addresses = (manifest or {}).get("status", {}).get("addresses") or []
-    return str(addresses[0].get("value", "")) if addresses else ""
+    observed = inputs.observed(req, rsp, GATEWAY_KEY, _OBSERVED_GATEWAY)
+    manifest = observed_manifest(observed) if observed is not None else None
+    addresses = ((manifest or {}).get("status") or {}).get("addresses") or []
+    return str(addresses[0].get("value") or "") if addresses else ""

@@ -14,8 +14,25 @@ from dataclasses import dataclass
 from typing import Any
 
 from modelplane.names import ROLE_LABEL
+from modelplane.shapes import CONDITION, METADATA, Shape
 
 Manifest = Mapping[str, Any]
+
+# What lift_status reads of a remote object and of a pod; inputs are conformed to these where they are read.
+REMOTE: Shape = {
+    "kind": str,
+    "metadata": METADATA,
+    "spec": {"replicas": int},
+    "status": {"readyReplicas": int, "conditions": [CONDITION]},
+}
+POD: Shape = {
+    "kind": str,
+    "metadata": METADATA,
+    "status": {
+        "containerStatuses": [{"name": str, "state": {"waiting": {"reason": str, "message": str}}}],
+        "conditions": [CONDITION],
+    },
+}
 
 # Container waiting reasons that will not clear by themselves: reported before scheduling problems.
 _STUCK = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName", "CreateContainerConfigError", "CrashLoopBackOff")
@@ -129,8 +146,9 @@ def lift_status(
 
     Args:
         desired: The composition keys of every remote object the replica wants.
-        observed: What provider-kubernetes observed of them (any order; missing ones are not there yet).
-        pods: The replica's pods as observed on the workload cluster.
+        observed: What provider-kubernetes observed of them (any order; missing ones are not there yet),
+            each manifest conformed to ``REMOTE``.
+        pods: The replica's pods as observed on the workload cluster, conformed to ``POD``.
 
     Returns:
         Deployed when every object exists on the cluster; ready when every workload reports it

@@ -12,15 +12,24 @@ from typing import Any
 
 from modelplane.capacity.observed import Source
 from modelplane.capacity.snapshot import Figure, Snapshot, gpus, is_gpu
+from modelplane.shapes import METADATA, Shape
 
 QUEUE_API_VERSION = "scheduling.run.ai/v2"
+_NUMBER = (str, int, float)
+# What the adapter reads of a Queue: objects are conformed to it where they are read.
+QUEUE: Shape = {
+    "kind": str,
+    "metadata": METADATA,
+    "spec": {"resources": {"gpu": {"quota": (int, float)}}},
+    "status": {"allocated": {str: _NUMBER}},
+}
 
 
 def kai_snapshot(objects: Sequence[Mapping[str, Any]], device_classes: Iterable[str] = ()) -> Snapshot:
     """Read the KAI Queue among ``objects``.
 
     Args:
-        objects: The scheduler's status objects as observed on the cluster (the Queue).
+        objects: The scheduler's status objects as observed on the cluster (the Queue), conformed to ``QUEUE``.
         device_classes: DRA device classes that count as GPUs besides ``nvidia.com/gpu``.
 
     Returns:

@@ -14,8 +14,20 @@ from typing import Any
 
 from modelplane.capacity.observed import Source
 from modelplane.capacity.snapshot import POOL_LABEL, Figure, Snapshot, gpus, is_gpu
+from modelplane.shapes import METADATA, Shape
 
 API_VERSION = "kueue.x-k8s.io/v1beta2"
+_NUMBER = (str, int, float)
+# What the adapter reads of a ClusterQueue and a ResourceFlavor: objects are conformed to these where they are read.
+CLUSTER_QUEUE: Shape = {
+    "kind": str,
+    "metadata": METADATA,
+    "spec": {
+        "resourceGroups": [{"flavors": [{"name": str, "resources": [{"name": str, "nominalQuota": _NUMBER}]}]}],
+    },
+    "status": {"flavorsUsage": [{"name": str, "resources": [{"name": str, "total": _NUMBER}]}]},
+}
+RESOURCE_FLAVOR: Shape = {"kind": str, "metadata": METADATA, "spec": {"nodeLabels": {str: str}}}
 
 
 def flavor_names(cluster_queue: Mapping[str, Any]) -> list[str]:
@@ -38,7 +50,8 @@ def kueue_snapshot(objects: Sequence[Mapping[str, Any]], device_classes: Iterabl
 
     Args:
         objects: The scheduler's status objects as observed on the cluster: the
-            ClusterQueue and any of its ResourceFlavors.
+            ClusterQueue and any of its ResourceFlavors (conformed to ``CLUSTER_QUEUE``
+            and ``RESOURCE_FLAVOR``).
         device_classes: DRA device classes that count as GPUs besides ``nvidia.com/gpu``.
 
     Returns:

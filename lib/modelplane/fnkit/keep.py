@@ -33,9 +33,10 @@ def keep_observed(
             continue
         data = resource.struct_to_dict(observed.resource)
         data.pop("status", None)
-        meta = data.get("metadata", {})
-        for key in _SERVER_METADATA:
-            meta.pop(key, None)
+        meta = data.get("metadata")
+        if isinstance(meta, dict):
+            for key in _SERVER_METADATA:
+                meta.pop(key, None)
         rsp.desired.resources[name].resource.update(data)
         kept += 1
     return kept

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import traceback
 from collections.abc import Callable
+from pathlib import Path
 
 import grpc
 import structlog
@@ -11,6 +13,9 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 
 Compose = Callable[[fnv1.RunFunctionRequest, fnv1.RunFunctionResponse, structlog.stdlib.BoundLogger], None]
+
+# Characters of an exception's message a Fatal result carries (a message may quote a whole input).
+_MESSAGE_LIMIT = 500
 
 
 class ComposeRunner(grpcv1.FunctionRunnerServiceServicer):
@@ -29,7 +34,32 @@ class ComposeRunner(grpcv1.FunctionRunnerServiceServicer):
     async def RunFunction(
         self, req: fnv1.RunFunctionRequest, _: grpc.aio.ServicerContext | None
     ) -> fnv1.RunFunctionResponse:
-        """Answer one request."""
+        """Answer one request; an exception out of ``compose`` becomes a Fatal result naming it."""
+        log = self._log.bind(tag=req.meta.tag)
         rsp = response.to(req)
-        self._compose(req, rsp, self._log.bind(tag=req.meta.tag))
+        try:
+            self._compose(req, rsp, log)
+        except Exception as err:
+            log.exception("compose raised", error=type(err).__name__)
+            return fatal(req, err)
         return rsp
+
+
+def fatal(req: fnv1.RunFunctionRequest, err: Exception) -> fnv1.RunFunctionResponse:
+    """A fresh response to ``req`` whose only result is a Fatal one naming ``err`` and where it was raised.
+
+    A Fatal result is the safe answer to a bug: Crossplane stops the pipeline at
+    the first Fatal result and returns before it garbage-collects or applies
+    anything (FunctionComposer.Compose in crossplane/crossplane), so every
+    composed resource stays as it is, and the XR's Synced condition says
+    ``ReconcileError`` with this message. A bare gRPC error would do the same
+    with only ``UNKNOWN: Unexpected <class ...>`` to go on.
+    """
+    frames = traceback.extract_tb(err.__traceback__)
+    where = f" at {Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
+    message = str(err)
+    if len(message) > _MESSAGE_LIMIT:
+        message = f"{message[:_MESSAGE_LIMIT]}... ({len(message)} characters)"
+    rsp = response.to(req)
+    response.fatal(rsp, f"internal error, nothing was changed: {type(err).__name__}{where}: {message}")
+    return rsp

@@ -31,7 +31,8 @@ def _path(loc: tuple[int | str, ...]) -> str:
     return out
 
 
-def _problems(err: pydantic.ValidationError) -> list[Problem]:
+def invalid(err: pydantic.ValidationError) -> list[Problem]:
+    """The problems of a model's validation error, one per field, each named by its path."""
     # Each branch of a union reports its own error on the same field: say them as one problem.
     by_field: dict[str, list[str]] = {}
     for e in err.errors(include_url=False):
@@ -50,4 +51,4 @@ def parse_composite(req: fnv1.RunFunctionRequest, model: type[M]) -> M:
     try:
         return model.model_validate(resource.struct_to_dict(req.observed.composite.resource))
     except pydantic.ValidationError as err:
-        raise InvalidXRError(_problems(err)) from err
+        raise InvalidXRError(invalid(err)) from err

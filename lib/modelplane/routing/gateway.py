@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from modelplane.shapes import CONDITION, Shape, is_true
+
 GATEWAY_API_VERSION = "gateway.networking.k8s.io/v1"
 GATEWAY_GROUP = "gateway.networking.k8s.io"
 REFERENCE_GRANT_API_VERSION = "gateway.networking.k8s.io/v1beta1"
@@ -26,6 +28,9 @@ GATEWAY_NAMESPACE = "envoy-gateway-system"
 RELEASE_NAMESPACE = "crossplane-system"
 # The Backend API, which ModelEndpoints compose, is off in Envoy Gateway unless enabled.
 CHART_VALUES: Mapping[str, Any] = {"config": {"envoyGateway": {"extensionApis": {"enableBackend": True}}}}
+
+# What the InferenceGateway function reads of the Release, GatewayClass and Gateway it observes.
+OBSERVED: Shape = {"status": {"conditions": [CONDITION], "addresses": [{"value": str}]}}
 
 # Envoy Gateway rewrites the host per backendRef (since v1.7) but not the path: Envoy's weighted
 # clusters have no per-cluster prefix rewrite, and v1.9 rejects a backendRef URLRewrite with a path.
@@ -129,14 +134,16 @@ def certificate_grant(name: str, ref: GatewayRef, certificate: tuple[str, str]) 
 
 def condition_true(obj: Mapping[str, Any] | None, typ: str) -> bool:
     """Whether ``obj`` reports condition ``typ`` with status True in ``status.conditions``."""
-    conditions = ((obj or {}).get("status") or {}).get("conditions") or []
-    return any(c.get("type") == typ and c.get("status") == "True" for c in conditions)
+    return is_true(obj, typ)
 
 
 def address(observed_gateway: Mapping[str, Any] | None, http_port: int) -> str | None:
-    """The base URL clients reach the Gateway at: ``http://`` + its first address (+ port if not 80)."""
+    """The base URL clients reach the Gateway at: ``http://`` + its first address (+ port if not 80).
+
+    ``observed_gateway`` is conformed to ``OBSERVED``.
+    """
     addresses = ((observed_gateway or {}).get("status") or {}).get("addresses") or []
-    value = str(addresses[0].get("value", "")) if addresses else ""
+    value = str(addresses[0].get("value") or "") if addresses else ""
     if not value:
         return None
     host = f"[{value}]" if ":" in value else value

@@ -11,6 +11,15 @@ from modelplane.routing.backend import BACKEND_GROUP
 from modelplane.routing.gateway import GATEWAY_API_VERSION, GATEWAY_GROUP, GatewayRef
 from modelplane.routing.weights import Group, Share, split_weights
 from modelplane.scheduling.labels import LabelSelector
+from modelplane.shapes import CONDITION, METADATA, Shape
+
+# What a ModelService reads of its observed HTTPRoute, and of each ModelEndpoint it may route to.
+ROUTE: Shape = {"status": {"parents": [{"parentRef": {"name": str, "namespace": str}, "conditions": [CONDITION]}]}}
+ENDPOINT: Shape = {
+    "metadata": METADATA,
+    "spec": {"url": str, "host": str, "rewritePath": str},
+    "status": {"conditions": [CONDITION], "backendName": str},
+}
 
 # A token stream can run for minutes: "0s" disables the request timeout (Gateway API timeouts).
 NO_TIMEOUT = "0s"
@@ -160,7 +169,7 @@ def http_route(name: str, namespace: str, prefix: str, gateway: GatewayRef, plan
 
 
 def route_accepted(observed: Mapping[str, Any] | None, gateway: GatewayRef) -> bool:
-    """Whether the gateway reports the observed route Accepted with its references resolved."""
+    """Whether the gateway reports the observed route (conformed to ``ROUTE``) Accepted with its references resolved."""
     for parent in ((observed or {}).get("status") or {}).get("parents") or []:
         ref = parent.get("parentRef") or {}
         if ref.get("name") != gateway.name or ref.get("namespace", gateway.namespace) != gateway.namespace:

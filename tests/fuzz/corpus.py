@@ -1,0 +1,212 @@
+"""Realistic requests to fuzz from: what each function is asked once the example fleets settle.
+
+Every example fleet is previewed in a healthy world (``--assume-ready``) with
+runners that record the requests they answer; the last request of each XR is
+one seed (it carries its observed composed resources and required resources as
+Crossplane would send them). The scheduling scenarios add ModelDeployment
+seeds, and a few seeds get what the healthy world does not simulate: pods of a
+replica, and the status of a cluster's KAI Queue or Kueue ClusterQueue.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import functools
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+from crossplane.function import resource
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+
+from modelplane.fnkit import configure_cli_logging
+from modelplane.fnkit.registry import load_runner
+from modelplane.kinds import KINDS, Kind
+from modelplane.names import REPLICA_LABEL, ROLE_LABEL
+from modelplane.preview.fleet import simulate
+from modelplane.preview.manifests import load_dir
+from modelplane.preview.world import healthy
+from modelplane.remote import OBJECT_API_VERSION
+from modelplane.render import RenderInputs, RenderOutput, render
+from modelplane.repo import ROOT, load_composition
+from tests.golden.cases import Case, cases
+
+FLEETS = (("quickstart",), ("platform", "models"), ("replicas",))
+_STATUS = ROOT / "tests" / "unit" / "capacity" / "status"
+# The composition keys compose-inference-cluster observes its scheduler's status objects under.
+_QUEUE_KEY = "scheduler-queue"
+_FLAVOR_PREFIX = "scheduler-flavor-"
+_PODS = "pods"
+
+
+@dataclass(frozen=True)
+class Seed:
+    """One realistic request of one function.
+
+    Attributes:
+        id: Where it comes from (fleet or scenario, then the XR's name).
+        kind: The kind of the XR, which names the function.
+        request: The request, serialized (seeds are shared: each use parses its own copy).
+    """
+
+    id: str
+    kind: str
+    request: bytes = field(repr=False)
+
+    def parse(self) -> fnv1.RunFunctionRequest:
+        """A fresh copy of the request."""
+        req = fnv1.RunFunctionRequest()
+        req.ParseFromString(self.request)
+        return req
+
+
+class _Recorder:
+    """A function runner that keeps the last request it answered for each XR."""
+
+    def __init__(self, kind: Kind, seen: dict[tuple[str, str], fnv1.RunFunctionRequest]) -> None:
+        self._kind = kind
+        self._inner = load_runner(kind.function_ref)
+        self._seen = seen
+
+    async def RunFunction(self, req: fnv1.RunFunctionRequest, ctx: None) -> fnv1.RunFunctionResponse:
+        meta = req.observed.composite.resource["metadata"]
+        key = (self._kind.kind, f"{meta['namespace'] + '/' if 'namespace' in meta else ''}{meta['name']}")
+        copied = fnv1.RunFunctionRequest()
+        copied.CopyFrom(req)
+        self._seen[key] = copied
+        # The generated servicer is untyped; name the call's type once here.
+        run: Callable[[fnv1.RunFunctionRequest, None], Awaitable[fnv1.RunFunctionResponse]] = self._inner.RunFunction
+        return await run(req, ctx)
+
+
+def _recording(seen: dict[tuple[str, str], fnv1.RunFunctionRequest]) -> dict[str, Any]:
+    return {k.function_ref: _Recorder(k, seen) for k in KINDS}
+
+
+def _fleet_seeds() -> list[Seed]:
+    compositions = {k.kind: load_composition(k.kind) for k in KINDS}
+    out = []
+    for dirs in FLEETS:
+        seen: dict[tuple[str, str], fnv1.RunFunctionRequest] = {}
+        runners = _recording(seen)
+
+        def renderer(inputs: RenderInputs, runners: dict[str, Any] = runners) -> RenderOutput:
+            return render(dataclasses.replace(inputs, functions=runners))
+
+        simulate(load_dir(*(ROOT / "examples" / d for d in dirs)), compositions, renderer=renderer, world=healthy)
+        fleet = "+".join(dirs)
+        out += [Seed(f"{fleet}/{kind}/{name}", kind, r.SerializeToString()) for (kind, name), r in sorted(seen.items())]
+    return out
+
+
+def _scenario_seeds(all_cases: Iterable[Case]) -> list[Seed]:
+    out = []
+    for case in all_cases:
+        if not case.id.startswith("scheduling/"):
+            continue
+        seen: dict[tuple[str, str], fnv1.RunFunctionRequest] = {}
+        inputs = RenderInputs(
+            xr=case.xr,
+            composition=load_composition(case.xr["kind"]),
+            observed=case.observed,
+            required=case.fleet,
+            functions=_recording(seen),
+        )
+        render(inputs)
+        out += [Seed(case.id, kind, r.SerializeToString()) for (kind, _), r in sorted(seen.items())]
+    return out
+
+
+def _object_of(manifest: Mapping[str, Any]) -> dict[str, Any]:
+    """A provider-kubernetes Object as observed carrying ``manifest``."""
+    return {
+        "apiVersion": OBJECT_API_VERSION,
+        "kind": "Object",
+        "metadata": {"name": f"pod-{manifest['metadata']['name']}"},
+        "status": {"atProvider": {"manifest": manifest}},
+    }
+
+
+def _pod(replica: str, role: str, n: int, status: dict[str, Any]) -> dict[str, Any]:
+    name = f"{replica}-{role}-{n}"
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "labels": {REPLICA_LABEL: replica, ROLE_LABEL: role}},
+        "status": status,
+    }
+
+
+def _with_pods(seed: Seed) -> Seed:
+    """A ModelReplica seed whose pods are observed: one Ready, one pulling a bad image, one unschedulable."""
+    req = seed.parse()
+    replica = str(req.observed.composite.resource["metadata"]["name"])
+    spec = req.observed.composite.resource["spec"]
+    roles = [r for r in ("prefill", "decode") if r in spec] or ["unified"]
+    statuses: list[dict[str, Any]] = [
+        {"conditions": [{"type": "Ready", "status": "True"}, {"type": "PodScheduled", "status": "True"}]},
+        {
+            "containerStatuses": [
+                {"name": "engine", "state": {"waiting": {"reason": "ImagePullBackOff", "message": "no such image"}}}
+            ]
+        },
+        {"conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "0/3"}]},
+    ]
+    pods = req.required_resources[_PODS]
+    del pods.items[:]
+    for role in roles:
+        for n, status in enumerate(statuses):
+            pods.items.add().resource.CopyFrom(resource.dict_to_struct(_object_of(_pod(replica, role, n, status))))
+    return Seed(f"{seed.id}+pods", seed.kind, req.SerializeToString())
+
+
+def _status_objects(name: str) -> list[dict[str, Any]]:
+    return [d for d in yaml.safe_load_all((_STATUS / f"{name}.yaml").read_text()) if d]
+
+
+def _observe(req: fnv1.RunFunctionRequest, key: str, manifest: Mapping[str, Any]) -> None:
+    observed = req.observed.resources[key].resource
+    observed.update({"status": {"atProvider": {"manifest": copy.deepcopy(dict(manifest))}}})
+
+
+def _with_scheduler_status(seed: Seed) -> Seed | None:
+    """A KAI or Kueue cluster seed whose Queue (or ClusterQueue and flavors) is observed busy."""
+    req = seed.parse()
+    scheduler = req.observed.composite.resource["spec"]["scheduler"]["type"]
+    if scheduler == "KAI":
+        queue, *_ = _status_objects("kai-queue-busy")
+        _observe(req, _QUEUE_KEY, queue)
+    elif scheduler == "Kueue" and _QUEUE_KEY in req.observed.resources:
+        queue, *flavors = _status_objects("kueue-clusterqueue-busy")
+        _observe(req, _QUEUE_KEY, queue)
+        for flavor in flavors:
+            _observe(req, _FLAVOR_PREFIX + flavor["metadata"]["name"], flavor)
+    else:
+        return None
+    return Seed(f"{seed.id}+scheduler-status", seed.kind, req.SerializeToString())
+
+
+def _scheduler(seed: Seed) -> str:
+    spec = seed.parse().observed.composite.resource["spec"]
+    return str(spec["scheduler"]["type"]) if "scheduler" in spec else "None"
+
+
+@functools.cache
+def seeds() -> tuple[Seed, ...]:
+    """Every seed, in a stable order."""
+    configure_cli_logging()
+    base = _fleet_seeds() + _scenario_seeds(cases())
+    extra: list[Seed] = []
+    for seed in base:
+        if seed.kind == "ModelReplica":
+            extra.append(_with_pods(seed))
+        elif seed.kind == "InferenceCluster" and _scheduler(seed) in ("KAI", "Kueue"):
+            extra += [s for s in (_with_scheduler_status(seed),) if s is not None]
+    return tuple(base + extra)
+
+
+def seeds_of(kind: str) -> tuple[Seed, ...]:
+    """The seeds of one kind's function."""
+    return tuple(s for s in seeds() if s.kind == kind)
