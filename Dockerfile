@@ -1,15 +1,27 @@
-# The runtime image of one Modelplane composition function. One Dockerfile for
-# all eight; pick the function with --build-arg FUNCTION (its directory under
-# functions/):
+# A runtime image of one Modelplane composition function, for those who build
+# with Docker. It is not what `make package` or CI builds: tools/images.sh
+# builds the images without Docker (Debian bookworm, /venv from the hashed
+# lock tools/images/requirements.lock, one base layer shared by all eight,
+# reproducible) and tools/package.sh embeds them in the Function packages.
+# This file installs the same project the same way, but resolves the
+# dependencies at build time from pyproject.toml's ranges and has not been
+# built on this project's machines (no Docker there).
+#
+# One Dockerfile for all eight; pick the function with --build-arg FUNCTION
+# (its directory under functions/):
 #
 #   docker build --build-arg FUNCTION=compose-model-deployment \
-#     -t modelplane/function-compose-model-deployment:runtime .
+#     -t function-compose-model-deployment:runtime .
+#   crossplane xpkg build --package-root functions/compose-model-deployment/package \
+#     --examples-root functions/compose-model-deployment/package/examples \
+#     --embed-runtime-image function-compose-model-deployment:runtime \
+#     -o function-compose-model-deployment.xpkg
 #
-# The image installs the whole project (lib, schemas and every function share
-# one Python distribution) and runs the chosen function's module, which serves
-# gRPC on 0.0.0.0:9443 with the mTLS certificates Crossplane mounts and names
-# in TLS_SERVER_CERTS_DIR. Embed it into the function's package with
-# `crossplane xpkg build --embed-runtime-image` (see tools/package.sh).
+# (--examples-root names a directory that does not exist: the default,
+# ./examples, would put the repository's examples into the package.) The
+# image runs the chosen function's module, which serves gRPC on 0.0.0.0:9443
+# with the mTLS certificates Crossplane mounts and names in
+# TLS_SERVER_CERTS_DIR, as user 65532 like tools/images.sh's images.
 FROM python:3.11-slim AS build
 WORKDIR /src
 COPY pyproject.toml README.md ./

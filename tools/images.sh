@@ -5,7 +5,9 @@
 #
 # writes OUTPUT_DIR/function-compose-<kind>.tar, one image tarball per
 # function (the `docker save` layout that `crossplane xpkg build
-# --embed-runtime-image-tarball` reads), and OUTPUT_DIR/images.json with each
+# --embed-runtime-image-tarball` reads), the same eight images as one OCI
+# image layout in OUTPUT_DIR/oci (each blob once; for `crane push`,
+# `skopeo copy oci:...` and the like), and OUTPUT_DIR/images.json with each
 # image's digest and layers. Each image has two layers:
 #
 # - base, shared by all eight: Debian bookworm with python3 (3.11) and a
@@ -212,8 +214,10 @@ def image(fn):
             },
         },
     }
-json.dump({"created": int(created), "architecture": arch, "images": [image(fn) for fn in functions]}, open(spec, "w"), indent=2)
+images = [image(fn) for fn in functions]
+json.dump({"created": int(created), "architecture": arch, "layout": f"{out}/oci", "images": images}, open(spec, "w"), indent=2)
 EOF
+rm -rf "${out}/oci"
 "${ocimage}" "${work}/spec.json" >"${out}/images.json"
 
 # Sizes as a registry stores them: compressed, the shared base once.

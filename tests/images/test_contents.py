@@ -11,6 +11,7 @@ project supports with exactly the locked dependencies.
 from __future__ import annotations
 
 import gzip
+import hashlib
 import io
 import json
 import re
@@ -139,6 +140,18 @@ def test_package_embeds_the_runtime_image_unchanged(
     }
     assert xpkg == {image.digests[-1]: "base"}
     assert len(image.digests) == len(runtime) + 1
+
+
+def test_oci_layout_holds_every_image(built: Built, summary: dict[str, dict[str, Any]]) -> None:
+    oci_dir = built.images / "oci"
+    assert json.loads((oci_dir / "oci-layout").read_text()) == {"imageLayoutVersion": "1.0.0"}
+    index = json.loads((oci_dir / "index.json").read_text())
+    named = {m["annotations"]["org.opencontainers.image.ref.name"]: m["digest"] for m in index["manifests"]}
+    assert named == {i["tag"]: i["digest"] for i in summary.values()}
+    blobs = sorted((oci_dir / "blobs" / "sha256").iterdir())
+    assert [b.name for b in blobs if hashlib.sha256(b.read_bytes()).hexdigest() != b.name] == []
+    # One base blob, one layer and one config per function, one manifest per function.
+    assert len(blobs) == 1 + 3 * len(KINDS)
 
 
 def test_one_base_layer_for_all_and_one_layer_per_function(images: dict[str, oci.Image]) -> None:

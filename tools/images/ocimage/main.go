@@ -6,9 +6,11 @@
 //
 //	ocimage SPEC.json > SUMMARY.json
 //
-// SPEC names the images to write:
+// SPEC names the images to write, and optionally an OCI image layout
+// directory to write all of them into as well (each blob once, each image
+// named by an org.opencontainers.image.ref.name annotation):
 //
-//	{"created": UNIX_SECONDS, "architecture": "amd64",
+//	{"created": UNIX_SECONDS, "architecture": "amd64", "layout": "DIR",
 //	 "images": [{"out": "a.tar", "tag": "registry/repo:tag",
 //	             "layers": [{"path": "base.tar.gz", "history": "what made it"}, ...],
 //	             "config": {"Entrypoint": [...], "User": "65532", ...}}]}
@@ -30,14 +32,17 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+	specsv1 "github.com/opencontainers/image-spec/specs-go/v1"
 )
 
 type spec struct {
 	Created      *int64      `json:"created"`
 	Architecture string      `json:"architecture"`
+	Layout       string      `json:"layout"`
 	Images       []imageSpec `json:"images"`
 }
 
@@ -98,10 +103,25 @@ func run(path string) ([]imageSummary, error) {
 		return nil, fmt.Errorf("%s: created, architecture and at least one image are required", path)
 	}
 	when := v1.Time{Time: time.Unix(*s.Created, 0).UTC()}
+	var oci *layout.Path
+	if s.Layout != "" {
+		p, err := layout.Write(s.Layout, empty.Index)
+		if err != nil {
+			return nil, fmt.Errorf("layout %s: %w", s.Layout, err)
+		}
+		oci = &p
+	}
 	layers := map[string]v1.Layer{} // by path: a shared layer is hashed once
 	out := make([]imageSummary, 0, len(s.Images))
 	for _, is := range s.Images {
-		sum, err := build(is, s.Architecture, when, layers)
+		img, err := build(is, s.Architecture, when, layers)
+		if err == nil && oci != nil {
+			err = oci.AppendImage(img, layout.WithAnnotations(map[string]string{specsv1.AnnotationRefName: is.Tag}))
+		}
+		var sum imageSummary
+		if err == nil {
+			sum, err = describe(is, img)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("image %s: %w", is.Tag, err)
 		}
@@ -110,13 +130,14 @@ func run(path string) ([]imageSummary, error) {
 	return out, nil
 }
 
-func build(is imageSpec, arch string, when v1.Time, layers map[string]v1.Layer) (imageSummary, error) {
+// build assembles one image and writes its tarball.
+func build(is imageSpec, arch string, when v1.Time, layers map[string]v1.Layer) (v1.Image, error) {
 	if is.Out == "" || len(is.Layers) == 0 || len(is.Config.Entrypoint) == 0 {
-		return imageSummary{}, fmt.Errorf("out, layers and config.Entrypoint are required")
+		return nil, fmt.Errorf("out, layers and config.Entrypoint are required")
 	}
 	ref, err := name.ParseReference(is.Tag)
 	if err != nil {
-		return imageSummary{}, err
+		return nil, err
 	}
 	img := mutate.MediaType(empty.Image, types.OCIManifestSchema1)
 	img = mutate.ConfigMediaType(img, types.OCIConfigJSON)
@@ -125,7 +146,7 @@ func build(is imageSpec, arch string, when v1.Time, layers map[string]v1.Layer) 
 		l, ok := layers[ls.Path]
 		if !ok {
 			if l, err = tarball.LayerFromFile(ls.Path, tarball.WithMediaType(types.OCILayer)); err != nil {
-				return imageSummary{}, fmt.Errorf("layer %s: %w", ls.Path, err)
+				return nil, fmt.Errorf("layer %s: %w", ls.Path, err)
 			}
 			layers[ls.Path] = l
 		}
@@ -136,12 +157,12 @@ func build(is imageSpec, arch string, when v1.Time, layers map[string]v1.Layer) 
 		})
 	}
 	if img, err = mutate.Append(img, adds...); err != nil {
-		return imageSummary{}, err
+		return nil, err
 	}
 	// Append recorded the layers' diff IDs and history; the rest is ours.
 	cf, err := img.ConfigFile()
 	if err != nil {
-		return imageSummary{}, err
+		return nil, err
 	}
 	cf = cf.DeepCopy()
 	cf.Created = when
@@ -149,15 +170,15 @@ func build(is imageSpec, arch string, when v1.Time, layers map[string]v1.Layer) 
 	cf.Architecture = arch
 	cf.Config = is.Config
 	if img, err = mutate.ConfigFile(img, cf); err != nil {
-		return imageSummary{}, err
+		return nil, err
 	}
 	if err := tarball.WriteToFile(is.Out, ref, img); err != nil {
-		return imageSummary{}, fmt.Errorf("write %s: %w", is.Out, err)
+		return nil, fmt.Errorf("write %s: %w", is.Out, err)
 	}
-	return describe(is, ref, img)
+	return img, nil
 }
 
-func describe(is imageSpec, ref name.Reference, img v1.Image) (imageSummary, error) {
+func describe(is imageSpec, img v1.Image) (imageSummary, error) {
 	digest, err := img.Digest()
 	if err != nil {
 		return imageSummary{}, err
@@ -170,7 +191,7 @@ func describe(is imageSpec, ref name.Reference, img v1.Image) (imageSummary, err
 	if err != nil {
 		return imageSummary{}, err
 	}
-	s := imageSummary{File: filepath.Base(is.Out), Tag: ref.String(), Digest: digest.String(), Config: config.String()}
+	s := imageSummary{File: filepath.Base(is.Out), Tag: is.Tag, Digest: digest.String(), Config: config.String()}
 	for i, l := range ls {
 		d, err := l.Digest()
 		if err != nil {
