@@ -11,7 +11,9 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane.fnkit import inputs
 from modelplane.fnkit.runner import ComposeRunner
+from modelplane.fnkit.xr import InvalidXRError, parse_composite
 from modelplane.problems import Problem
+from modelplane_models.model_endpoint import ModelEndpoint
 
 READY = {"type": "Ready", "status": "True", "reason": "Available", "message": "up"}
 
@@ -151,3 +153,25 @@ def test_runner_guard_in_process() -> None:
     assert [(r.severity, r.message.split(" at ")[0]) for r in rsp.results] == [
         (fnv1.SEVERITY_FATAL, "internal error, nothing was changed: IndexError")
     ]
+
+
+@pytest.mark.parametrize(
+    ("status", "spec", "problems"),
+    [
+        pytest.param({"conditions": 3}, {"url": "http://x/"}, None, id="malformed-status-ignored"),
+        pytest.param("garbage", {"url": "http://x/"}, None, id="status-a-string-ignored"),
+        pytest.param({}, {"url": 3}, ["spec.url: Input should be a valid string"], id="spec-checked"),
+    ],
+)
+def test_parse_composite_reads_the_spec_not_the_status(
+    status: object, spec: dict[str, Any], problems: list[str] | None
+) -> None:
+    req = fnv1.RunFunctionRequest()
+    xr = {"apiVersion": "modelplane.ai/v1alpha1", "kind": "ModelEndpoint", "spec": spec, "status": status}
+    req.observed.composite.resource.CopyFrom(resource.dict_to_struct(xr))
+    if problems is None:
+        assert parse_composite(req, ModelEndpoint).status is None
+    else:
+        with pytest.raises(InvalidXRError) as err:
+            parse_composite(req, ModelEndpoint)
+        assert [str(p) for p in err.value.problems] == problems

@@ -43,12 +43,15 @@ def invalid(err: pydantic.ValidationError) -> list[Problem]:
 
 
 def parse_composite(req: fnv1.RunFunctionRequest, model: type[M]) -> M:
-    """Return the observed XR as ``model``.
+    """Return the observed XR as ``model``, without its status.
 
     Raises:
         InvalidXRError: the XR does not validate; each problem names its field.
     """
+    data = resource.struct_to_dict(req.observed.composite.resource)
+    # The status is what functions wrote before and none reads it back: however it looks, it holds nothing up.
+    data.pop("status", None)
     try:
-        return model.model_validate(resource.struct_to_dict(req.observed.composite.resource))
+        return model.model_validate(data)
     except pydantic.ValidationError as err:
         raise InvalidXRError(invalid(err)) from err
