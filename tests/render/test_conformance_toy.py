@@ -86,6 +86,24 @@ class Case:
     flags: tuple[str, ...] = ()
     observed: list[dict[str, Any]] = field(default_factory=list)
     required: list[dict[str, Any]] = field(default_factory=list)
+    credentials: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _with_credentials(composition: dict[str, Any], secret: str) -> dict[str, Any]:
+    """The composition with its first step reading credentials from Secret team-a/``secret``."""
+    step = {
+        **composition["spec"]["pipeline"][0],
+        "credentials": [{"name": "creds", "source": "Secret", "secretRef": {"namespace": "team-a", "name": secret}}],
+    }
+    return {**composition, "spec": {**composition["spec"], "pipeline": [step, *composition["spec"]["pipeline"][1:]]}}
+
+
+_SECRET = {
+    "apiVersion": "v1",
+    "kind": "Secret",
+    "metadata": {"name": "token", "namespace": "team-a"},
+    "data": {"k": "dg=="},
+}
 
 
 CASES = [
@@ -260,6 +278,14 @@ CASES = [
         ),
         id="observed-garbage-collected",
     ),
+    pytest.param(
+        Case(
+            _xr(),
+            _with_credentials(_composition({"resources": {"a": _RESOURCES["bucket"]}}), "token"),
+            credentials=[_SECRET],
+        ),
+        id="step-credentials",
+    ),
 ]
 
 
@@ -268,7 +294,11 @@ def _write(tmp: Path, case: Case) -> tuple[Path, Path, list[str]]:
     xr.write_text(goyaml.dump_document(case.xr))
     comp.write_text(goyaml.dump_document(case.composition))
     flags = list(case.flags)
-    for name, docs in (("--observed-resources", case.observed), ("--required-resources", case.required)):
+    for name, docs in (
+        ("--observed-resources", case.observed),
+        ("--required-resources", case.required),
+        ("--function-credentials", case.credentials),
+    ):
         if docs:
             path = tmp / f"{name.strip('-')}.yaml"
             path.write_text("".join("---\n" + goyaml.dump_document(d) for d in docs))
@@ -346,6 +376,12 @@ def test_matches_crossplane_render(case: Case, tmp_path: Path, monkeypatch: pyte
             "invalid observed resources: [observed resource a has a controller ref but is not controlled by the XR, "
             "observed resource b has a controller ref but is not controlled by the XR]",
             id="observed-controlled-by-another",
+        ),
+        pytest.param(
+            Case(_xr(), _with_credentials(_composition({}), "missing"), credentials=[_SECRET]),
+            'reconcile failed: cannot compose resources: cannot get Composition pipeline step "step-0" '
+            'credential "creds" from Secret: Secret "missing" not found',
+            id="credentials-secret-missing",
         ),
     ],
 )

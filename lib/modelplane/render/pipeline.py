@@ -57,12 +57,11 @@ class PipelineResult:
 
 
 class PipelineFatalError(RenderError):
-    """A step returned a fatal result; ``partial`` holds the events and conditions before it."""
+    """A step returned a fatal result: the render fails (the CLI prints nothing but the error)."""
 
-    def __init__(self, step: str, message: str, partial: PipelineResult) -> None:
+    def __init__(self, step: str, message: str) -> None:
         """The error of ``step``'s fatal result ``message``."""
         super().__init__(f'pipeline step "{step}" returned a fatal result: {message}')
-        self.partial = partial
 
 
 def _loader() -> Callable[[str], Runner]:
@@ -256,6 +255,6 @@ async def run_pipeline(
         out.conditions.extend(_conditions(rsp))
         for r in rsp.results:
             if r.severity == fnv1.SEVERITY_FATAL:
-                raise PipelineFatalError(name, r.message, out)
+                raise PipelineFatalError(name, r.message)
             out.events.append(_event(name, r))
     return out
