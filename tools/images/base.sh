@@ -59,7 +59,8 @@ quiet() {
 }
 
 echo "base.sh: debootstrap ${suite} from ${mirror}" >&2
-quiet debootstrap --variant=minbase --include=python3 "${suite}" "${root}" "${mirror}"
+# In a private mount namespace: what debootstrap mounts in the target (/proc, /sys) cannot outlive it.
+quiet unshare --mount --propagation private debootstrap --variant=minbase --include=python3 "${suite}" "${root}" "${mirror}"
 
 cat >"${root}/etc/apt/sources.list" <<EOF
 deb ${mirror} ${suite} main
