@@ -111,19 +111,33 @@ base="${cache}/images/base-${base_key}"
 mkdir -p "${cache}/images"
 exec 9>"${cache}/images/.lock"
 flock 9 # one builder of the cache at a time; a second waits and then finds it built
+# A build that died (a .tmp) may have left what debootstrap mounts inside it; unmount before deleting.
+discard() {
+  local dir
+  for dir in "$@"; do
+    findmnt -rn -o TARGET | awk -v d="${dir}/" 'index($0, d) == 1' | sort -r | xargs -r -n1 umount -l
+    rm -rf "${dir}"
+  done
+}
+shopt -s nullglob
+discard "${cache}"/images/base-*.tmp
 if [[ ! -f "${base}/base.tar.gz" ]]; then
   log "building the base root filesystem ${base} (debootstrap; a few minutes)"
-  rm -rf "${base}.tmp"
+  discard "${base}"
   mkdir -p "${base}.tmp"
   SOURCE_DATE_EPOCH="${BASE_EPOCH}" "${here}/base.sh" "${base}.tmp/rootfs"
   "${PYTHON}" -m pip download --quiet --disable-pip-version-check --no-deps --require-hashes \
     --dest "${base}.tmp" -r "${here}/pip.lock" >&2
   write_layer "${base}.tmp/rootfs" "${BASE_EPOCH}" "${base}.tmp/base.tar.gz"
-  rm -rf "${base}"
   mv "${base}.tmp" "${base}"
-  # Older bases are unreachable now: their inputs are gone.
-  find "${cache}/images" -mindepth 1 -maxdepth 1 -name 'base-*' ! -name "base-${base_key}" -exec rm -rf {} +
 fi
+touch "${base}"
+# A base no build has used for a day belongs to inputs no checkout here has any more. (Not sooner:
+# checkouts at other commits, such as CI's fresh clone, may share this cache.)
+for stale in "${cache}"/images/base-*; do
+  if [[ "${stale}" != "${base}" && -z "$(find "${stale}" -maxdepth 0 -mtime -1)" ]]; then discard "${stale}"; fi
+done
+shopt -u nullglob
 flock -u 9
 root="${base}/rootfs"
 pip_wheel="$(cd "${base}" && ls pip-*.whl)"
