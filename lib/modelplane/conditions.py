@@ -22,6 +22,9 @@ class Type(StrEnum):
     SERVING = "Serving"
     # A ServingStack: its Helm releases and its Gateway.
     INSTALLED = "Installed"
+    # A ModelDeployment's rollout, and whether a cluster hosting its replicas is lost.
+    PROGRESSING = "Progressing"
+    FAILOVER = "Failover"
 
 
 class Reason(StrEnum):
@@ -47,6 +50,15 @@ class Reason(StrEnum):
     TOO_FEW_NODES = "TooFewNodes"
     REPLICA_UNREADABLE = "ReplicaUnreadable"
     STALE_PLACEMENT = "StalePlacement"
+    CLUSTER_DRAINING = "ClusterDraining"
+    CLUSTER_LOST = "ClusterLost"
+    OUTDATED = "Outdated"
+    # A ModelDeployment's rollout (Progressing) and failover (Failover).
+    ROLLOUT_IN_PROGRESS = "RolloutInProgress"
+    ROLLOUT_COMPLETE = "RolloutComplete"
+    ROLLOUT_STALLED = "RolloutStalled"
+    ROLLOUT_PAUSED = "RolloutPaused"
+    CLUSTERS_READY = "ClustersReady"
     # Routing (InferenceGateway, ModelEndpoint, ModelService).
     PROGRAMMED = "Programmed"
     WAITING_FOR_ADDRESS = "WaitingForAddress"

@@ -114,6 +114,21 @@ class Condition(BaseModel):
     """
 
 
+class Drain(BaseModel):
+    """
+    The progress of a drain (spec.drain): how many ModelReplicas still run on the cluster.
+    """
+
+    deployments: list[str] | None = None
+    """
+    The ModelDeployments that still have replicas here (namespace/name), sorted; at most 32 are listed.
+    """
+    remaining: int | None = None
+    """
+    ModelReplicas still placed on this cluster.
+    """
+
+
 class Eks(BaseModel):
     """
     An EKS cluster Modelplane provisions into an existing VPC.
@@ -452,7 +467,11 @@ class Spec(BaseModel):
     """
     cordoned: bool | None = False
     """
-    Drain the cluster: no new replicas are scheduled here; existing ones stay until they are moved.
+    Cordon the cluster (as kubectl cordon): no new replicas are scheduled here; existing ones stay where they are.
+    """
+    drain: bool | None = False
+    """
+    Drain the cluster (as kubectl drain: it implies cordoned): every ModelReplica here is moved to another cluster, a wave at a time per ModelDeployment and within its spec.strategy: a replacement is placed elsewhere and Ready before the replica here is retired, so a drain never lowers a deployment's Ready replicas. A replica that cannot move (no capacity elsewhere) stays, and its ModelDeployment says why. status.drain shows the progress.
     """
     nodePools: Annotated[list[NodePool] | None, Field(max_length=32)] = None
     """
@@ -484,6 +503,10 @@ class Status(BaseModel):
     cordoned: bool | None = None
     """
     Whether the scheduler treats the cluster as cordoned.
+    """
+    drain: Drain | None = None
+    """
+    The progress of a drain (spec.drain): how many ModelReplicas still run on the cluster.
     """
     gateway: Gateway | None = None
     """

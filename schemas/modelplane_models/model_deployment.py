@@ -272,6 +272,17 @@ class Exec(BaseModel):
     """
 
 
+class Failover(BaseModel):
+    """
+    Failover when a cluster is lost: a replica whose InferenceCluster has been not Ready, or absent from the fleet, for longer than `after` is replaced by a new replica on another cluster. The lost replica is kept (never dropped) until its cluster returns, when the surplus is retired by the normal scale-down order, or until the cluster is deleted.
+    """
+
+    after: Annotated[str | None, Field(max_length=16)] = "5m"
+    """
+    How long a cluster must stay lost before its replicas are replaced elsewhere: a duration from 30s to 24h (e.g. 90s, 5m, 1h30m), or "0" to disable failover. Default 5m.
+    """
+
+
 class FieldRef(BaseModel):
     """
     A field of the pod, e.g. metadata.name, metadata.namespace, status.podIP.
@@ -567,9 +578,21 @@ class Placement(BaseModel):
     """
     Whether the replica is Ready.
     """
+    reason: str | None = None
+    """
+    A CamelCase reason for any state but Current, e.g. ClusterDraining, ClusterNotFound, InsufficientCapacity.
+    """
     replica: str | None = None
     """
     The ModelReplica's name.
+    """
+    revision: str | None = None
+    """
+    The revision of the serving shape the replica runs.
+    """
+    state: str | None = None
+    """
+    Current (runs the current revision), Outdated (an older revision, waiting for its wave), Updating (updated in place to the current revision), Surge (placed beyond spec.replicas to replace another), Leaving (its cluster drains or is being deleted: retired once its replacement is Ready), Lost (its cluster has been lost longer than spec.failover.after: replaced elsewhere, kept until it returns) or Held (kept exactly as it runs: see reason).
     """
 
 
@@ -707,6 +730,21 @@ class Resources(BaseModel):
     """
 
 
+class RollingUpdate(BaseModel):
+    """
+    The bounds of a rolling update.
+    """
+
+    maxSurge: int | str | None = 1
+    """
+    Replicas of the new revision placed beyond spec.replicas during a rollout or a drain: a count (0 to 1000) or a percentage of spec.replicas (0% to 100%, rounded up). Default 1: a rollout never needs more GPUs than one replica's. Surge replicas count against the fleet's capacity like any other.
+    """
+    maxUnavailable: int | str | None = 0
+    """
+    Ready replicas a rollout may take away at once: a count (0 to 1000) or a percentage of spec.replicas (0% to 100%, rounded down). Default 0: Ready replicas never drop below spec.replicas (an LLM replica takes minutes to load its weights).
+    """
+
+
 class SecretKeyRef(BaseModel):
     """
     A key of a Secret in the replica's namespace on the workload cluster (e.g. an HF_TOKEN).
@@ -774,17 +812,33 @@ class Spec(BaseModel):
     """
     Disaggregated serving: the decode role (generates tokens from the KV cache the prefill role produced). Self-contained, nothing is inherited from the root. Set together with spec.prefill.
     """
+    failover: Annotated[Failover | None, Field(validate_default=True)] = {"after": "5m"}
+    """
+    Failover when a cluster is lost: a replica whose InferenceCluster has been not Ready, or absent from the fleet, for longer than `after` is replaced by a new replica on another cluster. The lost replica is kept (never dropped) until its cluster returns, when the surplus is retired by the normal scale-down order, or until the cluster is deleted.
+    """
     nodeSelector: NodeSelector1 | None = None
     """
     Unified serving: the hardware one node of a worker needs. Set together with spec.workers; not with spec.prefill/spec.decode.
+    """
+    paused: bool | None = False
+    """
+    Pause the rollout: replicas of an older revision are neither updated nor retired while true (a scale-up still places replicas of the current shape). Setting it back to false resumes the rollout where it stopped.
     """
     prefill: Prefill | None = None
     """
     Disaggregated serving: the prefill role (processes prompts and hands the KV cache to decode). Self-contained, nothing is inherited from the root. Set together with spec.decode. Prefill and decode of one replica always land on the same cluster, possibly on different pools.
     """
+    progressDeadlineSeconds: Annotated[int | None, Field(ge=60, le=86400)] = 600
+    """
+    Seconds a rollout may go without progress (a replica becoming Ready, one retired or updated) before the Progressing condition turns to RolloutStalled, naming the replica that is not becoming Ready (60 to 86400; default 600). A stalled rollout is only reported, never undone.
+    """
     replicas: Annotated[int | None, Field(ge=0, le=1000)] = 1
     """
     How many ModelReplicas to run (at most 1000). Each replica is one complete serving instance (all workers of every role) placed on one cluster. The scale subresource points here, so `kubectl scale` and KEDA ScaledObjects set it. 0 removes every replica.
+    """
+    strategy: Strategy | None = None
+    """
+    How a change to the serving shape (nodeSelector, workers: a new image, engine args or model revision) reaches running replicas, modelled on a Deployment's RollingUpdate: a replica of the new revision is placed (surge), and an old one is retired once the new one is Ready, so Ready replicas never drop below spec.replicas - maxUnavailable. When no surge replica can be placed anywhere and maxUnavailable is 0, replicas are updated in place one at a time (as with maxUnavailable 1) and the Progressing condition says so. A rollback is a change back to the old shape and rolls the same way.
     """
     workers: Workers2 | None = None
     """
@@ -880,6 +934,10 @@ class Status(BaseModel):
     """
     Conditions of the resource.
     """
+    observedRevision: str | None = None
+    """
+    The revision (a hash of the serving shape) this status was computed for; every ModelReplica carries the revision it runs as the label modelplane.ai/revision.
+    """
     placements: list[Placement] | None = None
     """
     Where each replica runs, sorted by replica name.
@@ -899,6 +957,21 @@ class Status(BaseModel):
     unschedulable: list[UnschedulableItem] | None = None
     """
     The replicas the scheduler could not place, with why (the Scheduled condition summarises them).
+    """
+    updatedReplicas: int | None = None
+    """
+    How many ModelReplicas run the current revision of the serving shape (observedRevision), Ready or not.
+    """
+
+
+class Strategy(BaseModel):
+    """
+    How a change to the serving shape (nodeSelector, workers: a new image, engine args or model revision) reaches running replicas, modelled on a Deployment's RollingUpdate: a replica of the new revision is placed (surge), and an old one is retired once the new one is Ready, so Ready replicas never drop below spec.replicas - maxUnavailable. When no surge replica can be placed anywhere and maxUnavailable is 0, replicas are updated in place one at a time (as with maxUnavailable 1) and the Progressing condition says so. A rollback is a change back to the old shape and rolls the same way.
+    """
+
+    rollingUpdate: RollingUpdate | None = None
+    """
+    The bounds of a rolling update.
     """
 
 

@@ -203,7 +203,12 @@ def _no_pool_fits(_call: Call, role: dict[str, Any]) -> None:
 
 def _beyond_node(call: Call, role: dict[str, Any]) -> None:
     # Twice the GPUs of the largest node among the classes the fleet has (within the XRD's bounds).
-    devices = [d for c in call.required["classes"] for d in c.get("spec", {}).get("devices") or []]
+    # Another fault may have malformed a class: read only the devices lists that are lists.
+    lists = [
+        (c.get("spec") or {}).get("devices") if isinstance(c.get("spec"), dict) else None
+        for c in call.required["classes"]
+    ]
+    devices = [d for listed in lists if isinstance(listed, list) for d in listed]
     per_node = max((int(d.get("count", 1)) for d in devices if isinstance(d, dict)), default=8)
     role["workers"]["topology"] = {"tensor": min(32, 2 * per_node)}
 

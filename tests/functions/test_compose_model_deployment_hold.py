@@ -285,14 +285,17 @@ def test_a_composed_replica_that_cannot_be_read_is_kept_as_it_is() -> None:
     assert any("replica-0" in w for w in _warnings(got))
 
 
-def test_a_change_that_runs_is_written_with_its_revision() -> None:
+def test_a_change_that_runs_surges_a_replica_of_its_revision_first() -> None:
     world = World()
     image = Shape(tensor=8, template={"spec": {"containers": [{"name": "main", "image": "vllm/vllm-openai:v0.12.0"}]}})
     world.xr = _xr(shape=image)
     got = _run(world)
     desired = _desired(got)
-    assert desired["replica-0"]["spec"]["workers"]["template"] == image.workers()["template"]
-    revision = desired["replica-0"]["metadata"]["labels"]["modelplane.ai/revision"]
+    # The running replicas keep their shape and revision; one replica of the new revision is placed beside them.
+    assert desired["replica-0"]["spec"]["workers"]["template"] != image.workers()["template"]
+    assert desired["replica-0"]["metadata"]["labels"]["modelplane.ai/revision"] == REVISION
+    assert desired["replica-2"]["spec"]["workers"]["template"] == image.workers()["template"]
+    revision = desired["replica-2"]["metadata"]["labels"]["modelplane.ai/revision"]
     assert revision == shape_revision(serving_shape(world.xr["spec"])) != REVISION
     assert _scheduled(got)["status"] == "STATUS_CONDITION_TRUE"
 

@@ -17,7 +17,7 @@ from crossplane.function import resource
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2 as structpb
 
-from compose_model_deployment.own import Own, OwnReplica
+from compose_model_deployment.own import REPLACES_ANNOTATION, Own, OwnReplica
 from modelplane.kinds import API_VERSION
 from modelplane.names import DEPLOYMENT_LABEL, REVISION_LABEL, SERVING_ANNOTATION, endpoint_key, replica_key
 from modelplane.scheduling import Placement, Schedule
@@ -51,6 +51,8 @@ def write_desired(
             "namespace": deployment.namespace,
             "labels": {DEPLOYMENT_LABEL: deployment.name, REVISION_LABEL: revision},
         }
+        if placement.replaces:
+            meta["annotations"] = {REPLACES_ANNOTATION: placement.replaces}
         replica = rsp.desired.resources[key].resource
         replica.update({"apiVersion": API_VERSION, "kind": "ModelReplica", "metadata": meta, "spec": {}})
         if placement.held is not None and observed is not None:

@@ -75,6 +75,9 @@ class Fleet:
         skipped: The objects left out because they do not validate, each with why.
         unreadable: The InferenceClusters that exist but cannot be read, by name, with why.
         deleting: The InferenceClusters being deleted (left out of ``clusters``).
+        draining: The InferenceClusters that drain (``spec.drain``).
+        not_ready_since: For InferenceClusters whose Ready condition is not True, its
+            ``lastTransitionTime`` as written (RFC 3339), when it has one.
     """
 
     clusters: list[ClusterInfo]
@@ -83,6 +86,8 @@ class Fleet:
     skipped: list[str]
     unreadable: dict[str, str] = field(default_factory=dict)
     deleting: frozenset[str] = frozenset()
+    draining: frozenset[str] = frozenset()
+    not_ready_since: dict[str, str] = field(default_factory=dict)
 
 
 T = TypeVar("T")
@@ -128,7 +133,24 @@ class FleetReader:
             elif read.value is None and name:
                 unreadable[name] = read.why or "it has no spec"
         present = [c for c in _values(clusters) if c.name not in deleting]
-        return Fleet(present, _values(classes), _values(replicas), skipped, unreadable, frozenset(deleting))
+        draining, since = set(), {}
+        names = {c.name for c in present}
+        for struct in CLUSTERS.structs(req):
+            name, drains, when = _drain_and_since(struct.fields)
+            if name in names and drains:
+                draining.add(name)
+            if name in names and when:
+                since[name] = when
+        return Fleet(
+            present,
+            _values(classes),
+            _values(replicas),
+            skipped,
+            unreadable,
+            frozenset(deleting),
+            frozenset(draining),
+            since,
+        )
 
     def _read_each(
         self,
@@ -169,6 +191,25 @@ def _name_and_deleting(fields: Fields) -> tuple[str, bool]:
         name.string_value if name is not None else "",
         deleting is not None and deleting.WhichOneof("kind") not in _NULL,
     )
+
+
+def _drain_and_since(fields: Fields) -> tuple[str, bool, str]:
+    """A cluster's name, whether ``spec.drain`` is true, and when its Ready condition last left True ("")."""
+    name, _ = _name_and_deleting(fields)
+    spec = fields.get("spec")
+    drain = spec.struct_value.fields.get("drain") if spec is not None and spec.HasField("struct_value") else None
+    drains = drain is not None and drain.HasField("bool_value") and drain.bool_value
+    status = fields.get("status")
+    when = ""
+    conditions = status.struct_value.fields.get("conditions") if status is not None else None
+    for item in conditions.list_value.values if conditions is not None and conditions.HasField("list_value") else ():
+        condition = item.struct_value.fields if item.HasField("struct_value") else {}
+        kind, state, time = condition.get("type"), condition.get("status"), condition.get("lastTransitionTime")
+        if kind is not None and kind.string_value == "Ready":
+            if state is not None and state.string_value != "True" and time is not None:
+                when = time.string_value
+            break
+    return name, drains, when
 
 
 def read_replica(struct: structpb.Struct) -> tuple[Holding | None, str]:

@@ -13,6 +13,8 @@ the cluster it runs on, and then only once its replacement is Ready).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 import structlog
@@ -21,7 +23,15 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from compose_model_deployment.desired import Deployment, write_desired
 from compose_model_deployment.fleet import REQUIREMENTS, FleetReader
-from compose_model_deployment.own import read_own, struct_shape
+from compose_model_deployment.own import Own, read_own, struct_shape
+from compose_model_deployment.progress import (
+    Observed,
+    failover_condition,
+    lost_clusters,
+    next_call,
+    observed_conditions,
+    progressing_condition,
+)
 from compose_model_deployment.report import report
 from modelplane.capacity import DeploymentKey
 from modelplane.conditions import Condition, Reason, Status, Type
@@ -31,17 +41,34 @@ from modelplane.fnkit.status import set_conditions, set_ready
 from modelplane.fnkit.xr import InvalidXRError, parse_composite
 from modelplane.names import DEPLOYMENT_LABEL, endpoint_key, replica_key
 from modelplane.problems import describe
-from modelplane.scheduling import Existing, InvalidDeploymentError, Schedule, schedule, shape_revision
+from modelplane.scheduling import (
+    Existing,
+    InvalidDeploymentError,
+    Schedule,
+    State,
+    schedule,
+    shape_revision,
+    strategy_of,
+)
 from modelplane_models.model_deployment import ModelDeployment
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
 
 
 class FunctionRunner(ComposeRunner):
     """Runs the ModelDeployment function."""
 
-    def __init__(self) -> None:
-        """Create the runner; it keeps the fleet it read last, to skip objects that did not change."""
+    def __init__(self, clock: Callable[[], datetime] = _now) -> None:
+        """Create the runner; it keeps the fleet it read last, to skip objects that did not change.
+
+        Args:
+            clock: The time of a call, read once at its start (tests pass a fixed one):
+                the only wall clock the function reads.
+        """
         self.fleet = FleetReader()
-        super().__init__(lambda req, rsp, log: compose(req, rsp, log, self.fleet))
+        super().__init__(lambda req, rsp, log: compose(req, rsp, log, self.fleet, clock()))
 
 
 def compose(
@@ -49,6 +76,7 @@ def compose(
     rsp: fnv1.RunFunctionResponse,
     log: structlog.stdlib.BoundLogger,
     reader: FleetReader,
+    now: datetime,
 ) -> None:
     """Resolve the fleet and what runs, schedule, write the replicas and endpoints, then status and conditions."""
     for requirement in REQUIREMENTS:
@@ -76,12 +104,29 @@ def compose(
     for skipped in fleet.skipped:
         response.warning(rsp, f"ignoring {skipped}")
     own = read_own(req, DeploymentKey(deployment.namespace, deployment.name))
+    strategy = strategy_of(xr.spec) if xr.spec is not None else None
+    conditions = _observed_conditions(req)
+    lost = (
+        lost_clusters(
+            {r.holding.cluster for r in own.replicas.values()},
+            {c.name: c.ready for c in fleet.clusters},
+            {*fleet.deleting, *fleet.unreadable},
+            fleet.not_ready_since,
+            conditions.get(Type.FAILOVER),
+            now,
+        )
+        if strategy is not None
+        else {}
+    )
     existing = Existing(
         {o: r.holding for o, r in own.replicas.items()},
         fleet.unreadable,
         deployment.revision,
         frozenset(own.unreadable),
         fleet.deleting,
+        fleet.draining,
+        lost,
+        strategy,
     )
     try:
         plan = schedule(xr, fleet.clusters, fleet.classes, fleet.replicas, existing=existing)
@@ -91,32 +136,72 @@ def compose(
     # A composed replica that cannot be read is kept exactly as it is, with its endpoint.
     keep_observed(req, rsp, [k for o in own.unreadable for k in (replica_key(o), endpoint_key(o))])
     ready = write_desired(req, rsp, plan, deployment, own)
-    _write_status(rsp, plan, deployment.name, ready)
+    _write_status(rsp, plan, deployment, ready, own)
     said = report(plan, own.unreadable)
     set_conditions(rsp, said.condition)
+    if strategy is not None and plan.rollout is not None:
+        observed = conditions.get(Type.PROGRESSING)
+        progressing = progressing_condition(plan.rollout, plan.desired, ready, observed, strategy, now)
+        set_conditions(rsp, progressing, failover_condition(lost, strategy))
+        ttl = next_call(lost, strategy, progressing, observed, now)
+        if ttl is not None:
+            rsp.meta.ttl.FromSeconds(int(ttl))
     for warning in said.warnings:
         response.warning(rsp, warning)
     for normal in said.normal:
         response.normal(rsp, normal)
     if said.condition.status != Status.TRUE:
         log.info("not every replica is placed as specified", message=said.condition.message)
-    serving = sum(1 for p in plan.placements if p.replica in ready and (p.held is None or not p.held.leaving))
+    serving = sum(1 for p in plan.placements if p.replica in ready and p.state not in _NOT_SERVING)
     set_ready(rsp, ready=plan.complete and serving >= plan.desired)
+
+
+_NOT_SERVING = frozenset({State.LEAVING, State.LOST, State.OUTDATED})
+
+
+def _observed_conditions(req: fnv1.RunFunctionRequest) -> dict[str, Observed]:
+    status = req.observed.composite.resource.fields.get("status")
+    items = status.struct_value.fields.get("conditions") if status is not None else None
+    if items is None or not items.HasField("list_value"):
+        return {}
+    values = [resource.struct_to_dict(v.struct_value) for v in items.list_value.values if v.HasField("struct_value")]
+    return observed_conditions(values)
 
 
 def _unscheduled(reason: Reason, message: str) -> Condition:
     return Condition(Type.SCHEDULED, Status.FALSE, reason, message)
 
 
-def _write_status(rsp: fnv1.RunFunctionResponse, plan: Schedule, name: str, ready: set[str]) -> None:
+def _write_status(
+    rsp: fnv1.RunFunctionResponse, plan: Schedule, deployment: Deployment, ready: set[str], own: Own
+) -> None:
     placements = []
+    updated = 0
     for p in plan.placements:
         pools = {str(r.role): r.pool for r in p.roles}
-        placements.append({"replica": p.replica, "cluster": p.cluster, "pools": pools, "ready": p.replica in ready})
+        entry: dict[str, Any] = {
+            "replica": p.replica,
+            "cluster": p.cluster,
+            "pools": pools,
+            "ready": p.replica in ready,
+        }
+        observed = own.replicas.get(p.ordinal)
+        revision = observed.holding.revision if p.held is not None and observed else deployment.revision
+        if revision:
+            entry["revision"] = revision
+        entry["state"] = str(p.state)
+        if p.held is not None:
+            entry["reason"] = str(p.held.reason)
+        elif p.replaces:
+            entry["reason"] = f"Replaces {p.replaces}"
+        placements.append(entry)
+        updated += revision == deployment.revision and p.state not in _NOT_SERVING
     status: dict[str, Any] = {
         "replicas": len(plan.placements),
         "readyReplicas": len(ready),
-        "selector": f"{DEPLOYMENT_LABEL}={name}",
+        "updatedReplicas": updated,
+        "observedRevision": deployment.revision,
+        "selector": f"{DEPLOYMENT_LABEL}={deployment.name}",
         "placements": placements,
     }
     if plan.unplaced:

@@ -51,6 +51,8 @@ class Own:
 
 
 _KEYS = (*SHAPE_KEYS, *ROLE_KEYS)
+REPLACES_ANNOTATION = "modelplane.ai/replaces"
+"""On a replica placed because another's cluster is lost: that replica's name (failover holds while it is lost)."""
 
 
 def struct_shape(spec: Mapping[str, Any]) -> dict[str, Any]:
@@ -79,8 +81,10 @@ def read_own(req: fnv1.RunFunctionRequest, key: DeploymentKey) -> Own:
         exact = tuple(spec.fields[k].SerializeToString(deterministic=True) if k in spec.fields else b"" for k in _KEYS)
         if exact not in revisions:
             revisions[exact] = shape_revision(struct_shape(spec.fields))
+        metadata = _object_of(struct.fields.get("metadata"))
+        replaces = _text(_object(metadata.fields.get("annotations"), "") if metadata else None, REPLACES_ANNOTATION)
         own.replicas[ordinal] = OwnReplica(
-            holding=replace(holding, deployment=key, revision=revisions[exact]),
+            holding=replace(holding, deployment=key, revision=revisions[exact], replaces=replaces or ""),
             spec=spec,
             url=_text(endpoint, "url"),
             host=_text(endpoint, "host"),
@@ -88,9 +92,15 @@ def read_own(req: fnv1.RunFunctionRequest, key: DeploymentKey) -> Own:
     return own
 
 
+def _object_of(value: structpb.Value | None) -> structpb.Struct | None:
+    return value.struct_value if value is not None and value.HasField("struct_value") else None
+
+
 def _object(value: structpb.Value | None, name: str) -> structpb.Struct | None:
     if value is None or not value.HasField("struct_value"):
         return None
+    if not name:
+        return value.struct_value
     inner = value.struct_value.fields.get(name)
     return inner.struct_value if inner is not None and inner.HasField("struct_value") else None
 

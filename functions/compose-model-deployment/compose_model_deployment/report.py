@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from modelplane.conditions import Condition, Reason, Status, Type
 from modelplane.names import replica_key
-from modelplane.scheduling import Held, Schedule
+from modelplane.scheduling import Held, HoldReason, Schedule
 
 
 @dataclass(frozen=True)
@@ -39,9 +39,12 @@ class _Part:
 
 def report(plan: Schedule, unreadable: Mapping[int, str]) -> Report:
     """Report ``plan`` and the composed replicas that could not be read (``unreadable``: ordinal to why)."""
-    holds = [(p.replica, p.held) for p in plan.placements if p.held is not None]
-    parts = _held((r, h) for r, h in holds if not (h.reason.input_missing or h.leaving))
-    parts += _held((r, h) for r, h in holds if h.reason.input_missing or h.leaving)
+    # A replica of an older revision waiting for its wave is the rollout's business (Progressing), not a problem.
+    holds = [
+        (p.replica, p.held) for p in plan.placements if p.held is not None and p.held.reason is not HoldReason.OUTDATED
+    ]
+    parts = _held((r, h) for r, h in holds if not (h.reason.input_missing or h.leaving or h.lost))
+    parts += _held((r, h) for r, h in holds if h.reason.input_missing or h.leaving or h.lost)
     for ordinal, why in sorted(unreadable.items()):
         text = f"{replica_key(ordinal)} is kept as it is: its observed ModelReplica cannot be read ({why})"
         parts.append(_Part(Reason.REPLICA_UNREADABLE, text, text))
@@ -55,8 +58,18 @@ def report(plan: Schedule, unreadable: Mapping[int, str]) -> Report:
         if p.stale:
             text = f"{p.replica} on InferenceCluster {p.cluster} no longer matches the spec: {p.stale}"
             parts.append(_Part(Reason.STALE_PLACEMENT, text, text))
+    old = set(plan.rollout.retired_old) if plan.rollout is not None else set()
+    draining = set(plan.rollout.retired_draining) if plan.rollout is not None else set()
     normal = tuple(
-        f"retired {name}: its InferenceCluster is being deleted and enough replicas are Ready without it"
+        f"retired {name}: "
+        + (
+            "it ran an older revision"
+            if name in old
+            else "its InferenceCluster drains"
+            if name in draining
+            else "its InferenceCluster is being deleted"
+        )
+        + " and enough replicas are Ready without it"
         for name in plan.retired
     )
     if not parts:
@@ -79,6 +92,8 @@ def _held(holds: Iterable[tuple[str, Held]]) -> list[_Part]:
                 f"{who} kept as running until replaced: {held.message}; replacements are placed elsewhere first"
                 f" and {who} retired once they are Ready"
             )
+        elif held.lost:
+            text = f"{who} kept as running while replacements run elsewhere: {held.message}"
         elif held.reason.input_missing:
             text = f"{who} kept as running, unchanged: {held.message}"
         else:

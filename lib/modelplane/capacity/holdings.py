@@ -43,6 +43,8 @@ class Holding:
             scheduler's observed usage includes them).
         revision: The revision of the serving shape it runs
             (``modelplane.scheduling.shape_revision``), "" when not known.
+        replaces: For a replica placed to replace one whose cluster is lost, that
+            replica's name (its ``modelplane.ai/replaces`` annotation), else "".
     """
 
     namespace: str
@@ -52,6 +54,7 @@ class Holding:
     roles: tuple[RoleHolding, ...]
     ready: bool = False
     revision: str = ""
+    replaces: str = ""
 
 
 @cache

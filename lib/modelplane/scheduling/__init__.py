@@ -20,11 +20,14 @@ from modelplane.scheduling.result import (
     PoolRejection,
     Reason,
     RolePlacement,
+    Rollout,
     Schedule,
+    State,
     Unplaced,
 )
 from modelplane.scheduling.revision import serving_shape, shape_revision
 from modelplane.scheduling.scheduler import Existing, InvalidDeploymentError, schedule
+from modelplane.scheduling.strategy import Strategy, strategy_of
 
 __all__ = [
     "AttributeValue",
@@ -43,8 +46,11 @@ __all__ = [
     "PoolRejection",
     "Reason",
     "RolePlacement",
+    "Rollout",
     "Schedule",
     "SelectorError",
+    "State",
+    "Strategy",
     "Unplaced",
     "match_cel",
     "replica_name",
@@ -52,4 +58,5 @@ __all__ = [
     "schedule",
     "serving_shape",
     "shape_revision",
+    "strategy_of",
 ]

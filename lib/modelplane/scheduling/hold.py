@@ -5,9 +5,11 @@ existing replica keeps its placement and its serving shape exactly as they are
 unless the deployment's spec can be applied to it safely. For each existing
 replica, the first that applies:
 
-1. its InferenceCluster is being deleted (the user's act): it is *leaving*,
-   kept unchanged while a replacement is placed elsewhere, and retired by the
-   scheduler once enough replicas are Ready without it;
+1. its InferenceCluster is being deleted or drains (the user's act): it is
+   *leaving*, kept unchanged while a replacement is placed elsewhere, and
+   retired by the scheduler once enough replicas are Ready without it; or its
+   cluster is *lost* past the failover grace: kept unchanged, not counted, and
+   replaced elsewhere until the cluster returns;
 2. an input its placement depends on is gone or cannot be read (its cluster is
    not listed, or listed but malformed; its pool is no longer in the cluster's
    spec; the pool's class is missing or invalid): kept unchanged, since nothing
@@ -70,6 +72,8 @@ def keep(  # noqa: PLR0913 - the replica, what it is judged against, and how
     judge: ClassJudge,
     selector: LabelSelector,
     changed: bool,
+    draining: Collection[str] = (),
+    lost: str = "",
 ) -> Placement | None:
     """Decide what an existing replica keeps (see the module's steps).
 
@@ -84,12 +88,19 @@ def keep(  # noqa: PLR0913 - the replica, what it is judged against, and how
         judge: Judges classes for roles.
         selector: The deployment's clusterSelector.
         changed: Whether the deployment's shape differs from the one the replica runs.
+        draining: Clusters that drain.
+        lost: Why its cluster counts as lost past the failover grace ("" when it does not).
 
     Returns:
         Its placement: ``held`` when it keeps its observed spec, else with the
         deployment's footprints; None when it must be placed again.
     """
     held = _input_missing(holding, cluster, unreadable, deleting, judge)
+    if held is None or not held.leaving:
+        if holding.cluster in draining:
+            held = Held(HoldReason.CLUSTER_DRAINING, f"InferenceCluster {holding.cluster} drains")
+        elif lost:
+            held = Held(HoldReason.CLUSTER_LOST, lost)
     if held is None and cluster is not None:
         if not holding.roles or [r.role for r in holding.roles] != [r.role for r in requests]:
             return None

@@ -55,6 +55,12 @@ class HoldReason(StrEnum):
     """Its InferenceCluster is not in the fleet: deleted, or not listed (which cannot be told apart)."""
     CLUSTER_DELETING = "ClusterDeleting"
     """Its InferenceCluster is being deleted (the user's act): the replica is leaving."""
+    CLUSTER_DRAINING = "ClusterDraining"
+    """Its InferenceCluster drains (``spec.drain``): the replica is leaving, a wave at a time."""
+    CLUSTER_LOST = "ClusterLost"
+    """Its InferenceCluster has been not Ready or absent longer than ``spec.failover.after``: replaced elsewhere."""
+    OUTDATED = "Outdated"
+    """It runs an older revision and waits for its wave of the rollout."""
     CLUSTER_UNREADABLE = "ClusterUnreadable"
     POOL_NOT_FOUND = "PoolNotFound"
     CLASS_NOT_FOUND = "ClassNotFound"
@@ -101,7 +107,24 @@ class Held:
     @property
     def leaving(self) -> bool:
         """Whether its cluster is being deleted: it is replaced elsewhere, then retired."""
-        return self.reason is HoldReason.CLUSTER_DELETING
+        return self.reason in (HoldReason.CLUSTER_DELETING, HoldReason.CLUSTER_DRAINING)
+
+    @property
+    def lost(self) -> bool:
+        """Whether its cluster is lost past the failover grace: it is replaced elsewhere and kept."""
+        return self.reason is HoldReason.CLUSTER_LOST
+
+
+class State(StrEnum):
+    """A placement's part in a rollout, a drain or a failover (``status.placements[].state``)."""
+
+    CURRENT = "Current"
+    OUTDATED = "Outdated"
+    UPDATING = "Updating"
+    SURGE = "Surge"
+    LEAVING = "Leaving"
+    LOST = "Lost"
+    HELD = "Held"
 
 
 @dataclass(frozen=True)
@@ -130,6 +153,8 @@ class Placement:
         held: For a kept replica that keeps its observed spec unchanged (its
             placement and its previous serving shape), why; None when it takes
             the deployment's shape. ``roles`` then hold what it runs.
+        state: Its part in a rollout, a drain or a failover.
+        replaces: For a replacement of a replica whose cluster is lost, that replica's name.
     """
 
     replica: str
@@ -139,6 +164,8 @@ class Placement:
     origin: Origin
     stale: str = ""
     held: Held | None = None
+    state: State = State.CURRENT
+    replaces: str = ""
 
     def pool(self, role: Role) -> str | None:
         """The pool of ``role``, or None when the replica has no such role."""
@@ -200,8 +227,8 @@ class Schedule:
         unmanaged: Existing replicas of the deployment whose names the scheduler
             did not give (never kept, moved or removed; their GPUs are counted).
         shortfall: Wanted replicas without a placement (``len(unplaced)`` or more).
-        retired: Leaving replicas retired now: their cluster is being deleted and
-            enough replicas are Ready elsewhere.
+        retired: Replicas retired now: they were leaving (their cluster drains or is
+            being deleted) or ran an older revision, and enough replicas are Ready without them.
         waiting: Replicas beyond ``spec.replicas`` that scaling down leaves in place
             for now, because which to remove depends on an input that cannot be read.
     """
@@ -215,11 +242,12 @@ class Schedule:
     shortfall: int = 0
     retired: tuple[str, ...] = ()
     waiting: int = 0
+    rollout: Rollout | None = None
 
     @property
     def placed(self) -> int:
-        """Wanted replicas with a placement (leaving ones are not counted)."""
-        return sum(1 for p in self.placements if p.held is None or not p.held.leaving)
+        """Wanted replicas with a placement, at most ``desired`` (leaving and lost ones are not counted)."""
+        return min(self.desired, sum(1 for p in self.placements if p.state in _PLACED))
 
     @property
     def complete(self) -> bool:
@@ -251,6 +279,43 @@ class Schedule:
             listed = ", ".join(names) + (f" and {more} more" if more > 0 and i == len(groups) - 1 else "")
             parts.append(f"{listed}: {reason}: {message}")
         return f"{head}: {'; '.join(parts)}"
+
+
+_PLACED = frozenset({State.CURRENT, State.UPDATING, State.SURGE, State.HELD, State.OUTDATED})
+
+
+@dataclass(frozen=True)
+class Rollout:
+    """Where a rollout stands after this call.
+
+    Attributes:
+        revision: The revision replicas move to.
+        updated: Replicas of that revision (Ready or not), in-place updates of this call included.
+        outdated: Replicas of an older revision that stay for now, by ordinal.
+        leaving: Replicas that stay for now although their cluster drains or is being deleted.
+        lost: Replicas kept on a lost cluster while replacements run elsewhere.
+        waiting: Replicas of the current revision that are not Ready yet (the rollout waits for them).
+        retired_old: Replicas of an older revision retired now.
+        retired_draining: Replicas retired now because their cluster drains.
+        fallback: Why the rollout updates in place one at a time ("" when it surges as configured).
+        paused: Whether ``spec.paused`` holds the rollout.
+    """
+
+    revision: str
+    updated: int
+    outdated: tuple[str, ...] = ()
+    leaving: tuple[str, ...] = ()
+    lost: tuple[str, ...] = ()
+    waiting: tuple[str, ...] = ()
+    retired_old: tuple[str, ...] = ()
+    retired_draining: tuple[str, ...] = ()
+    fallback: str = ""
+    paused: bool = False
+
+    @property
+    def complete(self) -> bool:
+        """Whether every replica runs the current revision where it should, none waiting."""
+        return not (self.outdated or self.leaving or self.waiting)
 
 
 def pool_message(role: Role, pool: str, message: str, roles: int) -> str:

@@ -69,11 +69,15 @@ from modelplane.scheduling.result import (
     PoolRejection,
     Reason,
     RolePlacement,
+    Rollout,
     Schedule,
+    State,
     Unplaced,
     pool_message,
     summarize,
 )
+from modelplane.scheduling.rollout import Member, wave
+from modelplane.scheduling.strategy import Strategy, strategy_of
 from modelplane.topology import Footprint, Role, TopologyError, replica_footprint
 from modelplane_models.inference_class import InferenceClass
 from modelplane_models.inference_cluster import InferenceCluster
@@ -96,6 +100,7 @@ class _Request:
     replicas: int
     selector: LabelSelector
     roles: tuple[RoleRequest, ...]
+    strategy: Strategy
 
 
 @dataclass(frozen=True)
@@ -136,7 +141,7 @@ def _request(deployment: ModelDeployment) -> _Request:
         roles.append(RoleRequest(role, field, selector.cel, devices, fp))
     key = DeploymentKey(metadata.namespace or "", metadata.name)
     replicas = spec.replicas if spec.replicas is not None else 1
-    return _Request(key, replicas, label_selector(spec.clusterSelector), tuple(roles))
+    return _Request(key, replicas, label_selector(spec.clusterSelector), tuple(roles), strategy_of(spec))
 
 
 def _plural(n: int, word: str) -> str:
@@ -385,9 +390,13 @@ def _read_replicas(
 
 
 def _scale_down(
-    own: Sequence[_Own], kept: Mapping[int, Placement | None], replicas: int, clusters: Mapping[str, ClusterInfo]
+    own: Sequence[_Own],
+    kept: Mapping[int, Placement | None],
+    replicas: int,
+    clusters: Mapping[str, ClusterInfo],
+    old: frozenset[int] = frozenset(),
 ) -> list[_Own]:
-    """The replicas beyond ``replicas``: to place again, held or stale, on unschedulable clusters, not Ready, highest.
+    """The replicas beyond ``replicas``: placed again, held, stale, old; on unschedulable clusters; not Ready; highest.
 
     Like a ReplicaSet, a scale-down never removes a serving replica while one that is not serving can go.
     """
@@ -396,17 +405,10 @@ def _scale_down(
         placement = kept[o.ordinal]
         cluster = clusters.get(placement.cluster) if placement is not None else None
         schedulable = cluster is not None and not cluster.cordoned and cluster.ready
-        fresh = placement is not None and not placement.stale and placement.held is None
+        fresh = placement is not None and not placement.stale and placement.held is None and o.ordinal not in old
         return (placement is not None, fresh, schedulable, o.holding.ready, -o.ordinal)
 
     return sorted(own, key=order)[: max(0, len(own) - replicas)]
-
-
-def _retire(leaving: Sequence[_Own], ready: int, replicas: int) -> tuple[list[_Own], list[_Own]]:
-    """Which leaving replicas stay (Ready ones first) and which retire: keep what the Ready others fall short by."""
-    order = sorted(leaving, key=lambda o: (not o.holding.ready, o.ordinal))
-    stay = max(0, replicas - ready)
-    return order[:stay], order[stay:]
 
 
 def _unused(used: set[int]) -> Iterator[int]:
@@ -432,11 +434,16 @@ class Existing:
             why: a replica there is held, not leaving.
         deleting: InferenceClusters being deleted: a replica there is leaving.
         revision: The revision of the deployment's serving shape (``shape_revision``):
-            a replica whose ``Holding.revision`` equals it runs the current shape;
-            with "" every replica's shape counts as changed.
+            a replica whose ``Holding.revision`` differs runs an older revision and is
+            rolled to it in waves (``modelplane.scheduling.rollout``); with "" there is
+            no rollout and every replica takes the deployment's shape where it can.
         opaque: Ordinals of replicas that exist but cannot be read: the caller keeps
             them as they are; they count towards ``spec.replicas`` and their
             ordinals are never given to another replica.
+        draining: InferenceClusters that drain: they take no new replicas and theirs are leaving.
+        lost: InferenceClusters that are not Ready or absent, by name: for how many
+            seconds (from the caller's clock and a condition's lastTransitionTime) and why.
+        strategy: The rollout and failover settings; None reads them from the deployment's spec.
     """
 
     replicas: Mapping[int, Holding] = field(default_factory=dict)
@@ -444,17 +451,24 @@ class Existing:
     revision: str = ""
     opaque: frozenset[int] = frozenset()
     deleting: frozenset[str] = frozenset()
+    draining: frozenset[str] = frozenset()
+    lost: Mapping[str, tuple[float, str]] = field(default_factory=dict)
+    strategy: Strategy | None = None
 
 
 @dataclass(frozen=True)
 class _Kept:
-    """What happens to the existing replicas: kept (None: placed again), leaving, removed, staying."""
+    """What happens to the existing replicas: kept (None: placed again), leaving, lost, removed, staying, retired."""
 
     placements: Mapping[int, Placement | None]
     leaving: list[_Own]
     removed: list[_Own]
     staying: list[_Own]
     waiting: int = 0
+    lost: list[_Own] = field(default_factory=list)
+    old: frozenset[int] = frozenset()
+    retired: list[_Own] = field(default_factory=list)
+    in_place: frozenset[int] = frozenset()
 
 
 def schedule(
@@ -483,8 +497,8 @@ def schedule(
 
     Returns:
         The placements (held ones keep what they run), the replicas left
-        unplaced with why, and the replicas scaling down removes or that are
-        retired because their cluster is gone.
+        unplaced with why, the replicas scaling down removes and those a
+        rollout, a drain or a cluster's deletion retires, and the rollout's state.
 
     Raises:
         InvalidDeploymentError: The deployment has no name, no serving shape or
@@ -492,10 +506,12 @@ def schedule(
     """
     request = _request(deployment)
     existing = existing or Existing()
+    strategy = existing.strategy or request.strategy
     infos: dict[str, ClusterInfo] = {}
     for info in sorted((i for i in map(as_cluster_info, clusters) if i is not None), key=lambda i: i.name):
         if info.name not in existing.deleting:  # a cluster being deleted takes nothing new
-            infos.setdefault(info.name, info)
+            # A draining cluster takes nothing new either, as a cordoned one.
+            infos.setdefault(info.name, replace(info, cordoned=True) if info.name in existing.draining else info)
     class_views: dict[str, ClassView] = {}
     for view in sorted((v for v in map(class_view, classes) if v is not None), key=lambda v: v.name):
         class_views.setdefault(view.name, view)
@@ -514,19 +530,23 @@ def schedule(
         if i.name in hosting or (i.ready and not i.cordoned and request.selector.matches(i.labels))
     ]
     free = free_nodes(pool_specs(counted, per_node), holdings, exclude_deployment=request.key)
-    run = _Scheduler(request, list(infos.values()), ClassJudge(matcher, class_views), free)
-
-    kept = _keep_existing(run, own, infos, existing)
-    placements = _hold_existing(run, kept, unmanaged)
-    failed = _place_again(run, kept, placements)
-    wanted = max(0, request.replicas - len(kept.staying) - len(existing.opaque))
-    used = {o.ordinal for o in own} | existing.opaque
-    unplaced, shortfall = _place_new(run, wanted, used, failed, placements)
-
-    by_ordinal = {o.ordinal: o for o in own}
-    ready = sum(1 for p in placements if p.origin is Origin.KEPT and by_ordinal[p.ordinal].holding.ready)
-    stay, retired = _retire(kept.leaving, ready, request.replicas)
-    placements += [p for o in stay if (p := kept.placements[o.ordinal]) is not None]
+    judge = ClassJudge(matcher, class_views)
+    decided = _keep_existing(judge, request, strategy, own, infos, existing)
+    kept, add = _wave(decided, strategy, request.replicas - len(existing.opaque), None)
+    run = _Scheduler(request, list(infos.values()), judge, dict(free))
+    outcome = _place(run, kept, add, own, unmanaged, existing)
+    fallback = ""
+    if _falls_back(decided, kept, add, outcome[0], strategy):
+        # No surge replica fits anywhere: roll in place, one replica at a time.
+        kept, add = _wave(decided, strategy, request.replicas - len(existing.opaque), 1)
+        run = _Scheduler(request, list(infos.values()), judge, dict(free))
+        outcome = _place(run, kept, add, own, unmanaged, existing)
+        unplaced = outcome[1]
+        why = f"{unplaced[0].reason}: {unplaced[0].message}" if unplaced else "no capacity"
+        fallback = f"no surge replica can be placed ({why}): updating in place, one replica at a time"
+    placements, unplaced, shortfall = outcome
+    placements = _with_states(placements, kept, own)
+    rollout = _summary(existing.revision, placements, kept, own, fallback, paused=strategy.paused)
     return Schedule(
         deployment=request.key,
         desired=request.replicas,
@@ -535,14 +555,33 @@ def schedule(
         removed=tuple(o.name for o in kept.removed),
         unmanaged=tuple(h.name for h in unmanaged),
         shortfall=shortfall,
-        retired=tuple(o.name for o in retired),
+        retired=tuple(o.name for o in sorted(kept.retired, key=lambda o: o.ordinal)),
         waiting=kept.waiting,
+        rollout=rollout if existing.revision else None,
     )
 
 
-def _keep_existing(run: _Scheduler, own: Sequence[_Own], infos: Mapping[str, ClusterInfo], existing: Existing) -> _Kept:
-    """Decide each existing replica's placement, which are leaving, and which scaling down removes."""
-    request = run.request
+def _lost(o: _Own, existing: Existing, after: float | None, replaced: frozenset[str]) -> str:
+    """Why ``o``'s cluster counts as lost past the failover grace; "" when it does not (or failover is off)."""
+    lost = existing.lost.get(o.holding.cluster)
+    if lost is None or after is None:
+        return ""
+    seconds, why = lost
+    if seconds < after and o.name not in replaced:
+        return ""
+    return f"InferenceCluster {o.holding.cluster} {why} for longer than spec.failover.after ({int(after)}s)"
+
+
+def _keep_existing(
+    judge: ClassJudge,
+    request: _Request,
+    strategy: Strategy,
+    own: Sequence[_Own],
+    infos: Mapping[str, ClusterInfo],
+    existing: Existing,
+) -> _Kept:
+    """Decide each existing replica's placement, which are leaving or lost, and which scaling down removes."""
+    replaced = frozenset(o.holding.replaces for o in own if o.holding.replaces)
     kept = {
         o.ordinal: keep(
             o.name,
@@ -552,15 +591,21 @@ def _keep_existing(run: _Scheduler, own: Sequence[_Own], infos: Mapping[str, Clu
             unreadable=existing.unreadable,
             deleting=existing.deleting,
             requests=request.roles,
-            judge=run.judge,
+            judge=judge,
             selector=request.selector,
             changed=not existing.revision or o.holding.revision != existing.revision,
+            draining=existing.draining,
+            lost=_lost(o, existing, strategy.failover_after, replaced),
         )
         for o in own
     }
     leaving = [o for o in own if (p := kept[o.ordinal]) is not None and p.held is not None and p.held.leaving]
-    counting = [o for o in own if o not in leaving]
-    removed = _scale_down(counting, kept, request.replicas - len(existing.opaque), infos)
+    lost = [o for o in own if (p := kept[o.ordinal]) is not None and p.held is not None and p.held.lost]
+    counting = [o for o in own if o not in leaving and o not in lost]
+    old = frozenset(o.ordinal for o in own if existing.revision and o.holding.revision != existing.revision)
+    # While old replicas remain, a rollout may run maxSurge replicas beyond spec.replicas.
+    allowance = strategy.max_surge if any(o.ordinal in old for o in counting) else 0
+    removed = _scale_down(counting, kept, request.replicas - len(existing.opaque) + allowance, infos, old)
     # Which replica scaling down removes must not hang on an input that cannot be read: wait for it.
     unknown = existing.opaque or any(
         (p := kept[o.ordinal]) is not None and p.held is not None and p.held.reason.input_missing for o in counting
@@ -568,7 +613,133 @@ def _keep_existing(run: _Scheduler, own: Sequence[_Own], infos: Mapping[str, Clu
     waiting = len(removed) if unknown else 0
     if unknown:
         removed = []
-    return _Kept(kept, leaving, removed, [o for o in counting if o not in removed], waiting)
+    staying = [o for o in counting if o not in removed]
+    return _Kept(kept, leaving, removed, staying, waiting, lost, old)
+
+
+def _wave(decided: _Kept, strategy: Strategy, replicas: int, in_place_unavailable: int | None) -> tuple[_Kept, int]:
+    """Apply one wave (``modelplane.scheduling.rollout``): retire, update in place, hold the other old replicas."""
+    current: list[Member] = []
+    old: list[Member] = []
+    for o in [*decided.staying, *decided.leaving]:
+        placement = decided.placements[o.ordinal]
+        leaving = o in decided.leaving
+        # A replica that changes shape kind is placed again under its name: an in-place update too.
+        in_place = placement is None or placement.held is None
+        member = Member(o.ordinal, o.holding.ready, leaving=leaving, in_place=in_place)
+        (old if o.ordinal in decided.old else current).append(member)
+    step = wave(
+        replicas,
+        current,
+        old,
+        max_surge=strategy.max_surge,
+        max_unavailable=strategy.max_unavailable,
+        paused=strategy.paused,
+        in_place_unavailable=in_place_unavailable,
+    )
+    placements = dict(decided.placements)
+    for o in decided.staying:
+        if o.ordinal not in decided.old or o.ordinal in step.in_place:
+            continue
+        placement = placements[o.ordinal]
+        if placement is not None and placement.held is not None:
+            continue  # held for a reason of its own (an input, or the new shape cannot run there)
+        why = f"it runs revision {o.holding.revision or 'unknown'} and waits for its wave of the rollout"
+        placements[o.ordinal] = Placement(
+            o.name, o.ordinal, o.holding.cluster, observed_roles(o.holding), Origin.KEPT,
+            held=Held(HoldReason.OUTDATED, why),
+        )  # fmt: skip
+    retired = [o for o in [*decided.staying, *decided.leaving] if o.ordinal in step.retire]
+    return (
+        replace(
+            decided,
+            placements=placements,
+            staying=[o for o in decided.staying if o.ordinal not in step.retire],
+            leaving=[o for o in decided.leaving if o.ordinal not in step.retire],
+            retired=retired,
+            in_place=step.in_place,
+        ),
+        step.add,
+    )
+
+
+def _place(
+    run: _Scheduler, kept: _Kept, add: int, own: Sequence[_Own], unmanaged: Sequence[Holding], existing: Existing
+) -> tuple[list[Placement], list[Unplaced], int]:
+    """Account for what exists, then place the replicas to place again and ``add`` new ones."""
+    placements = _hold_existing(run, kept, unmanaged)
+    failed = _place_again(run, kept, placements)
+    used = {o.ordinal for o in own} | existing.opaque
+    unplaced, shortfall = _place_new(run, add, used, failed, placements)
+    placements += [p for o in (*kept.leaving, *kept.lost) if (p := kept.placements[o.ordinal]) is not None]
+    return placements, unplaced, shortfall
+
+
+def _falls_back(decided: _Kept, kept: _Kept, add: int, placements: Sequence[Placement], strategy: Strategy) -> bool:
+    """Whether a rollout wanted a surge replica, none could be placed, and an old one could be updated in place."""
+    if strategy.paused or strategy.max_unavailable > 0 or not add or kept.in_place:
+        return False
+    if any(p.origin is Origin.NEW for p in placements):
+        return False
+    return any(
+        o.ordinal in decided.old and ((p := decided.placements[o.ordinal]) is None or p.held is None)
+        for o in decided.staying
+    )
+
+
+def _with_states(placements: Sequence[Placement], kept: _Kept, own: Sequence[_Own]) -> list[Placement]:
+    """Each placement's state, and for replacements of lost replicas which they replace."""
+    moving = bool(kept.old & {o.ordinal for o in kept.staying}) or bool(kept.leaving) or bool(kept.lost)
+    lost = sorted(o.name for o in kept.lost)
+    by_ordinal = {o.ordinal: o for o in own}
+    carried = {o.holding.replaces for o in own if o.holding.replaces in lost}
+    fresh = iter([name for name in lost if name not in carried])
+    out = []
+    for p in sorted(placements, key=lambda p: p.ordinal):
+        o = by_ordinal.get(p.ordinal)
+        replaces = o.holding.replaces if o is not None and o.holding.replaces in lost else ""
+        if p.origin is Origin.NEW and not replaces:
+            replaces = next(fresh, "")
+        out.append(replace(p, state=_state(p, kept, moving=moving), replaces=replaces))
+    return out
+
+
+def _state(p: Placement, kept: _Kept, *, moving: bool) -> State:
+    if p.held is not None:
+        if p.held.leaving:
+            return State.LEAVING
+        if p.held.lost:
+            return State.LOST
+        return State.OUTDATED if p.held.reason is HoldReason.OUTDATED else State.HELD
+    if p.ordinal in kept.in_place:
+        return State.UPDATING
+    return State.SURGE if p.origin is Origin.NEW and moving else State.CURRENT
+
+
+def _summary(
+    revision: str, placements: Sequence[Placement], kept: _Kept, own: Sequence[_Own], fallback: str, *, paused: bool
+) -> Rollout:
+    ready = {o.ordinal for o in own if o.holding.ready}
+    current = [p for p in placements if p.state in (State.CURRENT, State.UPDATING, State.SURGE)]
+    return Rollout(
+        revision=revision,
+        updated=len(current),
+        outdated=tuple(p.replica for p in placements if p.state is State.OUTDATED),
+        leaving=tuple(p.replica for p in placements if p.state is State.LEAVING),
+        lost=tuple(p.replica for p in placements if p.state is State.LOST),
+        waiting=tuple(p.replica for p in current if p.ordinal not in ready or p.state is State.UPDATING),
+        retired_old=tuple(o.name for o in sorted(kept.retired, key=lambda o: o.ordinal) if o.ordinal in kept.old),
+        retired_draining=tuple(
+            o.name
+            for o in sorted(kept.retired, key=lambda o: o.ordinal)
+            if o.ordinal not in kept.old
+            and (p := kept.placements[o.ordinal]) is not None
+            and p.held is not None
+            and p.held.reason is HoldReason.CLUSTER_DRAINING
+        ),
+        fallback=fallback,
+        paused=paused,
+    )
 
 
 def _hold_existing(run: _Scheduler, kept: _Kept, unmanaged: Sequence[Holding]) -> list[Placement]:
@@ -578,7 +749,7 @@ def _hold_existing(run: _Scheduler, kept: _Kept, unmanaged: Sequence[Holding]) -
     only if its pools have room for it after every other replica, those held at
     their old shape included; the check is repeated until no more are held.
     """
-    for o in kept.removed:  # Still running until deleted.
+    for o in (*kept.removed, *kept.retired):  # Still running until deleted.
         run.hold(o.holding.cluster, ((r.pool, r.footprint) for r in o.holding.roles), own=False)
     for h in unmanaged:
         run.hold(h.cluster, ((r.pool, r.footprint) for r in h.roles), own=bool(h.roles))
