@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: preview test bench fuzz venv tools package lint typecheck generate goldens check-generated clean
+.PHONY: preview test e2e bench fuzz venv tools e2e-tools package lint typecheck generate goldens check-generated clean
 
 ## preview: build the environment and preview the quickstart fleet offline
 preview: $(STAMP)
@@ -15,6 +15,14 @@ preview: $(STAMP)
 ## test: every test tier (unit, function, render, validation, gRPC, conformance with the real Crossplane CLI) plus lint and type checks
 test: $(STAMP) tools lint typecheck
 	CROSSPLANE="$$(tools/crossplane.sh)" CROSSPLANE_ENGINE="$$(tools/crossplane.sh engine)" $(BIN)/pytest
+
+## e2e: the end-to-end tier: a real API server, Crossplane core, provider-kubernetes and workload API servers on loopback
+e2e: $(STAMP) tools e2e-tools
+	CROSSPLANE="$$(tools/crossplane.sh)" $(BIN)/pytest -m e2e tests/e2e
+
+## e2e-tools: build, once, the pinned kube-apiserver, controller-manager, Crossplane core, provider-kubernetes and registry (etcd from apt)
+e2e-tools:
+	@tools/e2e/tools.sh >/dev/null
 
 ## fuzz: fuzz every function with random inputs, MODELPLANE_FUZZ_EXAMPLES per function (20,000 unless set; `make test` runs 2,000, derandomized)
 fuzz: $(STAMP)

@@ -1,0 +1,72 @@
+"""The e2e session: one control plane for every scenario, stopped by PID at the end (also on failure).
+
+The figures (tool build, bring-up, apply→Scheduled/objects/Ready) and what the
+run stands in for are printed in the terminal summary, with the directory of
+every process's log when something failed.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e import plane as planes
+from tests.e2e import tools as e2e_tools
+from tests.e2e.figures import FIGURES, NOTES
+from tests.e2e.plane import Plane
+from tests.e2e.standin import StandIn
+
+_STATE: dict[str, object] = {}
+
+
+@pytest.fixture(scope="session")
+def plane() -> Iterator[Plane]:
+    """The running control plane, its workload API servers and the workload stand-in."""
+    work = Path(tempfile.mkdtemp(prefix="modelplane-e2e-"))
+    _STATE["work"] = work
+    tools = e2e_tools.install()
+    for name, seconds in sorted(tools.build_seconds().items()):
+        FIGURES[f"cold build of {name} (s, when it was built)"] = float(seconds)
+    up = planes.start(work, tools)
+    NOTES.extend(up.notes)
+    FIGURES.update(up.figures)
+    servers = {up.control.name: up.kube, **{n: s.kube for n, s in up.workloads.items()}}
+    standin = StandIn(servers, control_plane=up.control.name)
+    # The InferenceGateway installs Envoy Gateway on the control plane through this ProviderConfig.
+    standin.target("in-cluster", up.control.name)
+    standin.start()
+    up.standin = standin
+    try:
+        yield up
+    finally:
+        standin.stop()
+        up.sup.stop()
+        up.cleanup()
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Remember a failure, so the summary points at the logs and the work directory is kept."""
+    if report.failed:
+        _STATE["failed"] = True
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Print the figures, the substitutions, and where the logs are when something failed."""
+    work = _STATE.get("work")
+    if work is None:
+        return
+    tr = terminalreporter
+    tr.section("modelplane e2e")
+    for line in NOTES:
+        tr.write_line(f"note: {line}")
+    for name, value in FIGURES.items():
+        tr.write_line(f"figure: {name}: {value}")
+    assert isinstance(work, Path)
+    if _STATE.get("failed"):
+        tr.write_line(f"logs of every process: {work / 'logs'}")
+    else:
+        shutil.rmtree(work, ignore_errors=True)

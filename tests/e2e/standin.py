@@ -1,0 +1,233 @@
+"""The workload stand-in: what kubelets, serving controllers, Envoy Gateway and provider-helm would report.
+
+Nothing here runs Pods, charts or proxies. On the e2e tier's API servers no
+controller but Kubernetes' garbage collector and namespace controllers runs,
+so the status that a real cluster's controllers write never appears and
+nothing composed would ever become Ready. This stand-in writes that status,
+the way each controller would once its work succeeded:
+
+- on every workload API server (kubelet + the workload controllers):
+  Deployments and LeaderWorkerSets available with all replicas ready,
+  LLMInferenceServices Ready (KServe), GatewayClasses Accepted and Gateways
+  Programmed with an address, HTTPRoutes accepted by their parents (Envoy
+  Gateway on the workload cluster);
+- on the control plane: provider-helm Releases Ready and Synced (no
+  provider-helm runs; like ``helm install --create-namespace`` it creates the
+  release's namespace on the cluster its ClusterProviderConfig names, when
+  that cluster is one of ours: see ``target``), and Envoy Gateway's answers there: GatewayClass
+  Accepted, Gateway Programmed with an address, HTTPRoutes and Backends
+  Accepted.
+
+A cluster can be ``hold``-en: the stand-in then stops answering for it (as
+when its nodes are gone), leaving whatever status is there.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from tests.e2e.kube import ApiError, Kube
+
+Manifest = dict[str, Any]
+_GATEWAY_CONTROLLER = "gateway.envoyproxy.io/gatewayclass-controller"
+
+
+def _condition(kind: str, reason: str, generation: int) -> dict[str, Any]:
+    return {
+        "type": kind,
+        "status": "True",
+        "reason": reason,
+        "message": "set by the e2e workload stand-in",
+        "observedGeneration": generation,
+        "lastTransitionTime": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+
+
+def _generation(obj: Mapping[str, Any]) -> int:
+    return int(obj.get("metadata", {}).get("generation", 1))
+
+
+def _has(obj: Mapping[str, Any], *kinds: str) -> bool:
+    """Whether ``obj`` already reports every condition in ``kinds`` True for its current generation."""
+    conditions = {c.get("type"): c for c in obj.get("status", {}).get("conditions") or []}
+    generation = _generation(obj)
+    return all(
+        conditions.get(k, {}).get("status") == "True"
+        and int(conditions.get(k, {}).get("observedGeneration", generation)) == generation
+        for k in kinds
+    )
+
+
+# Each rule: (apiVersion, kind) -> a function returning the status to write, or None when it is already there.
+Rule = Callable[[Manifest, str], dict[str, Any] | None]
+
+
+def _replicated(reason: str) -> Rule:
+    def rule(obj: Manifest, _scope: str) -> dict[str, Any] | None:
+        want = int(obj.get("spec", {}).get("replicas", 1))
+        status = obj.get("status", {})
+        if _has(obj, "Available") and status.get("readyReplicas") == want and status.get("replicas") == want:
+            return None
+        return {
+            "observedGeneration": _generation(obj),
+            "replicas": want,
+            "readyReplicas": want,
+            "availableReplicas": want,
+            "updatedReplicas": want,
+            "conditions": [_condition("Available", reason, _generation(obj))],
+        }
+
+    return rule
+
+
+def _ready(*kinds: str) -> Rule:
+    def rule(obj: Manifest, _scope: str) -> dict[str, Any] | None:
+        if _has(obj, *kinds):
+            return None
+        return {"conditions": [_condition(k, k if k != "Ready" else "Available", _generation(obj)) for k in kinds]}
+
+    return rule
+
+
+def gateway_address(scope: str) -> str:
+    """The address the stand-in gives the Gateways of ``scope`` (a workload server, or the control plane)."""
+    return {"control-plane": "127.0.0.10", "workload-a": "127.0.0.11", "workload-b": "127.0.0.12"}.get(
+        scope, "127.0.0.19"
+    )
+
+
+def _gateway(obj: Manifest, scope: str) -> dict[str, Any] | None:
+    address = gateway_address(scope)
+    addresses = obj.get("status", {}).get("addresses") or []
+    if _has(obj, "Accepted", "Programmed") and addresses and addresses[0].get("value") == address:
+        return None
+    generation = _generation(obj)
+    return {
+        "addresses": [{"type": "IPAddress", "value": address}],
+        "conditions": [
+            _condition("Accepted", "Accepted", generation),
+            _condition("Programmed", "Programmed", generation),
+        ],
+    }
+
+
+def _route(obj: Manifest, _scope: str) -> dict[str, Any] | None:
+    refs = obj.get("spec", {}).get("parentRefs") or []
+    parents = obj.get("status", {}).get("parents") or []
+    generation = _generation(obj)
+    if len(parents) == len(refs) and all(
+        any(c.get("type") == "Accepted" and c.get("observedGeneration") == generation for c in p.get("conditions", []))
+        for p in parents
+    ):
+        return None
+    return {
+        "parents": [
+            {
+                "parentRef": dict(ref),
+                "controllerName": _GATEWAY_CONTROLLER,
+                "conditions": [
+                    _condition("Accepted", "Accepted", generation),
+                    _condition("ResolvedRefs", "ResolvedRefs", generation),
+                ],
+            }
+            for ref in refs
+        ]
+    }
+
+
+WORKLOAD_RULES: dict[tuple[str, str], Rule] = {
+    ("apps/v1", "Deployment"): _replicated("MinimumReplicasAvailable"),
+    ("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet"): _replicated("AllGroupsReady"),
+    ("serving.kserve.io/v1alpha2", "LLMInferenceService"): _ready("Ready"),
+    ("gateway.networking.k8s.io/v1", "GatewayClass"): _ready("Accepted"),
+    ("gateway.networking.k8s.io/v1", "Gateway"): _gateway,
+    ("gateway.networking.k8s.io/v1", "HTTPRoute"): _route,
+}
+RELEASE = ("helm.m.crossplane.io/v1beta1", "Release")
+CONTROL_PLANE_RULES: dict[tuple[str, str], Rule] = {
+    RELEASE: _ready("Ready", "Synced"),
+    ("gateway.networking.k8s.io/v1", "GatewayClass"): _ready("Accepted"),
+    ("gateway.networking.k8s.io/v1", "Gateway"): _gateway,
+    ("gateway.networking.k8s.io/v1", "HTTPRoute"): _route,
+    ("gateway.envoyproxy.io/v1alpha1", "Backend"): _ready("Accepted"),
+}
+
+
+class StandIn:
+    """A thread that writes, every ``interval`` seconds, the status real controllers would."""
+
+    def __init__(self, servers: Mapping[str, Kube], control_plane: str, interval: float = 0.5) -> None:
+        self._servers = dict(servers)
+        self._control_plane = control_plane
+        self._targets: dict[str, str] = {}
+        self._interval = interval
+        self._held: set[str] = set()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="workload-stand-in", daemon=True)
+        self.errors: list[str] = []
+        self.writes = 0
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+
+    def target(self, provider_config: str, server: str) -> None:
+        """Say which of our API servers the helm ClusterProviderConfig ``provider_config`` reaches."""
+        self._targets[provider_config] = server
+
+    def hold(self, server: str) -> None:
+        """Stop answering for ``server`` (its controllers are gone)."""
+        self._held.add(server)
+
+    def release(self, server: str) -> None:
+        """Answer for ``server`` again."""
+        self._held.discard(server)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._interval):
+            for name, kube in self._servers.items():
+                if name in self._held:
+                    continue
+                rules = CONTROL_PLANE_RULES if name == self._control_plane else WORKLOAD_RULES
+                self._answer(name, kube, rules)
+
+    def _answer(self, scope: str, kube: Kube, rules: Mapping[tuple[str, str], Rule]) -> None:
+        for (api_version, kind), rule in rules.items():
+            try:
+                for obj in kube.list(api_version, kind):
+                    status = rule(obj, scope)
+                    if status is None or obj.get("metadata", {}).get("deletionTimestamp"):
+                        continue
+                    meta = obj["metadata"]
+                    if (api_version, kind) == RELEASE:
+                        self._install(obj)
+                    kube.patch(
+                        api_version,
+                        kind,
+                        meta["name"],
+                        {"status": status},
+                        namespace=meta.get("namespace"),
+                        subresource="status",
+                    )
+                    self.writes += 1
+            except (ApiError, OSError) as err:
+                # A kind not served yet, an object deleted between list and patch, a server held
+                # down by a test: try again on the next round, remembering the last few errors.
+                self.errors = [*self.errors[-19:], f"{scope} {kind}: {err}"]
+
+    def _install(self, release: Mapping[str, Any]) -> None:
+        """What provider-helm does before a release is Ready: its namespace exists on its cluster."""
+        spec = release.get("spec", {})
+        server = self._targets.get(str(spec.get("providerConfigRef", {}).get("name", "")))
+        namespace = spec.get("forProvider", {}).get("namespace")
+        if server is None or not namespace or server in self._held:
+            return
+        kube = self._servers[server]
+        if kube.get("v1", "Namespace", str(namespace)) is None:
+            kube.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": str(namespace)}})

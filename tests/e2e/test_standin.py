@@ -1,0 +1,80 @@
+"""The workload stand-in's rules, without an API server (these run under `make test`, not `make e2e`).
+
+Each rule must write the status that the real controller's readiness signal
+reads (the same signals ``modelplane.remote`` and the backends judge), and
+write nothing once that status is there, so the stand-in does not churn.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from modelplane.backends.status import ObservedRemote, lift_status
+from tests.e2e.standin import CONTROL_PLANE_RULES, WORKLOAD_RULES, gateway_address
+
+
+def _obj(api_version: str, kind: str, spec: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {
+        "apiVersion": api_version,
+        "kind": kind,
+        "metadata": {"name": "x", "namespace": "ns", "generation": 3},
+        "spec": spec or {},
+    }
+
+
+def _settle(rules: dict[tuple[str, str], Any], obj: dict[str, Any], scope: str) -> dict[str, Any]:
+    status = rules[(obj["apiVersion"], obj["kind"])](obj, scope)
+    assert status is not None, "the rule wrote nothing on a fresh object"
+    done = {**obj, "status": status}
+    assert rules[(obj["apiVersion"], obj["kind"])](done, scope) is None, "the rule writes again once settled"
+    return done
+
+
+@pytest.mark.parametrize(
+    "obj",
+    [
+        pytest.param(_obj("apps/v1", "Deployment", {"replicas": 3}), id="deployment"),
+        pytest.param(_obj("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet", {"replicas": 2}), id="lws"),
+        pytest.param(_obj("serving.kserve.io/v1alpha2", "LLMInferenceService"), id="llminferenceservice"),
+    ],
+)
+def test_workloads_become_ready_as_the_replica_judges_them(obj: dict[str, Any]) -> None:
+    assert not lift_status(["workload"], [ObservedRemote("workload", obj, "")]).ready
+    done = _settle(WORKLOAD_RULES, obj, "workload-a")
+    judged = lift_status(["workload"], [ObservedRemote("workload", done, "")])
+    assert judged.ready, judged
+
+
+def test_a_scaled_deployment_is_answered_again() -> None:
+    done = _settle(WORKLOAD_RULES, _obj("apps/v1", "Deployment", {"replicas": 1}), "workload-a")
+    scaled = {**done, "spec": {"replicas": 2}}
+    status = WORKLOAD_RULES[("apps/v1", "Deployment")](scaled, "workload-a")
+    assert status is not None
+    assert status["readyReplicas"] == 2
+
+
+@pytest.mark.parametrize(
+    ("rules", "scope"),
+    [
+        pytest.param(WORKLOAD_RULES, "workload-b", id="workload"),
+        pytest.param(CONTROL_PLANE_RULES, "control-plane", id="control-plane"),
+    ],
+)
+def test_gateways_are_programmed_with_the_scope_address(rules: dict[tuple[str, str], Any], scope: str) -> None:
+    done = _settle(rules, _obj("gateway.networking.k8s.io/v1", "Gateway"), scope)
+    types = {c["type"]: c["status"] for c in done["status"]["conditions"]}
+    assert types == {"Accepted": "True", "Programmed": "True"}
+    assert done["status"]["addresses"] == [{"type": "IPAddress", "value": gateway_address(scope)}]
+
+
+def test_routes_are_accepted_by_every_parent() -> None:
+    refs = [{"name": "a", "namespace": "gw"}, {"name": "b", "namespace": "gw"}]
+    done = _settle(WORKLOAD_RULES, _obj("gateway.networking.k8s.io/v1", "HTTPRoute", {"parentRefs": refs}), "w")
+    assert [p["parentRef"] for p in done["status"]["parents"]] == refs
+
+
+def test_helm_releases_are_ready_and_synced() -> None:
+    done = _settle(CONTROL_PLANE_RULES, _obj("helm.m.crossplane.io/v1beta1", "Release"), "control-plane")
+    assert {c["type"] for c in done["status"]["conditions"]} == {"Ready", "Synced"}

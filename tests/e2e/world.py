@@ -1,0 +1,106 @@
+"""What the scenarios ask of the running system: Modelplane objects, their conditions, remote objects."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+from modelplane import kinds
+from modelplane.names import DEPLOYMENT_LABEL
+from tests.e2e.kube import Kube, Manifest, condition, is_true
+from tests.e2e.procs import wait_for
+
+T = TypeVar("T")
+OBJECT = ("kubernetes.m.crossplane.io/v1alpha1", "Object")
+# Long enough for a cold Crossplane to reconcile a chain of XRs; short enough to fail a run in minutes.
+TIMEOUT = 90.0
+
+
+def eventually(what: str, probe: Callable[[], T | None], timeout: float = TIMEOUT) -> T:
+    """``probe()``'s first truthy answer; a TimeoutError naming ``what`` otherwise."""
+    return wait_for(what, probe, timeout=timeout, interval=0.5)
+
+
+def xr(kube: Kube, kind: str, name: str, namespace: str | None = None) -> Manifest | None:
+    """The Modelplane object ``kind``/``name``."""
+    return kube.get(kinds.API_VERSION, kind, name, namespace)
+
+
+def conditions(obj: Mapping[str, Any] | None) -> str:
+    """A one-line summary of ``obj``'s conditions, for failure messages."""
+    found = (obj or {}).get("status", {}).get("conditions") or []
+    return "; ".join(f"{c.get('type')}={c.get('status')} ({c.get('reason')}: {c.get('message', '')})" for c in found)
+
+
+def has_condition(
+    kube: Kube, kind: str, name: str, namespace: str | None, kind_of_condition: str, status: str = "True"
+) -> Manifest | None:
+    """The object once its condition ``kind_of_condition`` has ``status``; else None."""
+    obj = xr(kube, kind, name, namespace)
+    return obj if condition(obj, kind_of_condition).get("status") == status else None
+
+
+def wait_condition(
+    kube: Kube,
+    kind: str,
+    name: str,
+    namespace: str | None,
+    kind_of_condition: str,
+    status: str = "True",
+    *,
+    timeout: float = TIMEOUT,
+) -> Manifest:
+    """Wait for ``kind``/``name`` to report ``kind_of_condition`` = ``status``; fail with its conditions."""
+    try:
+        return eventually(
+            f"{kind} {name} {kind_of_condition}={status}",
+            lambda: has_condition(kube, kind, name, namespace, kind_of_condition, status),
+            timeout,
+        )
+    except TimeoutError as err:
+        obj = xr(kube, kind, name, namespace)
+        msg = f"{err}; its conditions: {conditions(obj)}"
+        raise TimeoutError(msg) from None
+
+
+def replicas_of(kube: Kube, deployment: str, namespace: str) -> list[Manifest]:
+    """The ModelReplicas a ModelDeployment composed, by name."""
+    found = kube.list(kinds.API_VERSION, "ModelReplica", namespace, labels={DEPLOYMENT_LABEL: deployment})
+    return sorted(found, key=lambda r: str(r["metadata"]["name"]))
+
+
+def remote_objects(kube: Kube, replica: str, namespace: str) -> list[Manifest]:
+    """The provider-kubernetes Objects a ModelReplica composed (its resourceRefs of kind Object)."""
+    obj = xr(kube, "ModelReplica", replica, namespace) or {}
+    refs = obj.get("spec", {}).get("crossplane", {}).get("resourceRefs") or []
+    out = []
+    for ref in refs:
+        if ref.get("kind") == "Object":
+            found = kube.get(*OBJECT, ref["name"], namespace)
+            if found is not None:
+                out.append(found)
+    return out
+
+
+def manifest_of(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The remote manifest a provider-kubernetes Object carries."""
+    manifest: Mapping[str, Any] = obj["spec"]["forProvider"]["manifest"]
+    return manifest
+
+
+def present(kube: Kube, manifest: Mapping[str, Any]) -> Manifest | None:
+    """The object ``manifest`` names, as it exists on ``kube`` (None when it does not)."""
+    meta = manifest.get("metadata", {})
+    return kube.get(str(manifest["apiVersion"]), str(manifest["kind"]), str(meta["name"]), meta.get("namespace"))
+
+
+def ready(obj: Mapping[str, Any] | None) -> bool:
+    """Whether ``obj`` reports Ready=True."""
+    return is_true(obj, "Ready")
+
+
+def landed(control: Kube, workload: Kube, replica: str, namespace: str) -> list[Manifest]:
+    """The replica's remote objects as they exist on ``workload``, once every one is there; else []."""
+    objects = remote_objects(control, replica, namespace)
+    found = [present(workload, manifest_of(o)) for o in objects]
+    return [f for f in found if f is not None] if objects and all(found) else []
