@@ -536,7 +536,7 @@ def schedule(
     run = _Scheduler(request, list(infos.values()), judge, dict(free))
     outcome = _place(run, kept, add, own, unmanaged, existing)
     fallback = ""
-    if _falls_back(decided, kept, add, outcome[0], strategy):
+    if _falls_back(decided, kept, add, outcome[0], strategy, request.replicas - len(existing.opaque)):
         # No surge replica fits anywhere: roll in place, one replica at a time.
         kept, add = _wave(decided, strategy, request.replicas - len(existing.opaque), 1)
         run = _Scheduler(request, list(infos.values()), judge, dict(free))
@@ -675,9 +675,14 @@ def _place(
     return placements, unplaced, shortfall
 
 
-def _falls_back(decided: _Kept, kept: _Kept, add: int, placements: Sequence[Placement], strategy: Strategy) -> bool:
+def _falls_back(
+    decided: _Kept, kept: _Kept, add: int, placements: Sequence[Placement], strategy: Strategy, replicas: int
+) -> bool:
     """Whether a rollout wanted a surge replica, none could be placed, and an old one could be updated in place."""
-    if strategy.paused or strategy.max_unavailable > 0 or not add or kept.in_place:
+    if strategy.paused or strategy.max_unavailable > 0 or not add or kept.in_place or kept.retired:
+        return False
+    # A surge in flight, or GPUs a retired replica frees by the next call, is no reason to give up on surging.
+    if len(decided.staying) + len(decided.leaving) > replicas:
         return False
     if any(p.origin is Origin.NEW for p in placements):
         return False
