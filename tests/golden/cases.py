@@ -122,6 +122,15 @@ def _merge(doc: Any, patch: Any) -> Any:
     return out
 
 
+def _other(doc: Manifest, step: Step) -> Manifest | None:
+    """An object of a step that is not a ModelDeployment, with the step's patch for it (None: left out)."""
+    key = f"{doc.get('kind', '')}/{(doc.get('metadata') or {}).get('name', '')}"
+    if key not in step.others:
+        return doc
+    patch = step.others[key]
+    return None if patch is None else _merge(doc, patch)
+
+
 def _serving(resource: Manifest, gateways: Mapping[str, str]) -> Manifest:
     """A composed resource as observed once it serves: Ready, and for a replica its endpoint."""
     out = copy.deepcopy(resource)
@@ -159,7 +168,11 @@ def _scenario_cases(directory: Path) -> list[Case]:
             msg = f"scenario {directory.name}: its first step {step.name!r} has no previous step to carry"
             raise ValueError(msg)
         paths = [directory / f for f in step.files] if step.files else sorted(directory.glob("*.yaml"))
-        docs = [(p, _merge(d, step.patch) if _is_deployment(d) else d) for p, d in _docs(paths)]
+        docs: list[tuple[Path, Manifest]] = []
+        for p, d in _docs(paths):
+            doc = _merge(d, step.patch) if _is_deployment(d) else _other(d, step)
+            if doc is not None:
+                docs.append((p, doc))
         manifests = [d for _, d in docs]
         carried = composed if step.carry else {}
         if step.serving:

@@ -131,6 +131,139 @@ CLAIMS: dict[str, Claim] = {
         },
         ready=("llama-70b-scaled-0",),
     ),
+    # Upgrade: one replica of the new revision beyond the three at a time; three serve at every step.
+    "upgrade/1-running/modeldeployment-ml-team-llama-70b-upgrade": Claim(
+        "Scheduled",
+        {
+            "llama-70b-upgrade-0": _on("upgrade-b", "hgx"),
+            "llama-70b-upgrade-1": _on("upgrade-a", "hgx"),
+            "llama-70b-upgrade-2": _on("upgrade-b", "hgx"),
+        },
+    ),
+    "upgrade/2-surge/modeldeployment-ml-team-llama-70b-upgrade": Claim(
+        "Scheduled",
+        {
+            "llama-70b-upgrade-0": _on("upgrade-b", "hgx"),
+            "llama-70b-upgrade-1": _on("upgrade-a", "hgx"),
+            "llama-70b-upgrade-2": _on("upgrade-b", "hgx"),
+            "llama-70b-upgrade-3": _on("upgrade-a", "hgx"),
+        },
+        ready=("llama-70b-upgrade-0", "llama-70b-upgrade-1", "llama-70b-upgrade-2"),
+        message="placed 3 of 3",
+    ),
+    "upgrade/3-one-retired-next-surge/modeldeployment-ml-team-llama-70b-upgrade": Claim(
+        "Scheduled",
+        {
+            "llama-70b-upgrade-1": _on("upgrade-a", "hgx"),
+            "llama-70b-upgrade-2": _on("upgrade-b", "hgx"),
+            "llama-70b-upgrade-3": _on("upgrade-a", "hgx"),
+            "llama-70b-upgrade-4": _on("upgrade-a", "hgx"),
+        },
+        ready=("llama-70b-upgrade-1", "llama-70b-upgrade-2", "llama-70b-upgrade-3"),
+        message="placed 3 of 3",
+    ),
+    "upgrade/4-two-retired-last-surge/modeldeployment-ml-team-llama-70b-upgrade": Claim(
+        "Scheduled",
+        {
+            "llama-70b-upgrade-0": _on("upgrade-b", "hgx"),
+            "llama-70b-upgrade-2": _on("upgrade-b", "hgx"),
+            "llama-70b-upgrade-3": _on("upgrade-a", "hgx"),
+            "llama-70b-upgrade-4": _on("upgrade-a", "hgx"),
+        },
+        ready=("llama-70b-upgrade-2", "llama-70b-upgrade-3", "llama-70b-upgrade-4"),
+        message="placed 3 of 3",
+    ),
+    "upgrade/5-done/modeldeployment-ml-team-llama-70b-upgrade": Claim(
+        "Scheduled",
+        {
+            "llama-70b-upgrade-0": _on("upgrade-b", "hgx"),
+            "llama-70b-upgrade-3": _on("upgrade-a", "hgx"),
+            "llama-70b-upgrade-4": _on("upgrade-a", "hgx"),
+        },
+        ready=("llama-70b-upgrade-0", "llama-70b-upgrade-3", "llama-70b-upgrade-4"),
+    ),
+    # Drain: drain-a's replicas move to drain-b one at a time, each retired once its replacement serves.
+    "drain/1-running/modeldeployment-ml-team-llama-70b-drain": Claim(
+        "Scheduled",
+        {
+            "llama-70b-drain-0": _on("drain-a", "hgx"),
+            "llama-70b-drain-1": _on("drain-b", "hgx"),
+            "llama-70b-drain-2": _on("drain-a", "hgx"),
+        },
+    ),
+    "drain/2-surge/modeldeployment-ml-team-llama-70b-drain": Claim(
+        "ClusterDraining",
+        {
+            "llama-70b-drain-0": _on("drain-a", "hgx"),
+            "llama-70b-drain-1": _on("drain-b", "hgx"),
+            "llama-70b-drain-2": _on("drain-a", "hgx"),
+            "llama-70b-drain-3": _on("drain-b", "hgx"),
+        },
+        ready=("llama-70b-drain-0", "llama-70b-drain-1", "llama-70b-drain-2"),
+        message="placed 2 of 3",
+    ),
+    "drain/3-one-retired-next-surge/modeldeployment-ml-team-llama-70b-drain": Claim(
+        "ClusterDraining",
+        {
+            "llama-70b-drain-1": _on("drain-b", "hgx"),
+            "llama-70b-drain-2": _on("drain-a", "hgx"),
+            "llama-70b-drain-3": _on("drain-b", "hgx"),
+            "llama-70b-drain-4": _on("drain-b", "hgx"),
+        },
+        ready=("llama-70b-drain-1", "llama-70b-drain-2", "llama-70b-drain-3"),
+        message="placed 3 of 3",
+    ),
+    "drain/4-drained/modeldeployment-ml-team-llama-70b-drain": Claim(
+        "Scheduled",
+        {
+            "llama-70b-drain-1": _on("drain-b", "hgx"),
+            "llama-70b-drain-3": _on("drain-b", "hgx"),
+            "llama-70b-drain-4": _on("drain-b", "hgx"),
+        },
+        ready=("llama-70b-drain-1", "llama-70b-drain-3", "llama-70b-drain-4"),
+    ),
+    # Lost and back: lost-b's replicas are replaced on lost-a and kept; when it returns the surplus goes.
+    "lost/1-running/modeldeployment-ml-team-llama-70b-lost": Claim(
+        "Scheduled",
+        {
+            "llama-70b-lost-0": _on("lost-b", "hgx"),
+            "llama-70b-lost-1": _on("lost-a", "hgx"),
+            "llama-70b-lost-2": _on("lost-b", "hgx"),
+        },
+    ),
+    "lost/2-failed-over/modeldeployment-ml-team-llama-70b-lost": Claim(
+        "ClusterLost",
+        {
+            "llama-70b-lost-0": _on("lost-b", "hgx"),
+            "llama-70b-lost-1": _on("lost-a", "hgx"),
+            "llama-70b-lost-2": _on("lost-b", "hgx"),
+            "llama-70b-lost-3": _on("lost-a", "hgx"),
+            "llama-70b-lost-4": _on("lost-a", "hgx"),
+        },
+        ready=("llama-70b-lost-0", "llama-70b-lost-1", "llama-70b-lost-2"),
+        message="placed 3 of 3",
+    ),
+    "lost/3-replacement-serves/modeldeployment-ml-team-llama-70b-lost": Claim(
+        "ClusterLost",
+        {
+            "llama-70b-lost-0": _on("lost-b", "hgx"),
+            "llama-70b-lost-1": _on("lost-a", "hgx"),
+            "llama-70b-lost-2": _on("lost-b", "hgx"),
+            "llama-70b-lost-3": _on("lost-a", "hgx"),
+            "llama-70b-lost-4": _on("lost-a", "hgx"),
+        },
+        ready=("llama-70b-lost-0", "llama-70b-lost-1", "llama-70b-lost-2", "llama-70b-lost-3", "llama-70b-lost-4"),
+        message="placed 3 of 3",
+    ),
+    "lost/4-back/modeldeployment-ml-team-llama-70b-lost": Claim(
+        "Scheduled",
+        {
+            "llama-70b-lost-0": _on("lost-b", "hgx"),
+            "llama-70b-lost-1": _on("lost-a", "hgx"),
+            "llama-70b-lost-2": _on("lost-b", "hgx"),
+        },
+        ready=("llama-70b-lost-0", "llama-70b-lost-1", "llama-70b-lost-2"),
+    ),
 }
 
 
