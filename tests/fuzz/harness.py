@@ -21,6 +21,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from hypothesis import HealthCheck, settings
 
+from modelplane.fnkit.runner import ComposeRunner
 from modelplane.kinds import BY_KIND
 
 CI_EXAMPLES = 2000
@@ -54,13 +55,9 @@ def _module(kind: str) -> ModuleType:
 
 
 def composer(kind: str) -> Compose:
-    """The function's ``compose``, called in-process (a fresh fleet reader each call where it keeps one)."""
-    module = _module(kind)
-    compose: Callable[..., None] = module.compose
-    if hasattr(module, "FleetReader"):
-        reader_type = module.FleetReader
-        return lambda req, rsp, log: compose(req, rsp, log, reader_type())
-    return compose
+    """The function's compose, in-process and unguarded, each call by a fresh runner (nothing kept between calls)."""
+    runner_type: Callable[[], ComposeRunner] = _module(kind).FunctionRunner
+    return lambda req, rsp, log: runner_type().compose(req, rsp, log)
 
 
 def runner(kind: str) -> grpcv1.FunctionRunnerServiceServicer:

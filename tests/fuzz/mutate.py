@@ -174,22 +174,30 @@ def _object_mutations(where: Where, paths: tuple[Path, ...]) -> st.SearchStrateg
     return draw_one()
 
 
-def mutation(prepared: Prepared) -> st.SearchStrategy[Mutation]:
+def mutation(prepared: Prepared, *, inputs_only: bool = False) -> st.SearchStrategy[Mutation] | None:
     """One mutation of ``prepared``'s request: a region, then an object of it, then what to do there.
 
+    With ``inputs_only`` the XR and required objects' fields are left alone: observed composed
+    resources are corrupted, required answers lost (None when the request has neither).
     Strategies are built once per seed (building them for every draw costs more than drawing).
     """
-    found = _MUTATIONS.get(prepared.seed.id)
-    if found is None:
+    key = (prepared.seed.id, inputs_only)
+    if key not in _MUTATIONS:
         regions = [
-            st.one_of([_object_mutations(w, prepared.paths[w]) for w in prepared.objects(r)])
+            st.one_of(
+                [
+                    _object_mutations(w, () if inputs_only and r == REQUIRED else prepared.paths[w])
+                    for w in prepared.objects(r)
+                ]
+            )
             for r in prepared.regions()
+            if not (inputs_only and r == XR)
         ]
-        found = _MUTATIONS[prepared.seed.id] = st.one_of(regions)
-    return found
+        _MUTATIONS[key] = st.one_of(regions) if regions else None
+    return _MUTATIONS[key]
 
 
-_MUTATIONS: dict[str, st.SearchStrategy[Mutation]] = {}
+_MUTATIONS: dict[tuple[str, bool], st.SearchStrategy[Mutation] | None] = {}
 
 
 @dataclass(frozen=True)
@@ -200,9 +208,13 @@ class Mutated:
     mutations: tuple[Mutation, ...]
 
     @property
-    def xr_changed(self) -> bool:
-        """Whether any mutation touched the XR (else only observed and required inputs were corrupted)."""
-        return any(m.where.region == XR for m in self.mutations)
+    def may_change_meaning(self) -> bool:
+        """Whether a mutation may have made a change a user could make: any to the XR or a required object's fields.
+
+        Otherwise the request only lost inputs (a required answer dropped, emptied, shrunk) or had what
+        runs corrupted (observed composed resources): no reason to remove anything composed.
+        """
+        return any(m.where.region == XR or (m.where.region == REQUIRED and m.op in _FIELD_OPS) for m in self.mutations)
 
     def request(self) -> fnv1.RunFunctionRequest:
         """The seed's request with the mutations applied."""
@@ -213,13 +225,20 @@ class Mutated:
 
 
 def mutated(prepared: Sequence[Prepared], max_mutations: int = 4) -> st.SearchStrategy[Mutated]:
-    """A seed of ``prepared`` with one to ``max_mutations`` mutations."""
-    return st.one_of(
-        [
-            st.builds(Mutated, st.just(p.seed), st.lists(mutation(p), min_size=1, max_size=max_mutations).map(tuple))
-            for p in prepared
-        ]
-    )
+    """A seed of ``prepared`` with 1 to ``max_mutations`` mutations, half of the time only losing or corrupting inputs.
+
+    Those requests are the ones the never-drop property speaks of: give them as many draws.
+    """
+    options = []
+    for p in prepared:
+        for strategy in (mutation(p), mutation(p, inputs_only=True)):
+            if strategy is not None:
+                options.append(
+                    st.builds(
+                        Mutated, st.just(p.seed), st.lists(strategy, min_size=1, max_size=max_mutations).map(tuple)
+                    )
+                )
+    return st.one_of(options)
 
 
 def to_value(data: Any) -> structpb.Value:

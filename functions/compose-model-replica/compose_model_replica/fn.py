@@ -52,7 +52,7 @@ from modelplane.schedulers import SchedulerSettingsError, UnknownSchedulerError
 from modelplane.topology import TopologyError, replica_footprint
 from modelplane_models.inference_class import InferenceClass
 from modelplane_models.inference_cluster import InferenceCluster
-from modelplane_models.model_replica import ModelReplica
+from modelplane_models.model_replica import ModelReplica, Spec
 
 CLUSTER = "cluster"
 PODS = "pods"
@@ -93,8 +93,8 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: st
     """Resolve the cluster and classes, compose the remote objects, then status and conditions."""
     try:
         xr = parse_composite(req, ModelReplica)
-        if xr.spec is None:
-            raise InvalidXRError([Problem("spec", "required")])
+        if xr.spec is None or (problems := _shape_problems(xr.spec)):
+            raise InvalidXRError(problems if xr.spec is not None else [Problem("spec", "required")])
     except InvalidXRError as err:
         hold(req, rsp, log, _undeployed(Reason.INVALID_SPEC, f"the ModelReplica is invalid: {err}"))
         return
@@ -144,6 +144,19 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: st
     state = lift_status([r.key for r in remotes], _observed(req, rsp, remotes), _pods(req, rsp))
     address = cluster.status.gateway.address if cluster.status and cluster.status.gateway else None
     _write_status(rsp, work, state, address)
+
+
+def _shape_problems(spec: Spec) -> list[Problem]:
+    """The XRD's serving-shape rules, which the model does not check: exactly one shape, each field set."""
+    unified = spec.nodeSelector is not None or spec.workers is not None or spec.poolName is not None
+    if unified == (spec.prefill is not None or spec.decode is not None):
+        message = "exactly one serving shape: unified (spec.nodeSelector, spec.workers, spec.poolName) or disaggregated"
+        return [Problem("spec", message)]
+    if not unified:
+        missing = [r for r in ("prefill", "decode") if getattr(spec, r) is None]
+        return [Problem(f"spec.{r}", "required with disaggregated serving") for r in missing]
+    missing = [f for f in ("nodeSelector", "workers", "poolName") if getattr(spec, f) is None]
+    return [Problem(f"spec.{f}", "required with unified serving") for f in missing]
 
 
 def _request(

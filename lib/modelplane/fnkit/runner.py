@@ -31,6 +31,11 @@ class ComposeRunner(grpcv1.FunctionRunnerServiceServicer):
         self._compose = compose
         self._log = logging.get_logger()
 
+    @property
+    def compose(self) -> Compose:
+        """What this runner runs, without the guard (for tests that want any exception out)."""
+        return self._compose
+
     async def RunFunction(
         self, req: fnv1.RunFunctionRequest, _: grpc.aio.ServicerContext | None
     ) -> fnv1.RunFunctionResponse:

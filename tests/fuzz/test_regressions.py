@@ -1,0 +1,186 @@
+"""The inputs the fuzz campaign crashed the functions with, one case each, and what they answer now.
+
+Each case corrupts a settled request of the example fleets (``tests/fuzz/corpus.py``)
+the way a crash was found, and pins the answer: the condition naming the
+field, or the warning naming the object and field, with nothing composed dropped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+
+from tests.fuzz.corpus import seeds
+from tests.fuzz.harness import call, composer, dropped, problems, quiet_logger
+from tests.fuzz.mutate import OBSERVED, REQUIRED, XR, Mutation, Where, apply
+
+_STATUS = {v: k for k, v in fnv1.Status.items()}
+
+
+@dataclass(frozen=True)
+class Case:
+    """A seed, how it is corrupted, and what the answer must carry.
+
+    Attributes:
+        seed: The seed's id.
+        mutations: The corruption.
+        warning: A text some Warning result contains ("" for none expected).
+        condition: (type, status, reason) of a condition the answer sets, if any.
+    """
+
+    seed: str
+    mutations: tuple[Mutation, ...]
+    warning: str = ""
+    condition: tuple[str, str, str] | None = None
+
+
+def _replace(where: Where, path: tuple[str | int, ...], value: object) -> Mutation:
+    return Mutation("replace", where, path, value)
+
+
+CASES = [
+    pytest.param(
+        Case(
+            "quickstart/ModelEndpoint/default/qwen-0",
+            (_replace(Where(OBSERVED, "backend"), ("status", "conditions"), 3),),
+            warning="observed composed resource 'backend' is malformed, read without the fields that do not fit: "
+            "status.conditions: expected a list, got 3",
+            condition=("Valid", "True", "Valid"),
+        ),
+        id="endpoint-conditions-a-number",
+    ),
+    pytest.param(
+        Case(
+            "quickstart/ServingStack/quickstart",
+            (_replace(Where(OBSERVED, "release-envoy-gateway"), ("status", "conditions"), [1]),),
+            warning="status.conditions[0]: expected an object, got 1",
+        ),
+        id="stack-condition-not-an-object",
+    ),
+    pytest.param(
+        Case(
+            "quickstart/ServingStack/quickstart",
+            (_replace(Where(OBSERVED, "gateway"), ("status",), "Ready"),),
+            warning="observed composed resource 'gateway' is malformed",
+        ),
+        id="stack-status-a-string",
+    ),
+    pytest.param(
+        Case(
+            "quickstart/ServingStack/quickstart",
+            (Mutation("delete", Where(XR), ("spec",)),),
+            condition=("Installed", "False", "InvalidSpec"),
+        ),
+        id="stack-without-spec",
+    ),
+    pytest.param(
+        Case(
+            "quickstart/InferenceGateway/default",
+            (_replace(Where(OBSERVED, "gateway"), ("status", "addresses"), "198.51.100.1"),),
+            warning="status.addresses: expected a list, got '198.51.100.1'",
+        ),
+        id="gateway-addresses-a-string",
+    ),
+    pytest.param(
+        Case(
+            "platform+models/InferenceCluster/us-east-kai",
+            (Mutation("delete", Where(XR), ("spec", "scheduler", "kai")),),
+            condition=("Provisioned", "False", "InvalidSpec"),
+        ),
+        id="cluster-kai-without-kai",
+    ),
+    pytest.param(
+        Case(
+            "platform+models/InferenceCluster/eks-us-west-2",
+            (Mutation("null", Where(XR), ("spec", "cluster", "eks")),),
+            condition=("Provisioned", "False", "InvalidSpec"),
+        ),
+        id="cluster-eks-without-settings",
+    ),
+    pytest.param(
+        Case(
+            "platform+models/InferenceCluster/eu-west-kueue+scheduler-status",
+            (
+                _replace(
+                    Where(OBSERVED, "scheduler-queue"),
+                    ("status", "atProvider", "manifest", "spec", "resourceGroups"),
+                    "h100",
+                ),
+            ),
+            warning="status.atProvider.manifest.spec.resourceGroups: expected a list, got 'h100'",
+        ),
+        id="cluster-queue-unreadable-keeps-flavors",
+    ),
+    pytest.param(
+        Case(
+            "quickstart/InferenceCluster/quickstart",
+            (_replace(Where(REQUIRED, "classes", 0), ("spec",), "l4"),),
+            warning="InferenceClass nvidia-l4 is malformed",
+        ),
+        id="cluster-class-spec-a-string",
+    ),
+    pytest.param(
+        Case(
+            "quickstart/ModelReplica/default/qwen-0",
+            (Mutation("delete", Where(XR), ("spec", "nodeSelector")),),
+            condition=("Deployed", "False", "InvalidSpec"),
+        ),
+        id="replica-without-node-selector",
+    ),
+    pytest.param(
+        Case(
+            "quickstart/ModelReplica/default/qwen-0+pods",
+            (
+                _replace(
+                    Where(REQUIRED, "pods", 1), ("status", "atProvider", "manifest", "status", "containerStatuses"), 3
+                ),
+            ),
+            warning="status.atProvider.manifest.status.containerStatuses: expected a list, got 3",
+        ),
+        id="replica-pod-statuses-a-number",
+    ),
+    pytest.param(
+        Case(
+            "quickstart/ModelReplica/default/qwen-0",
+            (_replace(Where(OBSERVED, "workload"), ("status", "atProvider", "manifest", "kind"), ["Deployment"]),),
+            warning="status.atProvider.manifest.kind: expected a string, got a list",
+        ),
+        id="replica-remote-kind-a-list",
+    ),
+    pytest.param(
+        Case(
+            "platform+models/ModelService/ml-team/llama-8b",
+            (_replace(Where(REQUIRED, "endpoints", 0), ("metadata", "labels"), ["a"]),),
+            warning="metadata.labels: expected an object, got a list",
+        ),
+        id="service-endpoint-labels-a-list",
+    ),
+    pytest.param(
+        Case(
+            "platform+models/ModelService/ml-team/llama-8b",
+            (_replace(Where(OBSERVED, "route"), ("status", "parents"), "gateway"),),
+            warning="observed composed resource 'route' is malformed",
+        ),
+        id="service-route-parents-a-string",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_crash_input_answers(case: Case) -> None:
+    seed = next(s for s in seeds() if s.id == case.seed)
+    req = seed.parse()
+    for mutation in case.mutations:
+        apply(req, mutation)
+    rsp = call(composer(seed.kind), req, quiet_logger())
+    assert problems(req, rsp) == []
+    if all(m.where.region != XR for m in case.mutations):
+        assert dropped(req, rsp) == []
+    warnings = [r.message for r in rsp.results if r.severity == fnv1.SEVERITY_WARNING]
+    if case.warning:
+        assert any(case.warning in w for w in warnings), warnings
+    if case.condition is not None:
+        got = [(c.type, _STATUS[c.status].removeprefix("STATUS_CONDITION_").title(), c.reason) for c in rsp.conditions]
+        assert case.condition in got, got
