@@ -21,6 +21,7 @@ import pydantic
 import structlog
 from crossplane.function import resource, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from google.protobuf import struct_pb2 as structpb
 
 from modelplane.capacity import replica_holding
 from modelplane.capacity.adapters import scheduler_snapshot
@@ -61,7 +62,6 @@ FLAVOR_PREFIX = "scheduler-flavor-"
 KAI_API_VERSION = "scheduling.run.ai/v2"
 # What the function reads of its inputs besides the XR: class specs are validated by their model.
 _CLASS: Shape = {"metadata": METADATA}
-_SECRET: Shape = {"data": {str: object}, "stringData": {str: object}}
 _STACK: Shape = {"status": {"gateway": {"address": str}}}
 # Observe-only Objects never gate readiness: they only exist to carry the remote object's status back.
 _OBSERVE = ReadinessRule(Readiness.SUCCESSFUL_CREATE)
@@ -122,7 +122,7 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: st
     class_specs = _class_specs(req, rsp)
     if source == "Existing":
         kubeconfig = _Kubeconfig(existing["namespace"], existing["name"], existing.get("key", KUBECONFIG_KEY))
-        provisioned = _existing_provisioned(req, rsp, kubeconfig)
+        provisioned = _existing_provisioned(req, kubeconfig)
     else:
         kubeconfig = _Kubeconfig(CONTROL_PLANE_NAMESPACE, kubeconfig_secret(name), KUBECONFIG_KEY)
         provisioned = _write_cloud(req, rsp, name, source, spec, class_specs)
@@ -139,9 +139,11 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: st
     observations = pool_observations(snapshot, pools) if snapshot is not None else PoolObservations({})
     capacity = _capacity(spec.get("nodePools") or [], classes, _held(req, rsp, name), observations)
     status: dict[str, Any] = {
-        "cordoned": bool(spec.get("cordoned", False)),
+        # A draining cluster takes no new replicas, as kubectl drain cordons first.
+        "cordoned": bool(spec.get("cordoned", False)) or spec.get("drain") is True,
         "providerConfigRef": {"name": name, "kind": PROVIDER_CONFIG_KIND},
         "capacity": capacity,
+        **({"drain": _drain(req, name)} if spec.get("drain") is True else {}),
     }
     if address:
         status["gateway"] = {"address": address}
@@ -193,18 +195,22 @@ def _request_secret(rsp: fnv1.RunFunctionResponse, ref: Mapping[str, Any]) -> No
     rsp.requirements.resources[KUBECONFIG].CopyFrom(selector)
 
 
-def _existing_provisioned(
-    req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, kubeconfig: _Kubeconfig
-) -> Condition:
+def _existing_provisioned(req: fnv1.RunFunctionRequest, kubeconfig: _Kubeconfig) -> Condition:
     where = f"Secret {kubeconfig.namespace}/{kubeconfig.name}"
-    items = list(inputs.required(req, rsp, KUBECONFIG, _SECRET))
-    if not items:
+    found = req.required_resources.get(KUBECONFIG)
+    if found is None or not found.items:
         return Condition(Type.PROVISIONED, Status.FALSE, Reason.KUBECONFIG_NOT_FOUND, f"{where} not found")
-    data = items[0]
-    if kubeconfig.key not in (data.get("data") or {}) and kubeconfig.key not in (data.get("stringData") or {}):
+    # Only whether the key is there: a Secret's values are never converted, quoted or reported.
+    secret = found.items[0].resource
+    if not any(_has_key(secret, field, kubeconfig.key) for field in ("data", "stringData")):
         message = f"{where} has no key {kubeconfig.key!r}"
         return Condition(Type.PROVISIONED, Status.FALSE, Reason.KUBECONFIG_NOT_FOUND, message)
     return Condition(Type.PROVISIONED, Status.TRUE, Reason.PROVISIONED, f"reached through {where} key {kubeconfig.key}")
+
+
+def _has_key(struct: structpb.Struct, field: str, key: str) -> bool:
+    value = struct.fields.get(field)
+    return value is not None and value.HasField("struct_value") and key in value.struct_value.fields
 
 
 def _class_specs(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> dict[str, InferenceClass]:
@@ -368,6 +374,23 @@ def _write_scheduler_objects(
         if seen_manifest is not None:
             out.append(seen_manifest)
     return out
+
+
+_LISTED_DEPLOYMENTS = 32
+
+
+def _drain(req: fnv1.RunFunctionRequest, cluster: str) -> dict[str, Any]:
+    """A drain's progress: the ModelReplicas still on ``cluster`` and their ModelDeployments (namespace/name)."""
+    remaining = 0
+    deployments: set[str] = set()
+    for struct in REPLICAS.structs(req):
+        if inputs.string_at(struct, "spec", "inferenceClusterRef", "name") != cluster:
+            continue
+        remaining += 1
+        owner = inputs.string_at(struct, "spec", "deploymentRef", "name")
+        if owner:
+            deployments.add(f"{inputs.string_at(struct, 'metadata', 'namespace') or ''}/{owner}")
+    return {"remaining": remaining, "deployments": sorted(deployments)[:_LISTED_DEPLOYMENTS]}
 
 
 def _held(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, cluster: str) -> dict[str, int]:
