@@ -28,12 +28,14 @@ class Case:
         mutations: The corruption.
         warning: A text some Warning result contains ("" for none expected).
         condition: (type, status, reason) of a condition the answer sets, if any.
+        never: A text no result or condition may contain (a Secret's value).
     """
 
     seed: str
     mutations: tuple[Mutation, ...]
     warning: str = ""
     condition: tuple[str, str, str] | None = None
+    never: str = ""
 
 
 def _replace(where: Where, path: tuple[str | int, ...], value: object) -> Mutation:
@@ -123,6 +125,21 @@ CASES = [
     ),
     pytest.param(
         Case(
+            "quickstart/InferenceCluster/quickstart",
+            (
+                Mutation(
+                    "add-item",
+                    Where(REQUIRED, "kubeconfig", -1),
+                    value={"kind": "Secret", "metadata": {"name": "quickstart-kubeconfig"}, "data": "c2VjcmV0"},
+                ),
+            ),
+            condition=("Provisioned", "False", "KubeconfigNotFound"),
+            never="c2VjcmV0",
+        ),
+        id="cluster-kubeconfig-data-a-string-never-quoted",
+    ),
+    pytest.param(
+        Case(
             "quickstart/ModelReplica/default/qwen-0",
             (Mutation("delete", Where(XR), ("spec", "nodeSelector")),),
             condition=("Deployed", "False", "InvalidSpec"),
@@ -181,6 +198,9 @@ def test_crash_input_answers(case: Case) -> None:
     warnings = [r.message for r in rsp.results if r.severity == fnv1.SEVERITY_WARNING]
     if case.warning:
         assert any(case.warning in w for w in warnings), warnings
+    if case.never:
+        assert not [r.message for r in rsp.results if case.never in r.message]
+        assert not [c.message for c in rsp.conditions if case.never in c.message]
     if case.condition is not None:
         got = [(c.type, _STATUS[c.status].removeprefix("STATUS_CONDITION_").title(), c.reason) for c in rsp.conditions]
         assert case.condition in got, got
