@@ -359,6 +359,8 @@ def test_status_is_lifted_from_observed_objects(case: StatusCase) -> None:
     composite = out["desired"]["composite"]
     assert composite["ready"] == ("READY_TRUE" if case.want_ready else "READY_FALSE")
     assert composite["resource"]["status"].get("endpoint") == case.want_endpoint
+    # The footprint is reported whatever the state (kubectl's GPUS column reads it).
+    assert "total" in composite["resource"]["status"]["gpus"], composite["resource"]["status"]
 
 
 def test_an_object_that_cannot_be_applied_is_reported() -> None:

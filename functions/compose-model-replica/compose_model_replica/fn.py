@@ -318,5 +318,7 @@ def _write_status(rsp: fnv1.RunFunctionResponse, work: ReplicaWork, state: Remot
         base = address if "://" in address else f"http://{address}"
         # Every replica of the cluster shares the gateway's address; the Host header picks this one.
         endpoint = {"url": base.rstrip("/") + "/", "host": replica_host(work.name, work.namespace)}
-        resource.update(rsp.desired.composite, {"status": {"endpoint": endpoint}})
+        # update() replaces top-level keys: keep the status.gpus written before.
+        status = resource.struct_to_dict(rsp.desired.composite.resource).get("status", {})
+        resource.update(rsp.desired.composite, {"status": {**status, "endpoint": endpoint}})
     set_ready(rsp, ready=state.ready)
