@@ -267,3 +267,78 @@ def test_every_call_is_deterministic() -> None:
     world.xr = _xr(shape=V12)
     first = _call(world, T0)
     assert all(_call(world, T0) == first for _ in range(3))
+
+
+def _scheduled_trace(world: World, *, steps: int = 12) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """Each call's Scheduled and Progressing conditions while rolling until nothing changes."""
+    out = []
+    now = T0
+    for _ in range(steps):
+        got = _call(world, now)
+        _stamp(world, got, now)
+        before = (_where(world), _ready(world))
+        _observe(world, got)
+        out.append((_condition(got, "Scheduled"), _condition(got, "Progressing")))
+        if (_where(world), _ready(world)) == before:
+            break
+        now += timedelta(seconds=30)
+    return out
+
+
+def test_a_surge_waiting_for_gpus_the_rollout_releases_is_progress_not_a_scheduling_failure() -> None:
+    # Three 8-GPU clusters, two TP=8 replicas: the second surge fits only where the first retired replica ran.
+    world = World()
+    world.xr = _xr(shape=V12)
+    trace = _scheduled_trace(world)
+    assert [s["status"] for s, _ in trace] == ["STATUS_CONDITION_TRUE"] * len(trace)
+    assert all(s["message"] == "placed 2 of 2" for s, _ in trace)
+    waiting = [p["message"] for _, p in trace if "GPUs to be released" in p["message"]]
+    assert len(waiting) == 1
+    assert waiting[0].endswith("llm-3 is waiting for llm-0's GPUs to be released")
+    assert trace[-1][1]["reason"] == "RolloutComplete"
+
+
+def test_a_healthy_drain_keeps_scheduled_true_and_counts_the_leaving_replica_apart() -> None:
+    world = World()
+    _cluster_named(world, "east")["spec"]["drain"] = True
+    trace = _scheduled_trace(world)
+    assert [s["status"] for s, _ in trace] == ["STATUS_CONDITION_TRUE"] * len(trace)
+    assert trace[0][0]["message"] == "placed 2 of 2 (1 leaving: llm-0)"
+    assert trace[-1][0]["message"] == "placed 2 of 2"
+    got = _call(World(), T0)
+    assert "leaving" not in _condition(got, "Scheduled")["message"]
+
+
+@pytest.mark.parametrize(
+    ("rolling", "room", "want_ready", "want_east"),
+    [
+        # maxSurge 0: nothing can be surged; the drain retires within maxUnavailable, then replaces elsewhere.
+        pytest.param({"maxSurge": 0, "maxUnavailable": 1}, True, 1, False, id="retire-then-replace"),
+        # No room anywhere: retiring llm-0 would only lose it; it stays, and Progressing names it and why.
+        pytest.param({"maxSurge": 0, "maxUnavailable": 1}, False, 2, True, id="no-room-unavailable-1"),
+        pytest.param({"maxSurge": 1, "maxUnavailable": 1}, False, 2, True, id="no-room-surge-1-unavailable-1"),
+        pytest.param({"maxSurge": 1, "maxUnavailable": 0}, False, 2, True, id="no-room-unavailable-0"),
+    ],
+)
+def test_a_drain_within_max_unavailable_never_retires_a_replica_it_cannot_replace(
+    rolling: dict[str, int], room: bool, want_ready: int, want_east: bool
+) -> None:
+    world = World()
+    world.xr["spec"]["strategy"] = {"rollingUpdate": rolling}
+    if not room:
+        world.clusters = [c for c in world.clusters if c["metadata"]["name"] != "south"]
+    _cluster_named(world, "east")["spec"]["drain"] = True
+    trace = _roll(world)
+    assert min(len(step["ready"]) for step in trace) == want_ready
+    assert ("east" in {where for where, _ in trace[-1]["where"].values()}) is want_east
+    assert len(trace[-1]["where"]) == 2
+    if not room:
+        progressing = _condition(_call(world, T0), "Progressing")
+        assert progressing["reason"] == "RolloutInProgress"
+        assert "llm-0 cannot move: no replacement can be placed (InsufficientCapacity: " in progressing["message"]
+        # Past the deadline it stalls, naming the replica that cannot move.
+        got = _call(world, T0)
+        _stamp(world, got, T0)
+        stalled = _condition(_call(world, T0 + timedelta(minutes=11)), "Progressing")
+        assert stalled["reason"] == "RolloutStalled"
+        assert "; llm-0 could not move within 600s" in stalled["message"]

@@ -191,8 +191,9 @@ CLAIMS: dict[str, Claim] = {
             "llama-70b-drain-2": _on("drain-a", "hgx"),
         },
     ),
+    # A healthy drain is progress: Scheduled stays True and counts the leaving replicas apart.
     "drain/2-surge/modeldeployment-ml-team-llama-70b-drain": Claim(
-        "ClusterDraining",
+        "Scheduled",
         {
             "llama-70b-drain-0": _on("drain-a", "hgx"),
             "llama-70b-drain-1": _on("drain-b", "hgx"),
@@ -200,10 +201,10 @@ CLAIMS: dict[str, Claim] = {
             "llama-70b-drain-3": _on("drain-b", "hgx"),
         },
         ready=("llama-70b-drain-0", "llama-70b-drain-1", "llama-70b-drain-2"),
-        message="placed 2 of 3",
+        message="placed 3 of 3 (2 leaving: llama-70b-drain-0, llama-70b-drain-2)",
     ),
     "drain/3-one-retired-next-surge/modeldeployment-ml-team-llama-70b-drain": Claim(
-        "ClusterDraining",
+        "Scheduled",
         {
             "llama-70b-drain-1": _on("drain-b", "hgx"),
             "llama-70b-drain-2": _on("drain-a", "hgx"),
@@ -211,7 +212,7 @@ CLAIMS: dict[str, Claim] = {
             "llama-70b-drain-4": _on("drain-b", "hgx"),
         },
         ready=("llama-70b-drain-1", "llama-70b-drain-2", "llama-70b-drain-3"),
-        message="placed 3 of 3",
+        message="placed 3 of 3 (1 leaving: llama-70b-drain-2)",
     ),
     "drain/4-drained/modeldeployment-ml-team-llama-70b-drain": Claim(
         "Scheduled",
@@ -241,7 +242,7 @@ CLAIMS: dict[str, Claim] = {
             "llama-70b-lost-4": _on("lost-a", "hgx"),
         },
         ready=("llama-70b-lost-0", "llama-70b-lost-1", "llama-70b-lost-2"),
-        message="placed 3 of 3",
+        message="placed 3 of 3 (2 lost: llama-70b-lost-0, llama-70b-lost-2)",
     ),
     "lost/3-replacement-serves/modeldeployment-ml-team-llama-70b-lost": Claim(
         "ClusterLost",
@@ -253,7 +254,7 @@ CLAIMS: dict[str, Claim] = {
             "llama-70b-lost-4": _on("lost-a", "hgx"),
         },
         ready=("llama-70b-lost-0", "llama-70b-lost-1", "llama-70b-lost-2", "llama-70b-lost-3", "llama-70b-lost-4"),
-        message="placed 3 of 3",
+        message="placed 3 of 3 (2 lost: llama-70b-lost-0, llama-70b-lost-2)",
     ),
     "lost/4-back/modeldeployment-ml-team-llama-70b-lost": Claim(
         "Scheduled",

@@ -106,11 +106,20 @@ def progressing_condition(
         parts.append(f"{len(rollout.outdated)} of an older revision")
     if rollout.leaving:
         parts.append(f"{len(rollout.leaving)} leaving ({', '.join(rollout.leaving)})")
+    if rollout.blocked:
+        parts.append(f"{', '.join(rollout.leaving)} cannot move: {rollout.blocked}")
+    for pending in rollout.pending:
+        parts.append(f"{pending.replica} is waiting for {_owned(pending.releasing)} GPUs to be released")
     if rollout.fallback:
         parts.append(rollout.fallback)
     progress = "; ".join(parts)
     slow = next((w for w in rollout.waiting if w not in ready), "")
-    who = f"{slow} has not become Ready" if slow else "no replica could be placed or retired"
+    if slow:
+        who = f"{slow} has not become Ready"
+    elif rollout.blocked:
+        who = f"{', '.join(rollout.leaving)} could not move"
+    else:
+        who = "no replica could be placed or retired"
     stalled = f"{progress}; {who} within {strategy.deadline}s (spec.progressDeadlineSeconds)"
     if observed is not None and observed.reason == Reason.ROLLOUT_STALLED and observed.message == stalled:
         return Condition(Type.PROGRESSING, Status.FALSE, Reason.ROLLOUT_STALLED, stalled)
@@ -123,6 +132,12 @@ def progressing_condition(
     ):
         return Condition(Type.PROGRESSING, Status.FALSE, Reason.ROLLOUT_STALLED, stalled)
     return Condition(Type.PROGRESSING, Status.TRUE, Reason.ROLLOUT_IN_PROGRESS, progress)
+
+
+def _owned(names: Sequence[str]) -> str:
+    """``llm-0's``, ``llm-0's and llm-2's``."""
+    owned = [f"{n}'s" for n in names]
+    return owned[0] if len(owned) == 1 else f"{', '.join(owned[:-1])} and {owned[-1]}"
 
 
 def next_call(

@@ -7,7 +7,11 @@ cannot be read each make ``Scheduled`` False and raise a warning naming the
 input or field. The reason leads with the cause rather than its consequence: a
 change held back, then inputs that are gone or unreadable (a replacement that
 cannot be placed follows from them), then composed replicas that cannot be
-read, then replicas without a placement, then stale placements.
+read, then replicas without a placement, then stale placements. What a rollout
+or a drain does on its way (replicas of an older revision waiting for their wave,
+replicas leaving a draining cluster, a surge waiting for GPUs the rollout itself
+releases) is progress: ``Progressing`` reports it and ``Scheduled`` stays True
+while the replicas asked for are placed or serving.
 """
 
 from __future__ import annotations
@@ -40,9 +44,9 @@ class _Part:
 def report(plan: Schedule, unreadable: Mapping[int, str]) -> Report:
     """Report ``plan`` and the composed replicas that could not be read (``unreadable``: ordinal to why)."""
     # A replica of an older revision waiting for its wave is the rollout's business (Progressing), not a problem.
-    holds = [
-        (p.replica, p.held) for p in plan.placements if p.held is not None and p.held.reason is not HoldReason.OUTDATED
-    ]
+    # So is a replica leaving a draining cluster (the user's drain): Scheduled says how many, Progressing how it goes.
+    quiet = (HoldReason.OUTDATED, HoldReason.CLUSTER_DRAINING)
+    holds = [(p.replica, p.held) for p in plan.placements if p.held is not None and p.held.reason not in quiet]
     parts = _held((r, h) for r, h in holds if not (h.reason.input_missing or h.leaving or h.lost))
     parts += _held((r, h) for r, h in holds if h.reason.input_missing or h.leaving or h.lost)
     for ordinal, why in sorted(unreadable.items()):
@@ -59,19 +63,22 @@ def report(plan: Schedule, unreadable: Mapping[int, str]) -> Report:
             text = f"{p.replica} on InferenceCluster {p.cluster} no longer matches the spec: {p.stale}"
             parts.append(_Part(Reason.STALE_PLACEMENT, text, text))
     old = set(plan.rollout.retired_old) if plan.rollout is not None else set()
-    draining = set(plan.rollout.retired_draining) if plan.rollout is not None else set()
+    drained = set(plan.rollout.retired_draining) if plan.rollout is not None else set()
     normal = tuple(
         f"retired {name}: "
         + (
             "it ran an older revision"
             if name in old
             else "its InferenceCluster drains"
-            if name in draining
+            if name in drained
             else "its InferenceCluster is being deleted"
         )
         + " and enough replicas are Ready without it"
         for name in plan.retired
     )
+    draining = sorted({h.message for p in plan.placements if (h := p.held) and h.reason is HoldReason.CLUSTER_DRAINING})
+    if draining:
+        normal += (f"moving elsewhere a wave at a time: {', '.join(plan.leaving)} ({'; '.join(draining)})",)
     if not parts:
         return Report(Condition(Type.SCHEDULED, Status.TRUE, Reason.SCHEDULED, plan.message), (), normal)
     message = "; ".join([plan.message, *(p.detail for p in parts if p.detail)])

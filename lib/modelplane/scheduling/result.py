@@ -214,6 +214,27 @@ class Unplaced:
 
 
 @dataclass(frozen=True)
+class Pending:
+    """A replica of a rollout or a drain that fits once GPUs this deployment releases are free.
+
+    The replicas it waits for were retired (or removed) by this call or an earlier one and still
+    hold their GPUs; the replica is placed on the next call after they are gone. Progress, not a
+    scheduling failure.
+
+    Attributes:
+        replica: The ModelReplica's name.
+        ordinal: Its ordinal.
+        cluster: Where it fits once they are released.
+        releasing: The replicas whose GPUs it waits for, on that cluster, by name.
+    """
+
+    replica: str
+    ordinal: int
+    cluster: str
+    releasing: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Schedule:
     """The placements of one ModelDeployment's replicas.
 
@@ -231,6 +252,9 @@ class Schedule:
             being deleted) or ran an older revision, and enough replicas are Ready without them.
         waiting: Replicas beyond ``spec.replicas`` that scaling down leaves in place
             for now, because which to remove depends on an input that cannot be read.
+        rollout: Where a rollout, a drain or a failover stands (None without a revision).
+        pending: Replicas that fit once GPUs this deployment releases are free (not unplaced).
+        serving: The existing replicas observed Ready, by name.
     """
 
     deployment: DeploymentKey
@@ -243,11 +267,30 @@ class Schedule:
     retired: tuple[str, ...] = ()
     waiting: int = 0
     rollout: Rollout | None = None
+    pending: tuple[Pending, ...] = ()
+    serving: frozenset[str] = frozenset()
 
     @property
     def placed(self) -> int:
-        """Wanted replicas with a placement, at most ``desired`` (leaving and lost ones are not counted)."""
-        return min(self.desired, sum(1 for p in self.placements if p.state in _PLACED))
+        """Wanted replicas placed or serving, at most ``desired``.
+
+        A replica counts when it is placed to stay (current, surge, held or of an
+        older revision) or, while it is leaving or lost, as long as it serves.
+        """
+        return min(
+            self.desired,
+            sum(1 for p in self.placements if p.state in _PLACED or p.replica in self.serving),
+        )
+
+    @property
+    def leaving(self) -> tuple[str, ...]:
+        """Replicas whose cluster drains or is being deleted, still composed, by ordinal."""
+        return tuple(p.replica for p in self.placements if p.state is State.LEAVING)
+
+    @property
+    def lost(self) -> tuple[str, ...]:
+        """Replicas kept on a lost cluster, by ordinal."""
+        return tuple(p.replica for p in self.placements if p.state is State.LOST)
 
     @property
     def complete(self) -> bool:
@@ -266,8 +309,18 @@ class Schedule:
 
     @property
     def message(self) -> str:
-        """A one-line summary, e.g. ``placed 2 of 3: llama-2: InsufficientCapacity: ...``."""
+        """A one-line summary, e.g. ``placed 2 of 3: llama-2: InsufficientCapacity: ...``.
+
+        Leaving and lost replicas are said apart: ``placed 3 of 3 (2 leaving: llm-0, llm-2)``.
+        """
         head = f"placed {self.placed} of {self.desired}"
+        moving = [
+            f"{len(names)} {what}: {', '.join(names)}"
+            for what, names in (("leaving", self.leaving), ("lost", self.lost))
+            if names
+        ]
+        if moving:
+            head += f" ({'; '.join(moving)})"
         if not self.unplaced:
             return head
         groups: dict[tuple[Reason, str], list[str]] = defaultdict(list)
@@ -297,6 +350,8 @@ class Rollout:
         waiting: Replicas of the current revision that are not Ready yet (the rollout waits for them).
         retired_old: Replicas of an older revision retired now.
         retired_draining: Replicas retired now because their cluster drains.
+        pending: Replicas that wait for GPUs this deployment releases, each with whose (see ``Pending``).
+        blocked: Why leaving replicas cannot move ("" when they can, or none is leaving).
         fallback: Why the rollout updates in place one at a time ("" when it surges as configured).
         paused: Whether ``spec.paused`` holds the rollout.
     """
@@ -311,11 +366,13 @@ class Rollout:
     retired_draining: tuple[str, ...] = ()
     fallback: str = ""
     paused: bool = False
+    pending: tuple[Pending, ...] = ()
+    blocked: str = ""
 
     @property
     def complete(self) -> bool:
         """Whether every replica runs the current revision where it should, none waiting."""
-        return not (self.outdated or self.leaving or self.waiting)
+        return not (self.outdated or self.leaving or self.waiting or self.pending)
 
 
 def pool_message(role: Role, pool: str, message: str, roles: int) -> str:

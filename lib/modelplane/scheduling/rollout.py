@@ -12,7 +12,9 @@ is ``replicas`` current replicas, none leaving, with Ready replicas never below
    not-Ready one freely, a Ready one only within the same bound;
 3. retire more leaving or old replicas that cannot be updated in place while
    the replicas left stay at or above ``replicas - max_unavailable`` (only with
-   ``max_unavailable`` > 0: the path of ``maxSurge: 0``);
+   ``max_unavailable`` > 0: the path of ``maxSurge: 0``; leaving ones only with
+   ``retire_leaving``, which the scheduler clears when their replacements fit
+   nowhere: retiring one would free GPUs only on the cluster it leaves);
 4. add current replicas, up to ``replicas + max_surge`` in all (surge).
 
 With ``paused``, old replicas count as current and are left alone; leaving ones
@@ -61,6 +63,7 @@ def wave(  # noqa: PLR0913 - the counts a Deployment's rolling update reads
     max_unavailable: int,
     paused: bool = False,
     in_place_unavailable: int | None = None,
+    retire_leaving: bool = True,
 ) -> Wave:
     """Decide one wave (see the module's steps).
 
@@ -73,6 +76,7 @@ def wave(  # noqa: PLR0913 - the counts a Deployment's rolling update reads
         paused: Leave old replicas alone.
         in_place_unavailable: The bound for in-place updates when it differs
             (the fallback to one at a time when no surge can be placed).
+        retire_leaving: Whether step 3 may retire leaving replicas.
 
     Returns:
         The wave.
@@ -113,6 +117,8 @@ def wave(  # noqa: PLR0913 - the counts a Deployment's rolling update reads
     if max_unavailable > 0:  # 3. below the target, within maxUnavailable
         for m in order:
             if m.ordinal in retire or m.ordinal in in_place or (m.in_place and not m.leaving):
+                continue
+            if m.leaving and not retire_leaving:
                 continue
             if total - 1 < floor:
                 break

@@ -65,6 +65,7 @@ from modelplane.scheduling.result import (
     Held,
     HoldReason,
     Origin,
+    Pending,
     Placement,
     PoolRejection,
     Reason,
@@ -544,9 +545,27 @@ def schedule(
         unplaced = outcome[1]
         why = f"{unplaced[0].reason}: {unplaced[0].message}" if unplaced else "no capacity"
         fallback = f"no surge replica can be placed ({why}): updating in place, one replica at a time"
+    why_stuck = outcome[1][0] if outcome[1] else None
+    retried = _leaving_retired(kept, outcome[1])
+    if retried:
+        # A leaving replica retired within maxUnavailable whose replacement fits nowhere would only be lost: keep it.
+        kept, add = _wave(decided, strategy, request.replicas - len(existing.opaque), None, retire_leaving=False)
+        run = _Scheduler(request, list(infos.values()), judge, dict(free))
+        outcome = _place(run, kept, add, own, unmanaged, existing)
+    pending: tuple[Pending, ...] = ()
+    if outcome[1] and (kept.retired or kept.removed):
+        # GPUs that this deployment's own retirements release are free by a later call: a replica that
+        # fits then waits for them (progress), it is not unplaced.
+        released = _Scheduler(request, list(infos.values()), judge, dict(free))
+        freed = _place(released, kept, add, own, unmanaged, existing, release=True)
+        pending = _pending(outcome[0], freed[0], kept)
+        outcome = (outcome[0], freed[1], freed[2])
+    # Leaving replicas that cannot move: say why (their replacement's reason).
+    blocked = _blocked(why_stuck) if why_stuck is not None and (retried or (outcome[1] and kept.leaving)) else ""
     placements, unplaced, shortfall = outcome
     placements = _with_states(placements, kept, own)
     rollout = _summary(existing.revision, placements, kept, own, fallback, paused=strategy.paused)
+    rollout = replace(rollout, pending=pending, blocked=blocked)
     return Schedule(
         deployment=request.key,
         desired=request.replicas,
@@ -558,7 +577,31 @@ def schedule(
         retired=tuple(o.name for o in sorted(kept.retired, key=lambda o: o.ordinal)),
         waiting=kept.waiting,
         rollout=rollout if existing.revision else None,
+        pending=pending,
+        serving=frozenset(o.name for o in own if o.holding.ready),
     )
+
+
+def _pending(placed: Sequence[Placement], freed: Sequence[Placement], kept: _Kept) -> tuple[Pending, ...]:
+    """The new replicas that fit only once the retired and removed replicas' GPUs are released."""
+    have = {p.ordinal for p in placed}
+    releasing = sorted((*kept.retired, *kept.removed), key=lambda o: o.ordinal)
+    out = []
+    for p in sorted(freed, key=lambda p: p.ordinal):
+        if p.ordinal in have or p.origin is Origin.KEPT:
+            continue
+        there = tuple(o.name for o in releasing if o.holding.cluster == p.cluster)
+        out.append(Pending(p.replica, p.ordinal, p.cluster, there or tuple(o.name for o in releasing)))
+    return tuple(out)
+
+
+def _leaving_retired(kept: _Kept, unplaced: Sequence[Unplaced]) -> bool:
+    """Whether this wave retires a leaving replica while a replacement cannot be placed."""
+    return bool(unplaced) and any(o.ordinal not in kept.old for o in kept.retired)
+
+
+def _blocked(unplaced: Unplaced) -> str:
+    return f"no replacement can be placed ({unplaced.reason}: {unplaced.message})"
 
 
 def _lost(o: _Own, existing: Existing, after: float | None, replaced: frozenset[str]) -> str:
@@ -617,7 +660,9 @@ def _keep_existing(
     return _Kept(kept, leaving, removed, staying, waiting, lost, old)
 
 
-def _wave(decided: _Kept, strategy: Strategy, replicas: int, in_place_unavailable: int | None) -> tuple[_Kept, int]:
+def _wave(
+    decided: _Kept, strategy: Strategy, replicas: int, in_place_unavailable: int | None, *, retire_leaving: bool = True
+) -> tuple[_Kept, int]:
     """Apply one wave (``modelplane.scheduling.rollout``): retire, update in place, hold the other old replicas."""
     current: list[Member] = []
     old: list[Member] = []
@@ -636,6 +681,7 @@ def _wave(decided: _Kept, strategy: Strategy, replicas: int, in_place_unavailabl
         max_unavailable=strategy.max_unavailable,
         paused=strategy.paused,
         in_place_unavailable=in_place_unavailable,
+        retire_leaving=retire_leaving,
     )
     placements = dict(decided.placements)
     for o in decided.staying:
@@ -663,11 +709,21 @@ def _wave(decided: _Kept, strategy: Strategy, replicas: int, in_place_unavailabl
     )
 
 
-def _place(
-    run: _Scheduler, kept: _Kept, add: int, own: Sequence[_Own], unmanaged: Sequence[Holding], existing: Existing
+def _place(  # noqa: PLR0913 - one scheduling pass over what exists
+    run: _Scheduler,
+    kept: _Kept,
+    add: int,
+    own: Sequence[_Own],
+    unmanaged: Sequence[Holding],
+    existing: Existing,
+    *,
+    release: bool = False,
 ) -> tuple[list[Placement], list[Unplaced], int]:
-    """Account for what exists, then place the replicas to place again and ``add`` new ones."""
-    placements = _hold_existing(run, kept, unmanaged)
+    """Account for what exists, then place the replicas to place again and ``add`` new ones.
+
+    With ``release``, the replicas retired or removed now hold no GPUs (as on a later call).
+    """
+    placements = _hold_existing(run, kept, unmanaged, release=release)
     failed = _place_again(run, kept, placements)
     used = {o.ordinal for o in own} | existing.opaque
     unplaced, shortfall = _place_new(run, add, used, failed, placements)
@@ -747,14 +803,16 @@ def _summary(
     )
 
 
-def _hold_existing(run: _Scheduler, kept: _Kept, unmanaged: Sequence[Holding]) -> list[Placement]:
+def _hold_existing(
+    run: _Scheduler, kept: _Kept, unmanaged: Sequence[Holding], *, release: bool = False
+) -> list[Placement]:
     """Account for what exists; return the kept placements, held at their shape where a new one does not fit.
 
     A replica whose shape changed takes the new shape in place of its old one
     only if its pools have room for it after every other replica, those held at
     their old shape included; the check is repeated until no more are held.
     """
-    for o in (*kept.removed, *kept.retired):  # Still running until deleted.
+    for o in () if release else (*kept.removed, *kept.retired):  # Still running until deleted.
         run.hold(o.holding.cluster, ((r.pool, r.footprint) for r in o.holding.roles), own=False)
     for h in unmanaged:
         run.hold(h.cluster, ((r.pool, r.footprint) for r in h.roles), own=bool(h.roles))

@@ -6,6 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from modelplane.capacity import DeploymentKey
+from modelplane.scheduling.result import Held, HoldReason, Origin, Placement, Schedule, State
 from modelplane.scheduling.rollout import Member, Wave, wave
 from modelplane.scheduling.strategy import duration_seconds, scaled
 
@@ -55,6 +57,30 @@ def test_wave(current: list[Member], old: list[Member], surge: int, unavailable:
     assert wave(3, current, old, max_surge=surge, max_unavailable=unavailable) == want
 
 
+@pytest.mark.parametrize(
+    ("current", "old", "surge", "want"),
+    [
+        pytest.param(
+            _ready(1, 2) + _ready(0, leaving=True), [], 0, Wave(frozenset(), frozenset(), 0),
+            id="drain-keeps-a-replica-it-cannot-replace",
+        ),
+        pytest.param(
+            _ready(1, 2) + _ready(0, leaving=True), [], 1, Wave(frozenset(), frozenset(), 1),
+            id="drain-still-surges",
+        ),
+        pytest.param(
+            _ready(1, 2, 3) + _ready(0, leaving=True), [], 1, Wave(frozenset({0}), frozenset(), 0),
+            id="a-replaced-leaving-replica-still-retires",
+        ),
+        pytest.param(
+            _ready(1, 2), _ready(0), 0, Wave(frozenset({0}), frozenset(), 1), id="old-replicas-still-retire",
+        ),
+    ],
+)  # fmt: skip
+def test_a_wave_that_keeps_leaving_replicas(current: list[Member], old: list[Member], surge: int, want: Wave) -> None:
+    assert wave(3, current, old, max_surge=surge, max_unavailable=1, retire_leaving=False) == want
+
+
 def test_paused_leaves_old_replicas_alone() -> None:
     got = wave(3, _ready(3), _ready(0, 1, 2, in_place=True), max_surge=1, max_unavailable=1, paused=True)
     assert got == Wave(frozenset({0}), frozenset(), 0) or got.in_place == frozenset()
@@ -100,7 +126,8 @@ def simulate(
     current: dict[int, bool] = {}
     next_ordinal = replicas
     steps = [(replicas, replicas)]
-    for step in range(4 * replicas + 8):
+    # Enough calls for every replica to turn Ready at the slowest rate of ``ready_order``.
+    for step in range((replicas + 2) * len(ready_order) * 2 + 8):
         members_old = [
             Member(o, r, leaving=o in leaving, in_place=in_place and o not in leaving) for o, r in old.items()
         ]
@@ -150,3 +177,41 @@ def test_no_step_of_a_rollout_or_drain_drops_ready_below_the_bound(
     steps = simulate(replicas, surge, unavailable, ready_order, drain=min(drain, replicas), in_place=in_place)
     assert all(r >= replicas - unavailable for r, _ in steps)
     assert all(t <= replicas + surge for _, t in steps)
+
+
+def _placement(ordinal: int, state: State) -> Placement:
+    held = {State.LEAVING: HoldReason.CLUSTER_DRAINING, State.LOST: HoldReason.CLUSTER_LOST}.get(state)
+    return Placement(
+        f"llm-{ordinal}", ordinal, "a", (), Origin.KEPT, held=Held(held, "why") if held else None, state=state
+    )
+
+
+@pytest.mark.parametrize(
+    ("states", "serving", "want"),
+    [
+        pytest.param([State.CURRENT] * 3, {0, 1, 2}, "placed 3 of 3", id="steady"),
+        pytest.param(
+            [State.LEAVING, State.CURRENT, State.LEAVING, State.SURGE], {0, 1, 2},
+            "placed 3 of 3 (2 leaving: llm-0, llm-2)", id="drain-leaving-serve",
+        ),
+        pytest.param(
+            [State.LEAVING, State.CURRENT, State.LEAVING, State.SURGE], {1},
+            "placed 2 of 3 (2 leaving: llm-0, llm-2)", id="drain-leaving-down",
+        ),
+        pytest.param(
+            [State.LOST, State.CURRENT, State.CURRENT, State.SURGE], {1},
+            "placed 3 of 3 (1 lost: llm-0)", id="failed-over",
+        ),
+        pytest.param(
+            [State.OUTDATED, State.OUTDATED, State.OUTDATED, State.SURGE], set(), "placed 3 of 3", id="rollout",
+        ),
+    ],
+)  # fmt: skip
+def test_the_schedule_counts_what_the_user_asked_for_and_says_leaving_and_lost_apart(
+    states: list[State], serving: set[int], want: str
+) -> None:
+    placements = tuple(_placement(o, s) for o, s in enumerate(states))
+    plan = Schedule(
+        DeploymentKey("ml", "llm"), 3, placements, (), (), (), serving=frozenset(f"llm-{o}" for o in serving)
+    )
+    assert plan.message == want
