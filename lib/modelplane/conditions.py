@@ -25,6 +25,8 @@ class Type(StrEnum):
     # A ModelDeployment's rollout, and whether a cluster hosting its replicas is lost.
     PROGRESSING = "Progressing"
     FAILOVER = "Failover"
+    # An InferenceCluster's drain (spec.drain).
+    DRAINED = "Drained"
 
 
 class Reason(StrEnum):
@@ -59,6 +61,11 @@ class Reason(StrEnum):
     ROLLOUT_STALLED = "RolloutStalled"
     ROLLOUT_PAUSED = "RolloutPaused"
     CLUSTERS_READY = "ClustersReady"
+    # An InferenceCluster's drain (Drained).
+    DRAINED = "Drained"
+    DRAINING = "Draining"
+    DRAIN_BLOCKED = "DrainBlocked"
+    NOT_DRAINING = "NotDraining"
     # Routing (InferenceGateway, ModelEndpoint, ModelService).
     PROGRAMMED = "Programmed"
     WAITING_FOR_ADDRESS = "WaitingForAddress"

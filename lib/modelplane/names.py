@@ -8,6 +8,7 @@ import re
 from modelplane.scheduling.names import replica_name
 
 __all__ = [
+    "CANNOT_MOVE_ANNOTATION",
     "CONTROL_PLANE_NAMESPACE",
     "DEPLOYMENT_LABEL",
     "KUBECONFIG_KEY",
@@ -44,6 +45,10 @@ REVISION_LABEL = "modelplane.ai/revision"
 # A ModelEndpoint whose replica does not serve (not Ready) is kept, annotated "false": routes give it
 # weight 0 instead of dropping it, so its Backend does not churn on every readiness flap.
 SERVING_ANNOTATION = "modelplane.ai/serving"
+
+# A ModelReplica leaving a draining cluster whose replacement cannot be placed carries why (set by its
+# ModelDeployment): the InferenceCluster reads it from the ModelReplicas it already lists for its drain status.
+CANNOT_MOVE_ANNOTATION = "modelplane.ai/cannot-move"
 
 
 def replica_key(ordinal: int) -> str:

@@ -33,6 +33,21 @@ class Aks(BaseModel):
     """
 
 
+class BlockedItem(BaseModel):
+    deployment: str
+    """
+    The ModelDeployment as namespace/name.
+    """
+    reason: str
+    """
+    Why no replacement can be placed.
+    """
+    replicas: int
+    """
+    Its ModelReplicas here that cannot move.
+    """
+
+
 class Capacity(BaseModel):
     """
     The cluster's accelerator capacity, per pool and in total.
@@ -119,6 +134,10 @@ class Drain(BaseModel):
     The progress of a drain (spec.drain): how many ModelReplicas still run on the cluster.
     """
 
+    blocked: list[BlockedItem] | None = None
+    """
+    The ModelDeployments whose replicas here cannot move (no replacement can be placed elsewhere), with why, as each ModelDeployment reports it on its replicas; sorted, at most 32 are listed.
+    """
     deployments: list[str] | None = None
     """
     The ModelDeployments that still have replicas here (namespace/name), sorted; at most 32 are listed.

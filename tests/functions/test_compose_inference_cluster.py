@@ -182,6 +182,8 @@ def test_existing_cluster_composes_provider_configs_and_stack() -> None:
         "Provisioned": ("TRUE", "Provisioned"),
         "StackReady": ("FALSE", "Installing"),
         "CapacityKnown": ("TRUE", "Declared"),
+        # Always set, so a Drained=True of an earlier drain never outlives it.
+        "Drained": ("FALSE", "NotDraining"),
     }
     assert rsp.desired.composite.ready == fnv1.READY_FALSE
     assert rsp.requirements.resources["kubeconfig"].match_name == "c-kubeconfig"

@@ -332,6 +332,12 @@ def test_a_drain_within_max_unavailable_never_retires_a_replica_it_cannot_replac
     assert min(len(step["ready"]) for step in trace) == want_ready
     assert ("east" in {where for where, _ in trace[-1]["where"].values()}) is want_east
     assert len(trace[-1]["where"]) == 2
+    annotations = [
+        (r["resource"]["metadata"].get("annotations") or {}).get("modelplane.ai/cannot-move", "")
+        for r in _call(world, T0)["desired"]["resources"].values()
+    ]
+    # The leaving replica that cannot move says why, for its cluster's drain status.
+    assert [a.split(" (")[0] for a in annotations if a] == ([] if room else ["no replacement can be placed"])
     if not room:
         progressing = _condition(_call(world, T0), "Progressing")
         assert progressing["reason"] == "RolloutInProgress"

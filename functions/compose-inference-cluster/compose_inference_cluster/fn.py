@@ -41,7 +41,13 @@ from modelplane.fnkit.runner import ComposeRunner
 from modelplane.fnkit.status import set_conditions, set_ready
 from modelplane.fnkit.xr import InvalidXRError, invalid, parse_composite
 from modelplane.kinds import API_VERSION
-from modelplane.names import CONTROL_PLANE_NAMESPACE, KUBECONFIG_KEY, bounded_name, kubeconfig_secret
+from modelplane.names import (
+    CANNOT_MOVE_ANNOTATION,
+    CONTROL_PLANE_NAMESPACE,
+    KUBECONFIG_KEY,
+    bounded_name,
+    kubeconfig_secret,
+)
 from modelplane.problems import Problem, describe
 from modelplane.remote import Readiness, ReadinessRule, observed_manifest, wrap
 from modelplane.shapes import METADATA, Shape
@@ -138,12 +144,13 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: st
     snapshot = scheduler_snapshot(scheduler, objects, device_classes) if observable else None
     observations = pool_observations(snapshot, pools) if snapshot is not None else PoolObservations({})
     capacity = _capacity(spec.get("nodePools") or [], classes, _held(req, rsp, name), observations)
+    drain = _drain(req, name) if spec.get("drain") is True else None
     status: dict[str, Any] = {
         # A draining cluster takes no new replicas, as kubectl drain cordons first.
         "cordoned": bool(spec.get("cordoned", False)) or spec.get("drain") is True,
         "providerConfigRef": {"name": name, "kind": PROVIDER_CONFIG_KIND},
         "capacity": capacity,
-        **({"drain": _drain(req, name)} if spec.get("drain") is True else {}),
+        **({"drain": drain} if drain is not None else {}),
     }
     if address:
         status["gateway"] = {"address": address}
@@ -154,7 +161,7 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: st
         else Condition(Type.STACK_READY, Status.FALSE, Reason.INSTALLING, f"ServingStack {name} is not ready yet")
     )
     known = _capacity_condition(spec, classes, snapshot, observations)
-    set_conditions(rsp, provisioned, stack, known)
+    set_conditions(rsp, provisioned, stack, known, _drained(drain))
     if provisioned.status != Status.TRUE and provisioned.reason != Reason.PROVISIONING:
         response.warning(rsp, f"{provisioned.reason}: {provisioned.message}")
     ready = provisioned.status == Status.TRUE and stack_ready
@@ -380,17 +387,49 @@ _LISTED_DEPLOYMENTS = 32
 
 
 def _drain(req: fnv1.RunFunctionRequest, cluster: str) -> dict[str, Any]:
-    """A drain's progress: the ModelReplicas still on ``cluster`` and their ModelDeployments (namespace/name)."""
+    """A drain's progress: the ModelReplicas on ``cluster``, their ModelDeployments, and which cannot move and why.
+
+    Why comes from the ``cannot-move`` annotation a ModelDeployment sets on a replica whose
+    replacement cannot be placed: the replicas this function already lists, nothing more.
+    """
     remaining = 0
     deployments: set[str] = set()
+    stuck: dict[str, tuple[int, str]] = {}
     for struct in REPLICAS.structs(req):
         if inputs.string_at(struct, "spec", "inferenceClusterRef", "name") != cluster:
             continue
         remaining += 1
         owner = inputs.string_at(struct, "spec", "deploymentRef", "name")
-        if owner:
-            deployments.add(f"{inputs.string_at(struct, 'metadata', 'namespace') or ''}/{owner}")
-    return {"remaining": remaining, "deployments": sorted(deployments)[:_LISTED_DEPLOYMENTS]}
+        if not owner:
+            continue
+        key = f"{inputs.string_at(struct, 'metadata', 'namespace') or ''}/{owner}"
+        deployments.add(key)
+        why = inputs.string_at(struct, "metadata", "annotations", CANNOT_MOVE_ANNOTATION)
+        if why:
+            count, first = stuck.get(key, (0, why))
+            stuck[key] = (count + 1, min(first, why))
+    out: dict[str, Any] = {"remaining": remaining, "deployments": sorted(deployments)[:_LISTED_DEPLOYMENTS]}
+    if stuck:
+        out["blocked"] = [
+            {"deployment": key, "replicas": count, "reason": why}
+            for key, (count, why) in sorted(stuck.items())[:_LISTED_DEPLOYMENTS]
+        ]
+    return out
+
+
+def _drained(drain: Mapping[str, Any] | None) -> Condition:
+    """Drained: True once nothing remains; False while replicas remain, naming those that cannot move and why."""
+    if drain is None:
+        return Condition(Type.DRAINED, Status.FALSE, Reason.NOT_DRAINING, "spec.drain is not set")
+    remaining = int(drain["remaining"])
+    if not remaining:
+        return Condition(Type.DRAINED, Status.TRUE, Reason.DRAINED, "no ModelReplica remains on the cluster")
+    head = f"{remaining} ModelReplica(s) remain, of {', '.join(drain['deployments'])}"
+    blocked = drain.get("blocked") or []
+    if not blocked:
+        return Condition(Type.DRAINED, Status.FALSE, Reason.DRAINING, f"{head}: moving a wave at a time")
+    why = "; ".join(f"{b['deployment']} ({b['replicas']}): {b['reason']}" for b in blocked)
+    return Condition(Type.DRAINED, Status.FALSE, Reason.DRAIN_BLOCKED, f"{head}; cannot move: {why}")
 
 
 def _held(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, cluster: str) -> dict[str, int]:

@@ -39,7 +39,7 @@ from modelplane.fnkit.keep import hold, keep_observed
 from modelplane.fnkit.runner import ComposeRunner
 from modelplane.fnkit.status import set_conditions, set_ready
 from modelplane.fnkit.xr import InvalidXRError, parse_composite
-from modelplane.names import DEPLOYMENT_LABEL, endpoint_key, replica_key
+from modelplane.names import CANNOT_MOVE_ANNOTATION, DEPLOYMENT_LABEL, endpoint_key, replica_key
 from modelplane.problems import describe
 from modelplane.scheduling import (
     Existing,
@@ -136,6 +136,7 @@ def compose(
     # A composed replica that cannot be read is kept exactly as it is, with its endpoint.
     keep_observed(req, rsp, [k for o in own.unreadable for k in (replica_key(o), endpoint_key(o))])
     ready = write_desired(req, rsp, plan, deployment, own)
+    _mark_cannot_move(rsp, plan)
     _write_status(rsp, plan, deployment, ready, own)
     said = report(plan, own.unreadable)
     set_conditions(rsp, said.condition)
@@ -157,6 +158,23 @@ def compose(
 
 
 _NOT_SERVING = frozenset({State.LEAVING, State.LOST, State.OUTDATED})
+
+
+_ANNOTATION_TEXT = 1024  # the why of a replica that cannot move, cut to a readable length
+
+
+def _mark_cannot_move(rsp: fnv1.RunFunctionResponse, plan: Schedule) -> None:
+    """Annotate each leaving replica with why it cannot move, for its cluster's drain status."""
+    why = plan.rollout.blocked if plan.rollout is not None else ""
+    if not why:
+        return
+    for p in plan.placements:
+        key = replica_key(p.ordinal)
+        if p.state is not State.LEAVING or key not in rsp.desired.resources:
+            continue
+        meta = rsp.desired.resources[key].resource.fields["metadata"].struct_value
+        annotations = meta.fields["annotations"].struct_value
+        annotations.update({CANNOT_MOVE_ANNOTATION: why[:_ANNOTATION_TEXT]})
 
 
 def _observed_conditions(req: fnv1.RunFunctionRequest) -> dict[str, Observed]:
