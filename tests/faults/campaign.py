@@ -1,7 +1,8 @@
 """Run every fault class on every steady state of the example fleets, and count what went wrong.
 
 ``python -m tests.faults.campaign`` prints the totals (steady states, fault
-classes, runs, drops without a user reason, silent runs, silent changes) and
+classes, runs, drops without a user reason, silent runs, silent changes; for
+the lifecycle classes, plays, calls, drops and calls below the Ready bound) and
 each failure; the fault tests assert the same totals are zero.
 """
 
@@ -12,6 +13,7 @@ from dataclasses import dataclass, field
 
 from tests.faults.faults import FAULTS, Fault
 from tests.faults.judge import judge
+from tests.faults.lifecycle import LIFECYCLES, Lifecycle, play
 from tests.faults.steady import FLEETS, steady_states
 
 
@@ -45,6 +47,34 @@ def run(fleets: list[str], faults: dict[str, Fault]) -> Totals:
     return totals
 
 
+@dataclass
+class LifeTotals:
+    """What the lifecycle classes played and what went wrong."""
+
+    plays: int = 0
+    calls: int = 0
+    drops: int = 0
+    below: int = 0
+    failures: list[str] = field(default_factory=list)
+
+
+def run_lifecycles(fleets: list[str], lifecycles: dict[str, Lifecycle]) -> LifeTotals:
+    """Play each of ``lifecycles`` from each steady state of ``fleets``."""
+    totals = LifeTotals()
+    for fleet in fleets:
+        for steady in steady_states(fleet):
+            for name, lifecycle in lifecycles.items():
+                for p in lifecycle(steady):
+                    outcome = play(p)
+                    totals.plays += 1
+                    totals.calls += outcome.calls
+                    totals.drops += len(outcome.drops)
+                    totals.below += len(outcome.below)
+                    for why in (*outcome.drops, *outcome.below):
+                        totals.failures.append(f"{steady.id} {name}[{p.target}]: {why}")
+    return totals
+
+
 def main() -> int:
     """Run the whole campaign; exit 1 when anything was dropped, changed or left unreported."""
     totals = run(list(FLEETS), FAULTS)
@@ -55,7 +85,14 @@ def main() -> int:
     )
     for failure in totals.failures:
         sys.stdout.write(f"  {failure}\n")
-    return 1 if totals.failures else 0
+    life = run_lifecycles(list(FLEETS), LIFECYCLES)
+    sys.stdout.write(
+        f"{len(LIFECYCLES)} lifecycle classes: {life.plays} plays, {life.calls} calls, "
+        f"{life.drops} drops without a user reason, {life.below} calls below the Ready bound\n"
+    )
+    for failure in life.failures:
+        sys.stdout.write(f"  {failure}\n")
+    return 1 if totals.failures or life.failures else 0
 
 
 if __name__ == "__main__":

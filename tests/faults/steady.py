@@ -13,6 +13,7 @@ import asyncio
 import copy
 import functools
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -66,9 +67,10 @@ class Call:
                 req.required_resources[name].items.add().resource.update(item)
         return req
 
-    def run(self) -> dict[str, Any]:
-        """Answer the request with a fresh runner; the response as a dict."""
-        rsp = asyncio.run(FunctionRunner().RunFunction(self.request(), None))
+    def run(self, now: datetime | None = None) -> dict[str, Any]:
+        """Answer the request with a fresh runner (its clock at ``now`` when given); the response as a dict."""
+        runner = FunctionRunner() if now is None else FunctionRunner(clock=lambda: now)
+        rsp = asyncio.run(runner.RunFunction(self.request(), None))
         got: dict[str, Any] = json_format.MessageToDict(rsp)
         return got
 

@@ -14,9 +14,10 @@ from typing import Any
 
 import pytest
 
-from tests.faults.campaign import run
+from tests.faults.campaign import run, run_lifecycles
 from tests.faults.faults import CONTROLS, FAULTS, Injection
 from tests.faults.judge import judge
+from tests.faults.lifecycle import LIFECYCLES, Play, play
 from tests.faults.steady import FLEETS, Call, Steady, steady_states
 
 # Fleets whose deployments run replicas once settled (the others only show scheduling failures).
@@ -106,3 +107,52 @@ def test_a_deleted_cluster_keeps_its_replicas_until_their_replacements_serve() -
                 assert judge(Injection(cluster, after, removes=frozenset(_with_endpoints(gone))), second).ok
                 retired += len(gone)
     assert retired, "no steady state had room to replace a replica: the control proves nothing"
+
+
+@pytest.mark.parametrize("lifecycle", [pytest.param(name, id=name) for name in LIFECYCLES])
+@pytest.mark.parametrize("fleet", [pytest.param(name, id=name) for name in RUNNING])
+def test_a_lifecycle_drops_nothing_and_keeps_ready_at_the_bound(fleet: str, lifecycle: str) -> None:
+    totals = run_lifecycles([fleet], {lifecycle: LIFECYCLES[lifecycle]})
+    assert totals.plays, f"{lifecycle} has no target in {fleet}"
+    assert totals.failures == []
+
+
+def test_the_plays_move_replicas_and_hold_what_must_hold() -> None:
+    # Guards the plays themselves: a clean verdict must not come from a play that did nothing.
+    (steady,) = steady_states("scheduling/drain")
+    drained = {p.target: play(p) for p in LIFECYCLES["cluster-drained"](steady)}
+    assert "drain-a" not in drained["drain-a"].where.values()
+    assert drained["drain-a"].min_ready == 3
+    (rollout,) = LIFECYCLES["rollout-surge-unready"](steady)
+    held = play(rollout)
+    # The surge never serves: the rollout waits on it, every old replica still serving.
+    assert held.min_ready == 3
+    assert sorted(held.where) == sorted(
+        [
+            *(steady.call.observed[k]["metadata"]["name"] for k in steady.call.observed if k.startswith("replica-")),
+            *rollout.unready,
+        ]
+    )
+
+
+class _Dropping(Call):
+    """A function that forgets its highest replica on the third call: the judge must see it."""
+
+    calls = 0
+
+    def run(self, now: Any = None) -> dict[str, Any]:
+        got = super().run(now)
+        _Dropping.calls += 1
+        if _Dropping.calls == 3:
+            resources = got["desired"]["resources"]
+            top = max(k for k in resources if k.startswith("replica-"))
+            resources.pop(top)
+        return got
+
+
+def test_the_lifecycle_judge_sees_a_drop() -> None:
+    (steady,) = steady_states("scheduling/scale")
+    base = steady.call
+    _Dropping.calls = 0
+    outcome = play(Play("", _Dropping(base.xr, base.observed, base.required)))
+    assert outcome.drops and outcome.drops[0].startswith("call 2: ")
