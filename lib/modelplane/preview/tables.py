@@ -33,15 +33,17 @@ def console(out: io.StringIO, *, width: int, color: bool) -> Console:
     )
 
 
-def table(*columns: str, title: str = "") -> Table:
-    """A table in the preview's style: a header rule, no borders, cells wrap to fit."""
+def table(*columns: str, title: str = "", wrap: str = "") -> Table:
+    """A table in the preview's style: a header rule, no borders.
+
+    Names and figures stay whole; one column (``wrap``, else the last) wraps to fit the width.
+    """
     t = Table(
         title=title or None, title_justify="left", title_style="bold", box=box.SIMPLE_HEAD, pad_edge=False, expand=False
     )
-    for i, name in enumerate(columns):
-        last = i == len(columns) - 1
-        # Names and figures stay whole; the last column (where, why, what) wraps to fit the width.
-        t.add_column(name, overflow="fold", no_wrap=not last, min_width=24 if last else None)
+    wrapping = wrap or columns[-1]
+    for name in columns:
+        t.add_column(name, overflow="fold", no_wrap=name != wrapping, min_width=24 if name == wrapping else None)
     return t
 
 
@@ -193,7 +195,9 @@ def _service_table(c: Console, view: FleetView) -> None:
 
 
 def _release_table(c: Console, view: FleetView) -> None:
-    t = table("installs into", "releases (chart version)", "ready", title="Helm releases")
+    t = table(
+        "installs into", "releases (chart version)", "ready", title="Helm releases", wrap="releases (chart version)"
+    )
     for cl in view.clusters:
         _release_row(t, f"cluster {cl.name}", cl.releases)
     _release_row(t, "control plane", view.control_plane_releases)
