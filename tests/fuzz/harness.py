@@ -118,3 +118,32 @@ def problems(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> lis
 def dropped(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> list[str]:
     """Observed composed resources missing from the desired state (Crossplane would delete them)."""
     return sorted(k for k in req.observed.resources if k not in rsp.desired.resources)
+
+
+def _readiness(struct: Any) -> str:
+    """ "True" or "False" when every Ready condition of ``struct`` says so, else "" (absent, damaged, mixed)."""
+    status = struct.fields.get("status")
+    body = status.struct_value if status is not None and status.HasField("struct_value") else None
+    conditions = body.fields.get("conditions") if body is not None else None
+    if conditions is None or not conditions.HasField("list_value"):
+        return ""
+    said = set()
+    for item in conditions.list_value.values:
+        fields = item.struct_value.fields if item.HasField("struct_value") else {}
+        kind, state = fields.get("type"), fields.get("status")
+        if kind is not None and kind.HasField("string_value") and kind.string_value == "Ready":
+            said.add(state.string_value if state is not None and state.HasField("string_value") else "")
+    return said.pop() if len(said) == 1 and said <= {"True", "False"} else ""
+
+
+def turned(before: fnv1.RunFunctionRequest, after: fnv1.RunFunctionRequest) -> list[str]:
+    """Observed composed resources whose readable Ready condition flipped between True and False."""
+    out = []
+    for key, was in before.observed.resources.items():
+        now = after.observed.resources.get(key)
+        if now is None:
+            continue
+        old, new = _readiness(was.resource), _readiness(now.resource)
+        if old and new and old != new:
+            out.append(key)
+    return sorted(out)

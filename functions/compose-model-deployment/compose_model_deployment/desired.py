@@ -43,7 +43,10 @@ def write_desired(
     for placement in plan.placements:
         observed = own.replicas.get(placement.ordinal)
         if placement.held is not None and observed is None:
-            continue  # held, but not composed by this deployment: nothing of it to keep or write
+            # Held, but its replica is not among the observed composed resources: nothing of the
+            # replica to keep or write; an endpoint composed for it before stays, without traffic.
+            _write_endpoint(req, rsp, placement, deployment, observed)
+            continue
         key = replica_key(placement.ordinal)
         revision = observed.holding.revision if placement.held is not None and observed else deployment.revision
         meta = {

@@ -38,6 +38,7 @@ from modelplane.capacity import (
 )
 from modelplane.fnkit.required import Requirement
 from modelplane.kinds import API_VERSION
+from modelplane.names import REVISION_LABEL
 from modelplane.topology import Role
 from modelplane_models.inference_class import InferenceClass
 from modelplane_models.inference_cluster import InferenceCluster
@@ -515,4 +516,20 @@ def _holding(fields: Fields) -> Holding | None:
         cluster=cluster,
         roles=roles,
         ready=ready,
+        revision=_revision(metadata),
     )
+
+
+def _revision(metadata: Fields) -> str:
+    """The revision label a replica was composed with ("" without one).
+
+    A replica of this deployment listed in the fleet but missing from its observed resources is then
+    not mistaken for one of an older revision (and retired first) because its observed copy was lost.
+    """
+    labels = metadata.get("labels")
+    label = (
+        labels.struct_value.fields.get(REVISION_LABEL)
+        if labels is not None and labels.HasField("struct_value")
+        else None
+    )
+    return label.string_value if label is not None and label.HasField("string_value") else ""

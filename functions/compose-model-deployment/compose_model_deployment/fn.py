@@ -127,6 +127,7 @@ def compose(
         fleet.draining,
         lost,
         strategy,
+        frozenset(own.unsure),
     )
     try:
         plan = schedule(xr, fleet.clusters, fleet.classes, fleet.replicas, existing=existing)

@@ -20,7 +20,7 @@ from google.protobuf import struct_pb2 as structpb
 
 from compose_model_deployment.fleet import read_replica
 from modelplane.capacity import DeploymentKey, Holding
-from modelplane.names import replica_key_ordinal
+from modelplane.names import REVISION_LABEL, replica_key_ordinal
 from modelplane.scheduling import serving_shape, shape_revision
 from modelplane.scheduling.revision import ROLE_KEYS, SHAPE_KEYS
 
@@ -44,10 +44,16 @@ class OwnReplica:
 
 @dataclass(frozen=True)
 class Own:
-    """The deployment's composed replicas by ordinal: those that read, and why the others do not."""
+    """The deployment's composed replicas by ordinal: those that read, and why the others do not.
+
+    ``unsure`` holds the ordinals of replicas that read but do not say whether they are Ready
+    (no status yet, no Ready condition, or one that is neither True nor False): a choice of which
+    replica to retire or remove would hang on them.
+    """
 
     replicas: dict[int, OwnReplica] = field(default_factory=dict)
     unreadable: dict[int, str] = field(default_factory=dict)
+    unsure: set[int] = field(default_factory=set)
 
 
 _KEYS = (*SHAPE_KEYS, *ROLE_KEYS)
@@ -82,14 +88,61 @@ def read_own(req: fnv1.RunFunctionRequest, key: DeploymentKey) -> Own:
         if exact not in revisions:
             revisions[exact] = shape_revision(struct_shape(spec.fields))
         metadata = _object_of(struct.fields.get("metadata"))
+        # The revision label is written with the spec: a spec that does not hash to it was changed (or
+        # corrupted) behind the deployment's back, so what it runs is not known: keep it as it is.
+        why = _revision_problem(metadata, revisions[exact])
+        if why:
+            own.unreadable[ordinal] = why
+            continue
+        ready = _readiness(struct.fields.get("status"))
+        if ready is None:
+            own.unsure.add(ordinal)
         replaces = _text(_object(metadata.fields.get("annotations"), "") if metadata else None, REPLACES_ANNOTATION)
         own.replicas[ordinal] = OwnReplica(
-            holding=replace(holding, deployment=key, revision=revisions[exact], replaces=replaces or ""),
+            holding=replace(
+                holding, deployment=key, revision=revisions[exact], replaces=replaces or "", ready=bool(ready)
+            ),
             spec=spec,
             url=_text(endpoint, "url"),
             host=_text(endpoint, "host"),
         )
     return own
+
+
+def _revision_problem(metadata: structpb.Struct | None, revision: str) -> str:
+    """Why the replica's revision label contradicts its spec; "" when it agrees or is absent.
+
+    Without the label (a replica composed before revisions were labelled, or by hand) its spec is
+    all there is to read, and is trusted.
+    """
+    labels = _object(metadata.fields.get("labels"), "") if metadata is not None else None
+    label = labels.fields.get(REVISION_LABEL) if labels is not None else None
+    where = f"metadata.labels[{REVISION_LABEL}]"
+    if label is None:
+        return ""
+    if not label.HasField("string_value"):
+        return f"{where}: expected a string, the revision of its spec ({revision})"
+    if label.string_value != revision:
+        return f"{where}: {label.string_value[:_SHOWN]!r}, but its spec is revision {revision}"
+    return ""
+
+
+_SHOWN = 63  # a label value's longest valid length: more is never a revision
+
+
+def _readiness(status: structpb.Value | None) -> bool | None:
+    """Whether a replica's Ready condition is True or False; None when it does not say (or cannot be read)."""
+    body = _object(status, "")
+    conditions = body.fields.get("conditions") if body is not None else None
+    if conditions is None or not conditions.HasField("list_value"):
+        return None
+    said = set()
+    for item in conditions.list_value.values:
+        fields = item.struct_value.fields if item.HasField("struct_value") else {}
+        kind, state = fields.get("type"), fields.get("status")
+        if kind is not None and kind.HasField("string_value") and kind.string_value == "Ready":
+            said.add(state.string_value if state is not None and state.HasField("string_value") else "")
+    return {frozenset({"True"}): True, frozenset({"False"}): False}.get(frozenset(said))
 
 
 def _object_of(value: structpb.Value | None) -> structpb.Struct | None:

@@ -56,7 +56,10 @@ def report(plan: Schedule, unreadable: Mapping[int, str]) -> Report:
         reason = Reason(str(plan.reason))
         parts.append(_Part(reason, f"not every replica could be scheduled: {plan.message}", ""))
     if plan.waiting:
-        text = f"scaling down to {plan.desired} waits until every replica's inputs can be read"
+        text = (
+            f"scaling down to {plan.desired} waits until every replica's inputs can be read"
+            " and every replica says whether it is Ready"
+        )
         parts.append(_Part(parts[0].reason if parts else Reason.REPLICA_UNREADABLE, text, text))
     for p in plan.placements:
         if p.stale:

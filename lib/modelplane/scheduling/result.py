@@ -251,7 +251,8 @@ class Schedule:
         retired: Replicas retired now: they were leaving (their cluster drains or is
             being deleted) or ran an older revision, and enough replicas are Ready without them.
         waiting: Replicas beyond ``spec.replicas`` that scaling down leaves in place
-            for now, because which to remove depends on an input that cannot be read.
+            for now, because which to remove depends on an input that cannot be read or
+            a replica that does not say whether it is Ready (retirements wait alike).
         rollout: Where a rollout, a drain or a failover stands (None without a revision).
         pending: Replicas that fit once GPUs this deployment releases are free (not unplaced).
         serving: The existing replicas observed Ready, by name.

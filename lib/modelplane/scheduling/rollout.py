@@ -64,6 +64,8 @@ def wave(  # noqa: PLR0913 - the counts a Deployment's rolling update reads
     paused: bool = False,
     in_place_unavailable: int | None = None,
     retire_leaving: bool = True,
+    opaque: int = 0,
+    hold_retirement: bool = False,
 ) -> Wave:
     """Decide one wave (see the module's steps).
 
@@ -77,6 +79,10 @@ def wave(  # noqa: PLR0913 - the counts a Deployment's rolling update reads
         in_place_unavailable: The bound for in-place updates when it differs
             (the fallback to one at a time when no surge can be placed).
         retire_leaving: Whether step 3 may retire leaving replicas.
+        opaque: Replicas that exist but cannot be read: each holds a slot (nothing replaces it)
+            and none counts as Ready.
+        hold_retirement: Retire nothing (steps 1 and 3): which replica may go would hang on a
+            replica that cannot be read or does not say whether it is Ready.
 
     Returns:
         The wave.
@@ -85,7 +91,7 @@ def wave(  # noqa: PLR0913 - the counts a Deployment's rolling update reads
     place_floor = replicas - (max_unavailable if in_place_unavailable is None else in_place_unavailable)
     members = [*current, *old]
     ready = sum(1 for m in members if m.ready)
-    total = len(members)
+    total = len(members) + opaque
     movable = [m for m in current if m.leaving] + [m for m in old if m.leaving or not paused]
     order = sorted(movable, key=lambda m: (m.ready, not m.leaving, m.ordinal))
     retire: set[int] = set()
@@ -99,11 +105,11 @@ def wave(  # noqa: PLR0913 - the counts a Deployment's rolling update reads
         total -= 1
         return True
 
-    for m in order:  # 1. the surplus
+    for m in () if hold_retirement else order:  # 1. the surplus
         if total <= replicas:
             break
         take(m, floor)
-    staying_current = sum(1 for m in current if not m.leaving)
+    staying_current = sum(1 for m in current if not m.leaving) + opaque
     in_place: set[int] = set()
     if not paused:  # 2. in place
         for m in sorted(old, key=lambda m: (m.ready, m.ordinal)):
@@ -114,7 +120,7 @@ def wave(  # noqa: PLR0913 - the counts a Deployment's rolling update reads
                     continue
                 ready -= 1
             in_place.add(m.ordinal)
-    if max_unavailable > 0:  # 3. below the target, within maxUnavailable
+    if max_unavailable > 0 and not hold_retirement:  # 3. below the target, within maxUnavailable
         for m in order:
             if m.ordinal in retire or m.ordinal in in_place or (m.in_place and not m.leaving):
                 continue

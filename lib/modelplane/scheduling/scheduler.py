@@ -373,21 +373,32 @@ def _pool_message(rejection: PoolRejection, roles: Sequence[RoleRequest]) -> str
 
 
 def _read_replicas(
-    holdings: Iterable[Holding], key: DeploymentKey, observed: Mapping[int, Holding]
-) -> tuple[list[_Own], list[Holding]]:
-    """This deployment's replicas: those named by ordinal (observed ones first), and the others (unmanaged)."""
+    holdings: Iterable[Holding], key: DeploymentKey, observed: Mapping[int, Holding], opaque: frozenset[int]
+) -> tuple[list[_Own], list[Holding], list[Holding]]:
+    """This deployment's replicas by ordinal (observed first), the others (unmanaged), and shadows.
+
+    Shadows are the fleet's copies of replicas the deployment cannot read (``opaque``): those are
+    kept as they are, never scheduled from a copy, but their GPUs are taken.
+    """
     own = {ordinal: _Own(h.name, ordinal, replace(h, deployment=key)) for ordinal, h in observed.items()}
     names = {o.name for o in own.values()}
     unmanaged: list[Holding] = []
+    shadows: list[Holding] = []
     for holding in holdings:
         if holding.deployment != key or holding.name in names:
             continue
         ordinal = replica_ordinal(key.name, holding.name)
         if ordinal is None:
             unmanaged.append(holding)
+        elif ordinal in opaque:
+            shadows.append(holding)
         elif ordinal not in own:
             own[ordinal] = _Own(holding.name, ordinal, holding)
-    return [own[o] for o in sorted(own)], sorted(unmanaged, key=lambda h: h.name)
+    return (
+        [own[o] for o in sorted(own)],
+        sorted(unmanaged, key=lambda h: h.name),
+        sorted(shadows, key=lambda h: h.name),
+    )
 
 
 def _scale_down(
@@ -445,6 +456,9 @@ class Existing:
         lost: InferenceClusters that are not Ready or absent, by name: for how many
             seconds (from the caller's clock and a condition's lastTransitionTime) and why.
         strategy: The rollout and failover settings; None reads them from the deployment's spec.
+        unsure: Ordinals of replicas that do not say whether they are Ready (no status yet, or a
+            Ready condition that is neither True nor False): while there is one, nothing is
+            retired or removed (the choice and the Ready count would hang on it).
     """
 
     replicas: Mapping[int, Holding] = field(default_factory=dict)
@@ -455,6 +469,7 @@ class Existing:
     draining: frozenset[str] = frozenset()
     lost: Mapping[str, tuple[float, str]] = field(default_factory=dict)
     strategy: Strategy | None = None
+    unsure: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -470,6 +485,7 @@ class _Kept:
     old: frozenset[int] = frozenset()
     retired: list[_Own] = field(default_factory=list)
     in_place: frozenset[int] = frozenset()
+    unsettled: bool = False  # an input a retirement would hang on is unknown: retire nothing
 
 
 def schedule(
@@ -517,7 +533,7 @@ def schedule(
     for view in sorted((v for v in map(class_view, classes) if v is not None), key=lambda v: v.name):
         class_views.setdefault(view.name, view)
     holdings = [h for h in map(as_holding, replicas) if h is not None]
-    own, unmanaged = _read_replicas(holdings, request.key, existing.replicas)
+    own, unmanaged, shadows = _read_replicas(holdings, request.key, existing.replicas, existing.opaque)
     mine = {o.name for o in own}
     # What the fleet holds: other replicas as listed, this deployment's as it observed them.
     holdings = [h for h in holdings if h.deployment != request.key or h.name not in mine]
@@ -533,15 +549,17 @@ def schedule(
     free = free_nodes(pool_specs(counted, per_node), holdings, exclude_deployment=request.key)
     judge = ClassJudge(matcher, class_views)
     decided = _keep_existing(judge, request, strategy, own, infos, existing)
-    kept, add = _wave(decided, strategy, request.replicas - len(existing.opaque), None)
+    # Replicas that cannot be read hold their GPUs; the fleet's copy of one says which.
+    taken = [*unmanaged, *shadows]
+    kept, add = _wave(decided, strategy, request.replicas, None, existing)
     run = _Scheduler(request, list(infos.values()), judge, dict(free))
-    outcome = _place(run, kept, add, own, unmanaged, existing)
+    outcome = _place(run, kept, add, own, taken, existing)
     fallback = ""
     if _falls_back(decided, kept, add, outcome[0], strategy, request.replicas - len(existing.opaque)):
         # No surge replica fits anywhere: roll in place, one replica at a time.
-        kept, add = _wave(decided, strategy, request.replicas - len(existing.opaque), 1)
+        kept, add = _wave(decided, strategy, request.replicas, 1, existing)
         run = _Scheduler(request, list(infos.values()), judge, dict(free))
-        outcome = _place(run, kept, add, own, unmanaged, existing)
+        outcome = _place(run, kept, add, own, taken, existing)
         unplaced = outcome[1]
         why = f"{unplaced[0].reason}: {unplaced[0].message}" if unplaced else "no capacity"
         fallback = f"no surge replica can be placed ({why}): updating in place, one replica at a time"
@@ -549,15 +567,15 @@ def schedule(
     retried = _leaving_retired(kept, outcome[1])
     if retried:
         # A leaving replica retired within maxUnavailable whose replacement fits nowhere would only be lost: keep it.
-        kept, add = _wave(decided, strategy, request.replicas - len(existing.opaque), None, retire_leaving=False)
+        kept, add = _wave(decided, strategy, request.replicas, None, existing, retire_leaving=False)
         run = _Scheduler(request, list(infos.values()), judge, dict(free))
-        outcome = _place(run, kept, add, own, unmanaged, existing)
+        outcome = _place(run, kept, add, own, taken, existing)
     pending: tuple[Pending, ...] = ()
     if outcome[1] and (kept.retired or kept.removed):
         # GPUs that this deployment's own retirements release are free by a later call: a replica that
         # fits then waits for them (progress), it is not unplaced.
         released = _Scheduler(request, list(infos.values()), judge, dict(free))
-        freed = _place(released, kept, add, own, unmanaged, existing, release=True)
+        freed = _place(released, kept, add, own, taken, existing, release=True)
         pending = _pending(outcome[0], freed[0], kept)
         outcome = (outcome[0], freed[1], freed[2])
     # Leaving replicas that cannot move: say why (their replacement's reason).
@@ -650,20 +668,36 @@ def _keep_existing(
     allowance = strategy.max_surge if any(o.ordinal in old for o in counting) else 0
     removed = _scale_down(counting, kept, request.replicas - len(existing.opaque) + allowance, infos, old)
     # Which replica scaling down removes must not hang on an input that cannot be read: wait for it.
-    unknown = existing.opaque or any(
-        (p := kept[o.ordinal]) is not None and p.held is not None and p.held.reason.input_missing for o in counting
+    # So must which replica a rollout, a drain or a failover retires, and whether enough are Ready
+    # without it: both wait while a replica does not say whether it is Ready.
+    unknown = (
+        bool(existing.opaque)
+        or any(o.ordinal in existing.unsure for o in own)
+        or any(
+            (p := kept[o.ordinal]) is not None and p.held is not None and p.held.reason.input_missing for o in counting
+        )
     )
     waiting = len(removed) if unknown else 0
     if unknown:
         removed = []
     staying = [o for o in counting if o not in removed]
-    return _Kept(kept, leaving, removed, staying, waiting, lost, old)
+    return _Kept(kept, leaving, removed, staying, waiting, lost, old, unsettled=unknown)
 
 
 def _wave(
-    decided: _Kept, strategy: Strategy, replicas: int, in_place_unavailable: int | None, *, retire_leaving: bool = True
+    decided: _Kept,
+    strategy: Strategy,
+    replicas: int,
+    in_place_unavailable: int | None,
+    existing: Existing,
+    *,
+    retire_leaving: bool = True,
 ) -> tuple[_Kept, int]:
-    """Apply one wave (``modelplane.scheduling.rollout``): retire, update in place, hold the other old replicas."""
+    """Apply one wave (``modelplane.scheduling.rollout``): retire, update in place, hold the other old replicas.
+
+    Replicas that cannot be read hold their slots and count as not Ready; while a retirement would
+    hang on an unknown input (``_Kept.unsettled``), nothing is retired: the rollout shows it in progress.
+    """
     current: list[Member] = []
     old: list[Member] = []
     for o in [*decided.staying, *decided.leaving]:
@@ -682,6 +716,8 @@ def _wave(
         paused=strategy.paused,
         in_place_unavailable=in_place_unavailable,
         retire_leaving=retire_leaving,
+        opaque=len(existing.opaque),
+        hold_retirement=decided.unsettled,
     )
     placements = dict(decided.placements)
     for o in decided.staying:
