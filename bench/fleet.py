@@ -15,7 +15,8 @@ from crossplane.function import resource
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane.kinds import API_VERSION
-from modelplane.names import DEPLOYMENT_LABEL, endpoint_key, replica_key
+from modelplane.names import CLUSTER_LABEL, DEPLOYMENT_LABEL, cluster_label, endpoint_key, replica_key
+from modelplane.render.store import Store
 from modelplane.scheduling import replica_name
 
 NAMESPACE = "ml"
@@ -256,7 +257,11 @@ def model_replica(
             name,
             5000 + index,
             namespace=NAMESPACE,
-            labels={DEPLOYMENT_LABEL: deployment, "crossplane.io/composite": deployment},
+            labels={
+                DEPLOYMENT_LABEL: deployment,
+                CLUSTER_LABEL: cluster_label(cluster),
+                "crossplane.io/composite": deployment,
+            },
             owners=[
                 {
                     "apiVersion": API_VERSION,
@@ -402,8 +407,8 @@ def model_endpoint(replica: dict[str, Any], index: int) -> dict[str, Any]:
     }
 
 
-def cluster_request(size: FleetSize) -> fnv1.RunFunctionRequest:
-    """compose-inference-cluster's request for the first cluster: it reads every ModelReplica of the fleet."""
+def cluster_request(size: FleetSize) -> tuple[fnv1.RunFunctionRequest, list[dict[str, Any]]]:
+    """compose-inference-cluster's first request for the first cluster, and the objects its requirements select from."""
     xr = inference_cluster(0, size.nodes)
     secret = xr["spec"]["cluster"]["existing"]["secretRef"]
     kubeconfig = {
@@ -417,18 +422,26 @@ def cluster_request(size: FleetSize) -> fnv1.RunFunctionRequest:
         meta=fnv1.RequestMeta(tag="bench"),
         observed=fnv1.State(composite=fnv1.Resource(resource=resource.dict_to_struct(xr))),
     )
-    _require(req, classes=classes(), replicas=other_replicas(size) + own_replicas(size), kubeconfig=[kubeconfig])
-    return req
+    return req, [*classes(), *other_replicas(size), *own_replicas(size), kubeconfig]
 
 
-def service_request(size: FleetSize) -> fnv1.RunFunctionRequest:
-    """compose-model-service's request for the deployment's service: it reads every ModelEndpoint of its namespace."""
+def service_request(
+    size: FleetSize, *, expressions: bool = False
+) -> tuple[fnv1.RunFunctionRequest, list[dict[str, Any]]]:
+    """compose-model-service's first request for the deployment's service, and the objects it may require.
+
+    Those are the gateway and the fleet's ModelEndpoints, all in the service's namespace. With
+    ``expressions`` the service selects its endpoints by a matchExpressions selector, which
+    Crossplane cannot: the service then requires the whole namespace.
+    """
+    by_expression = {"matchExpressions": [{"key": DEPLOYMENT_LABEL, "operator": "In", "values": [DEPLOYMENT]}]}
+    selector = by_expression if expressions else {"matchLabels": {DEPLOYMENT_LABEL: DEPLOYMENT}}
     xr = {
         "apiVersion": API_VERSION,
         "kind": "ModelService",
         "metadata": _meta(DEPLOYMENT, 99998, namespace=NAMESPACE),
         "spec": {
-            "endpoints": [{"selector": {"matchLabels": {DEPLOYMENT_LABEL: DEPLOYMENT}}, "weight": 100}],
+            "endpoints": [{"selector": selector, "weight": 100}],
             "crossplane": _crossplane("ModelService", DEPLOYMENT),
         },
     }
@@ -444,8 +457,14 @@ def service_request(size: FleetSize) -> fnv1.RunFunctionRequest:
         meta=fnv1.RequestMeta(tag="bench"),
         observed=fnv1.State(composite=fnv1.Resource(resource=resource.dict_to_struct(xr))),
     )
-    _require(req, gateway=[gateway], endpoints=[model_endpoint(r, 95000 + i) for i, r in enumerate(replicas)])
-    return req
+    return req, [gateway, *(model_endpoint(r, 95000 + i) for i, r in enumerate(replicas))]
+
+
+def answer(req: fnv1.RunFunctionRequest, requirements: fnv1.Requirements, objects: list[dict[str, Any]]) -> None:
+    """Fill ``req``'s required resources as Crossplane answers ``requirements`` from ``objects`` (by name or labels)."""
+    store = Store(objects)
+    for name, selector in requirements.resources.items():
+        req.required_resources[name].CopyFrom(store.fetch(selector))
 
 
 def _require(req: fnv1.RunFunctionRequest, **required: list[dict[str, Any]]) -> None:

@@ -7,8 +7,13 @@ Four requests, as Crossplane sends them on the second pass (required resources f
 - the same for a deployment at the XRD's maximum of 1,000 replicas, all running: its own replicas
   and endpoints also come as observed composed resources, and its response is the largest any
   function sends;
-- compose-inference-cluster: every ModelReplica of the fleet (it counts those on its cluster);
-- compose-model-service: every ModelEndpoint of its namespace (here the whole fleet's).
+- compose-inference-cluster: the ModelReplicas labelled with its cluster (it counts their GPUs);
+- compose-model-service: the ModelEndpoints its matchLabels select (the fleet's are all in its namespace).
+- the same with a matchExpressions selector: every ModelEndpoint of its namespace, of which it
+  reads whole only those the selector matches.
+
+The last two ask Crossplane for what they read by label: their first call's requirements are
+answered from the fleet's objects as Crossplane answers them, and the second call is measured.
 
 Each runs in a process of its own and reports: the request's and the response's serialized size,
 the time to parse the request (what gRPC does before RunFunction), RunFunction's p50 and p95 in
@@ -22,7 +27,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import importlib
+import io
 import json
 import resource
 import socket
@@ -42,7 +49,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 
 from bench import latency
-from bench.fleet import FleetSize, cluster_request, request, service_request
+from bench.fleet import FleetSize, answer, cluster_request, request, service_request
 from modelplane.fnkit import serve
 from modelplane.kinds import BY_KIND
 
@@ -83,12 +90,29 @@ def _large_deployment(clusters: int, replicas: int) -> fnv1.RunFunctionRequest:
     return request(FleetSize(clusters, replicas - own(replicas), own_kept=own(replicas), own_new=0))
 
 
+def _answered(function: str, first: tuple[fnv1.RunFunctionRequest, list[dict[str, Any]]]) -> fnv1.RunFunctionRequest:
+    """``function``'s second request: its first one with what it required answered from the fleet's objects."""
+    req, objects = first
+    loop = asyncio.new_event_loop()
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):  # its log line says it waits for its requirements
+            rsp = loop.run_until_complete(_runner_factory(function)().RunFunction(req, None))
+    finally:
+        loop.close()
+    answer(req, rsp.requirements, objects)
+    return req
+
+
 def _cluster(clusters: int, replicas: int) -> fnv1.RunFunctionRequest:
-    return cluster_request(FleetSize(clusters, replicas - 2))
+    return _answered("compose-inference-cluster", cluster_request(FleetSize(clusters, replicas - 2)))
 
 
 def _service(clusters: int, replicas: int) -> fnv1.RunFunctionRequest:
-    return service_request(FleetSize(clusters, replicas - 2))
+    return _answered("compose-model-service", service_request(FleetSize(clusters, replicas - 2)))
+
+
+def _service_by_expression(clusters: int, replicas: int) -> fnv1.RunFunctionRequest:
+    return _answered("compose-model-service", service_request(FleetSize(clusters, replicas - 2), expressions=True))
 
 
 CASES = (
@@ -96,6 +120,7 @@ CASES = (
     Case("deployment, keeps all {own}", "compose-model-deployment", _large_deployment),
     Case("cluster, counts its replicas", "compose-inference-cluster", _cluster),
     Case("service, routes 2 endpoints", "compose-model-service", _service),
+    Case("service, by expression", "compose-model-service", _service_by_expression),
 )
 
 

@@ -9,6 +9,7 @@ from modelplane.scheduling.names import replica_name
 
 __all__ = [
     "CANNOT_MOVE_ANNOTATION",
+    "CLUSTER_LABEL",
     "CONTROL_PLANE_NAMESPACE",
     "DEPLOYMENT_LABEL",
     "KUBECONFIG_KEY",
@@ -23,6 +24,7 @@ __all__ = [
     "WORKLOAD_GATEWAY_NAME",
     "WORKLOAD_GATEWAY_NAMESPACE",
     "bounded_name",
+    "cluster_label",
     "endpoint_key",
     "kubeconfig_secret",
     "object_name",
@@ -49,6 +51,10 @@ SERVING_ANNOTATION = "modelplane.ai/serving"
 # A ModelReplica leaving a draining cluster whose replacement cannot be placed carries why (set by its
 # ModelDeployment): the InferenceCluster reads it from the ModelReplicas it already lists for its drain status.
 CANNOT_MOVE_ANNOTATION = "modelplane.ai/cannot-move"
+
+# Every ModelReplica a ModelDeployment composes carries the InferenceCluster it runs on (``cluster_label``),
+# so each InferenceCluster asks Crossplane for its own replicas by label instead of the whole fleet's.
+CLUSTER_LABEL = "modelplane.ai/cluster"
 
 
 def replica_key(ordinal: int) -> str:
@@ -171,6 +177,15 @@ def bounded_name(name: str, limit: int, *, alnum: bool = False) -> str:
     sep = "" if alnum else "-"
     head = clean[: limit - len(digest) - len(sep)].strip("-")
     return f"{head}{sep}{digest}" if head else f"x{digest}"
+
+
+def cluster_label(cluster: str) -> str:
+    """The ``CLUSTER_LABEL`` value of InferenceCluster ``cluster``: its name, cut and hashed when not a label value.
+
+    A cluster-scoped name may be 253 characters with dots, a label value at most 63 without: two
+    clusters may then share a value, so readers still check ``spec.inferenceClusterRef``.
+    """
+    return bounded_name(cluster, _MAX_LABEL)
 
 
 def kubeconfig_secret(cluster: str) -> str:

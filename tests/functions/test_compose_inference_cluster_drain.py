@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
+from modelplane.render.store import Store
 from tests.functions.test_compose_inference_cluster import _cluster, _replica, _req, _run, _status
 
 STUCK = "no replacement can be placed (InsufficientCapacity: 1 of 2 clusters match clusterSelector)"
@@ -95,3 +96,36 @@ def test_drained_condition(drain: bool, replicas: list[dict[str, Any]], want: tu
     rsp = _drain_run(drain, replicas)
     got = next(c for c in rsp.conditions if c.type == "Drained")
     assert (fnv1.Status.Name(got.status).removeprefix("STATUS_CONDITION_").title(), got.reason, got.message) == want
+
+
+def _labelled(replica: dict[str, Any], cluster: str) -> dict[str, Any]:
+    replica["metadata"]["labels"] = {"modelplane.ai/cluster": cluster}
+    return replica
+
+
+# An upgrade of a running system: m-0 was composed before ModelReplicas carried their cluster's label.
+_FLEET = [_on("m-0", "c"), _labelled(_on("m-1", "c"), "c"), _labelled(_on("x-0", "other", "x"), "other")]
+
+
+@pytest.mark.parametrize(
+    ("drain", "labels", "in_use", "remaining"),
+    [
+        # Only the labelled replica is counted until its deployment labels m-0 on its next reconcile.
+        pytest.param(False, {"modelplane.ai/cluster": "c"}, 4, None, id="serving-asks-for-its-label"),
+        # A drain reads every replica, labelled or not: it is never declared done with m-0 still there.
+        pytest.param(True, {}, 8, 2, id="draining-asks-for-every-replica"),
+    ],
+)
+def test_replicas_are_required_by_the_cluster_label_except_while_draining(
+    drain: bool, labels: dict[str, str], in_use: int, remaining: int | None
+) -> None:
+    xr = _cluster()
+    xr["spec"]["drain"] = drain
+    first = _run(_req(xr, fetched=False))
+    selector = first.requirements.resources["replicas"]
+    assert (selector.kind, dict(selector.match_labels.labels), selector.namespace) == ("ModelReplica", labels, "")
+    req = _req(xr)
+    req.required_resources["replicas"].CopyFrom(Store(_FLEET).fetch(selector))
+    status = _status(_run(req))
+    assert status["capacity"]["inUse"] == in_use
+    assert (status.get("drain") or {}).get("remaining") == remaining

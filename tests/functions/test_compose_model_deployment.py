@@ -118,7 +118,12 @@ def test_spreads_replicas_and_reports_status() -> None:
     assert replica["metadata"] == {
         "name": "llm-0",
         "namespace": NAMESPACE,
-        "labels": {"modelplane.ai/deployment": "llm", "modelplane.ai/revision": revision},
+        "labels": {
+            "modelplane.ai/deployment": "llm",
+            "modelplane.ai/revision": revision,
+            # Its cluster, which InferenceClusters select their replicas by.
+            "modelplane.ai/cluster": replica["spec"]["inferenceClusterRef"]["name"],
+        },
     }
     assert replica["spec"]["poolName"] == "gpu"
     assert replica["spec"]["workers"]["topology"]["tensor"] == 4

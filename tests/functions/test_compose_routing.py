@@ -14,6 +14,7 @@ from google.protobuf import json_format
 from compose_inference_gateway.fn import FunctionRunner as GatewayRunner
 from compose_model_endpoint.fn import FunctionRunner as EndpointRunner
 from compose_model_service.fn import FunctionRunner as ServiceRunner
+from modelplane.render.store import Store
 
 API = "modelplane.ai/v1alpha1"
 READY = [{"type": "Ready", "status": "True"}]
@@ -36,6 +37,22 @@ def _run(
     rsp = asyncio.run(runner.RunFunction(req, None))
     got: dict[str, Any] = json_format.MessageToDict(rsp)
     return got
+
+
+def _serve(
+    runner: Any,
+    xr: dict[str, Any],
+    objects: list[dict[str, Any]],
+    *,
+    observed: dict[str, dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """Call ``runner`` as Crossplane does: once, then again with its requirements answered from ``objects``."""
+    first = _run(runner, xr, observed=observed)
+    store, required = Store(objects), {}
+    for name, selector in first.get("requirements", {}).get("resources", {}).items():
+        found = store.fetch(json_format.ParseDict(selector, fnv1.ResourceSelector()))
+        required[name] = [resource.struct_to_dict(item.resource) for item in found.items]
+    return _run(runner, xr, observed=observed, required=required)
 
 
 def _condition(got: dict[str, Any], typ: str) -> dict[str, Any]:
@@ -225,10 +242,19 @@ def _refs(got: dict[str, Any]) -> dict[str, int]:
 
 def test_service_canary_route() -> None:
     endpoints = [_endpoint("fp8-0", "fp8"), _endpoint("fp8-1", "fp8"), _endpoint("bf16-0", "bf16")]
-    got = _run(ServiceRunner(), _service_xr(FP8, BF16), required={"gateway": [GATEWAY], "endpoints": endpoints})
+    got = _serve(ServiceRunner(), _service_xr(FP8, BF16), [GATEWAY, *endpoints])
     assert got["requirements"]["resources"] == {
         "gateway": {"apiVersion": API, "kind": "InferenceGateway", "matchName": "default"},
-        "endpoints": {"apiVersion": API, "kind": "ModelEndpoint", "matchLabels": {}, "namespace": "ml"},
+        # matchLabels-only selectors: Crossplane sends each entry's endpoints, not the namespace's.
+        **{
+            f"endpoints-{i}": {
+                "apiVersion": API,
+                "kind": "ModelEndpoint",
+                "matchLabels": {"labels": {"modelplane.ai/deployment": deployment}},
+                "namespace": "ml",
+            }
+            for i, deployment in enumerate(("fp8", "bf16"))
+        },
     }
     route = _composed(got)["route"]
     assert route["spec"]["parentRefs"] == [
@@ -272,7 +298,7 @@ def test_service_gives_endpoints_that_do_not_serve_weight_0_and_skips_other_name
         "metadata": {"name": "fp8-9", "namespace": "other", "labels": {"modelplane.ai/deployment": "fp8"}},
     }
     endpoints = [_endpoint("fp8-0", "fp8"), idle, _endpoint("bf16-0", "bf16"), other]
-    got = _run(ServiceRunner(), _service_xr(FP8, BF16), required={"gateway": [GATEWAY], "endpoints": endpoints})
+    got = _serve(ServiceRunner(), _service_xr(FP8, BF16), [GATEWAY, *endpoints])
     # The idle endpoint keeps its place in the route (its Backend stays referenced), with no traffic.
     assert _refs(got) == {"bf16-0": 1, "fp8-0": 9, "fp8-1": 0}
     status = got["desired"]["composite"]["resource"]["status"]
@@ -286,13 +312,13 @@ def test_service_leaves_out_endpoints_without_a_backend() -> None:
     fresh = _endpoint("fp8-1", "fp8", ready=False)
     fresh["status"] = {}
     endpoints = [_endpoint("fp8-0", "fp8"), fresh]
-    got = _run(ServiceRunner(), _service_xr(FP8), required={"gateway": [GATEWAY], "endpoints": endpoints})
+    got = _serve(ServiceRunner(), _service_xr(FP8), [GATEWAY, *endpoints])
     assert _refs(got) == {"fp8-0": 1}
 
 
 def test_service_external_endpoint_gets_its_host_header() -> None:
     endpoints = [_endpoint("fp8-0", "fp8"), _endpoint("saas", "bf16", url="https://api.openai.com/v1")]
-    got = _run(ServiceRunner(), _service_xr(FP8, BF16), required={"gateway": [GATEWAY], "endpoints": endpoints})
+    got = _serve(ServiceRunner(), _service_xr(FP8, BF16), [GATEWAY, *endpoints])
     refs = _composed(got)["route"]["spec"]["rules"][0]["backendRefs"]
     assert refs[1]["filters"] == [{"type": "URLRewrite", "urlRewrite": {"hostname": "api.openai.com"}}]
     assert "filters" not in refs[0]
@@ -307,7 +333,7 @@ def test_service_canary_over_replicas_sharing_a_gateway_rewrites_each_host() -> 
         _endpoint("fp8-1", "fp8", url="http://gw.east.example/", host="fp8-1.ml.replicas.modelplane.ai"),
         _endpoint("bf16-0", "bf16", url="http://203.0.113.7/", host="bf16-0.ml.replicas.modelplane.ai"),
     ]
-    got = _run(ServiceRunner(), _service_xr(FP8, BF16), required={"gateway": [GATEWAY], "endpoints": endpoints})
+    got = _serve(ServiceRunner(), _service_xr(FP8, BF16), [GATEWAY, *endpoints])
     rule = _composed(got)["route"]["spec"]["rules"][0]
     assert rule["filters"] == [
         {"type": "URLRewrite", "urlRewrite": {"path": {"type": "ReplacePrefixMatch", "replacePrefixMatch": "/"}}}
@@ -322,7 +348,7 @@ def test_service_canary_over_replicas_sharing_a_gateway_rewrites_each_host() -> 
 
 def test_service_mixed_rewrite_paths_use_backend_filters_and_say_envoy_gateway_cannot() -> None:
     endpoints = [_endpoint("fp8-0", "fp8", rewrite="/a"), _endpoint("bf16-0", "bf16", rewrite="/b")]
-    got = _run(ServiceRunner(), _service_xr(FP8, BF16), required={"gateway": [GATEWAY], "endpoints": endpoints})
+    got = _serve(ServiceRunner(), _service_xr(FP8, BF16), [GATEWAY, *endpoints])
     rule = _composed(got)["route"]["spec"]["rules"][0]
     assert "filters" not in rule
     assert [r["filters"][0]["urlRewrite"]["path"]["replacePrefixMatch"] for r in rule["backendRefs"]] == ["/b", "/a"]
@@ -332,7 +358,7 @@ def test_service_mixed_rewrite_paths_use_backend_filters_and_say_envoy_gateway_c
 
 
 def test_service_with_no_endpoints_keeps_its_route() -> None:
-    got = _run(ServiceRunner(), _service_xr(FP8), required={"gateway": [GATEWAY], "endpoints": []})
+    got = _serve(ServiceRunner(), _service_xr(FP8), [GATEWAY])
     rule = _composed(got)["route"]["spec"]["rules"][0]
     assert "backendRefs" not in rule
     routed = _condition(got, "Routed")
@@ -343,11 +369,11 @@ def test_service_with_no_endpoints_keeps_its_route() -> None:
 
 def test_service_missing_gateway_keeps_the_observed_route() -> None:
     kept = {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute", "metadata": {"name": "llm"}}
-    got = _run(
+    got = _serve(
         ServiceRunner(),
         _service_xr(FP8),
+        [_endpoint("fp8-0", "fp8")],
         observed={"route": {**kept, "status": {"parents": []}}},
-        required={"gateway": [], "endpoints": [_endpoint("fp8-0", "fp8")]},
     )
     assert _composed(got) == {"route": kept}
     routed = _condition(got, "Routed")
@@ -368,11 +394,94 @@ def test_service_ready_when_the_gateway_accepts_the_route() -> None:
             "conditions": [{"type": "Accepted", "status": "True"}, {"type": "ResolvedRefs", "status": "True"}],
         }
     ]
-    got = _run(
+    got = _serve(
         ServiceRunner(),
         _service_xr(FP8),
+        [GATEWAY, _endpoint("fp8-0", "fp8")],
         observed={"route": {"status": {"parents": parents}}},
-        required={"gateway": [GATEWAY], "endpoints": [_endpoint("fp8-0", "fp8")]},
     )
     assert got["desired"]["resources"]["route"]["ready"] == "READY_TRUE"
     assert got["desired"]["composite"]["ready"] == "READY_TRUE"
+
+
+def _malformed(endpoint: dict[str, Any], **fields: Any) -> dict[str, Any]:
+    return {**endpoint, **fields}
+
+
+_EXPRESSIONS = {"matchExpressions": [{"key": "modelplane.ai/deployment", "operator": "In", "values": ["fp8"]}]}
+_WHOLE_NAMESPACE = {"apiVersion": API, "kind": "ModelEndpoint", "matchLabels": {}, "namespace": "ml"}
+
+
+@pytest.mark.parametrize(
+    ("selectors", "endpoints", "asked", "routed", "warned"),
+    [
+        pytest.param(
+            [_EXPRESSIONS],
+            [_endpoint("fp8-0", "fp8"), _malformed(_endpoint("bf16-0", "bf16"), spec=["not", "an", "object"])],
+            {"endpoints": _WHOLE_NAMESPACE},
+            {"fp8-0": 1},
+            [],
+            id="expressions-read-the-namespace-and-only-matched-endpoints-whole",
+        ),
+        pytest.param(
+            [_EXPRESSIONS],
+            [_endpoint("fp8-0", "fp8"), _malformed(_endpoint("fp8-1", "fp8"), spec=["not", "an", "object"])],
+            {"endpoints": _WHOLE_NAMESPACE},
+            {"fp8-0": 1, "fp8-1": 0},  # kept, without traffic
+            ["required resource ModelEndpoint ml/fp8-1 is malformed"],
+            id="a-matched-endpoint-that-does-not-fit-is-named",
+        ),
+        pytest.param(
+            [_EXPRESSIONS],
+            [
+                _endpoint("fp8-0", "fp8"),
+                {**_endpoint("odd", "fp8"), "metadata": {"name": "odd", "namespace": "ml", "labels": ["fp8"]}},
+            ],
+            {"endpoints": _WHOLE_NAMESPACE},
+            {"fp8-0": 1},
+            ["required resource ModelEndpoint ml/odd is malformed"],
+            id="labels-unreadable-in-place-are-read-whole-and-named",
+        ),
+        pytest.param(
+            [{"matchLabels": {"modelplane.ai/deployment": "fp8"}}, {"matchLabels": {"tier": "gold"}}],
+            [
+                {
+                    **_endpoint("fp8-0", "fp8"),
+                    "metadata": {
+                        "name": "fp8-0",
+                        "namespace": "ml",
+                        "labels": {"modelplane.ai/deployment": "fp8", "tier": "gold"},
+                    },
+                },
+                _endpoint("bf16-0", "bf16"),
+            ],
+            {
+                "endpoints-0": {**_WHOLE_NAMESPACE, "matchLabels": {"labels": {"modelplane.ai/deployment": "fp8"}}},
+                "endpoints-1": {**_WHOLE_NAMESPACE, "matchLabels": {"labels": {"tier": "gold"}}},
+            },
+            {"fp8-0": 1},  # both entries' weight, one backend; each entry lists it once
+            [],
+            id="an-endpoint-two-entries-match-is-read-once",
+        ),
+    ],
+)
+def test_service_reads_only_the_endpoints_its_selectors_match(
+    selectors: list[dict[str, Any]],
+    endpoints: list[dict[str, Any]],
+    asked: dict[str, Any],
+    routed: dict[str, int],
+    warned: list[str],
+) -> None:
+    xr = _service_xr()
+    xr["spec"]["endpoints"] = [{"selector": s, "weight": 1} for s in selectors]
+    got = _serve(ServiceRunner(), xr, [GATEWAY, *endpoints])
+    requirements = got["requirements"]["resources"]
+    assert {k: v for k, v in requirements.items() if k != "gateway"} == asked
+    assert _refs(got) == routed
+    warnings = [r["message"] for r in got.get("results", []) if r["severity"] == "SEVERITY_WARNING"]
+    assert [w for w in warnings if "malformed" in w] == [
+        next(w for w in warnings if w.startswith(expected)) for expected in warned
+    ]
+    assert [e["endpoints"] for e in got["desired"]["composite"]["resource"]["status"]["endpoints"]] == [
+        sorted(routed)
+    ] * len(selectors)

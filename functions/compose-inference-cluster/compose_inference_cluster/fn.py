@@ -43,9 +43,11 @@ from modelplane.fnkit.xr import InvalidXRError, invalid, parse_composite
 from modelplane.kinds import API_VERSION
 from modelplane.names import (
     CANNOT_MOVE_ANNOTATION,
+    CLUSTER_LABEL,
     CONTROL_PLANE_NAMESPACE,
     KUBECONFIG_KEY,
     bounded_name,
+    cluster_label,
     kubeconfig_secret,
 )
 from modelplane.problems import Problem, describe
@@ -102,7 +104,7 @@ class _Class:
 def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: structlog.stdlib.BoundLogger) -> None:
     """Resolve inputs, compose the cluster, its ProviderConfigs, stack and scheduler Objects, then status."""
     CLASSES.request(rsp)
-    REPLICAS.request(rsp)
+    _request_replicas(req, rsp)
     read = _read_xr(req)
     if isinstance(read, list):
         message = f"invalid: {describe(read)}"
@@ -193,6 +195,26 @@ def _spec_problems(spec: Spec | None) -> list[Problem]:
     if spec.scheduler is not None and spec.scheduler.type == "KAI" and spec.scheduler.kai is None:
         out.append(Problem("spec.scheduler.kai", "required when spec.scheduler.type is KAI"))
     return out
+
+
+def _request_replicas(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
+    """Ask for the ModelReplicas labelled with this cluster; while it drains, for every ModelReplica.
+
+    A replica composed before its ModelDeployment wrote ``CLUSTER_LABEL`` (an upgrade of a running
+    system) is not selected until that deployment's next reconcile labels it: capacity in use may
+    read low until then, and converges. A drain must not be declared done on that: while
+    ``spec.drain`` is set the whole fleet's list is read, as before the label, so ``_drain`` counts
+    labelled or not. Either way each replica is matched by ``spec.inferenceClusterRef`` in place.
+    """
+    xr = req.observed.composite.resource
+    spec = xr.fields.get("spec")
+    drain = spec.struct_value.fields.get("drain") if spec is not None else None
+    if drain is not None and drain.HasField("bool_value") and drain.bool_value:
+        REPLICAS.request(rsp)
+        return
+    selector = fnv1.ResourceSelector(api_version=REPLICAS.api_version, kind=REPLICAS.kind)
+    selector.match_labels.labels[CLUSTER_LABEL] = cluster_label(inputs.string_at(xr, "metadata", "name"))
+    rsp.requirements.resources[REPLICAS.name].CopyFrom(selector)
 
 
 def _request_secret(rsp: fnv1.RunFunctionResponse, ref: Mapping[str, Any]) -> None:

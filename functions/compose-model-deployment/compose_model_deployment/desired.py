@@ -19,7 +19,15 @@ from google.protobuf import struct_pb2 as structpb
 
 from compose_model_deployment.own import REPLACES_ANNOTATION, Own, OwnReplica
 from modelplane.kinds import API_VERSION
-from modelplane.names import DEPLOYMENT_LABEL, REVISION_LABEL, SERVING_ANNOTATION, endpoint_key, replica_key
+from modelplane.names import (
+    CLUSTER_LABEL,
+    DEPLOYMENT_LABEL,
+    REVISION_LABEL,
+    SERVING_ANNOTATION,
+    cluster_label,
+    endpoint_key,
+    replica_key,
+)
 from modelplane.scheduling import Placement, Schedule
 from modelplane.scheduling.revision import SHAPE_KEYS
 from modelplane.topology import Role
@@ -52,7 +60,13 @@ def write_desired(
         meta = {
             "name": placement.replica,
             "namespace": deployment.namespace,
-            "labels": {DEPLOYMENT_LABEL: deployment.name, REVISION_LABEL: revision},
+            # Labels are written fresh for held replicas too: an InferenceCluster selects its replicas by
+            # CLUSTER_LABEL, so one composed before the label existed gets it on this reconcile.
+            "labels": {
+                DEPLOYMENT_LABEL: deployment.name,
+                REVISION_LABEL: revision,
+                CLUSTER_LABEL: cluster_label(placement.cluster),
+            },
         }
         if placement.replaces:
             meta["annotations"] = {REPLACES_ANNOTATION: placement.replaces}

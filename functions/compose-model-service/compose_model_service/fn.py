@@ -1,7 +1,10 @@
 """The ModelService function: one HTTPRoute on the InferenceGateway, weighted over the matched endpoints.
 
-Each call asks for the service's InferenceGateway and the ModelEndpoints of its
-namespace. Each ``spec.endpoints[]`` entry's weight is split evenly over the
+Each call asks for the service's InferenceGateway and the ModelEndpoints its
+selectors can match: by label, one requirement per ``spec.endpoints[]`` entry,
+when every selector is matchLabels only; else every ModelEndpoint of its
+namespace, of which only those some selector matches are read whole. Each
+``spec.endpoints[]`` entry's weight is split evenly over the
 Ready endpoints its selector matches; the route sends ``/<namespace>/<name>``
 to their Backends, rewritten to the endpoints' ``rewritePath``. A missing
 gateway keeps the route composed before; a service with no endpoint to send
@@ -10,13 +13,14 @@ to keeps its route (so its address stays) and says ``NoEndpoints``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import structlog
 from crossplane.function import resource, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from google.protobuf import struct_pb2 as structpb
 
 from modelplane.conditions import Condition, Reason, Status, Type
 from modelplane.fnkit import inputs
@@ -84,8 +88,9 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: st
     meta, spec = xr.metadata, xr.spec
     gateway_name = (spec.gatewayRef.name if spec and spec.gatewayRef else None) or "default"
     service = _Service((meta.name if meta else None) or "", (meta.namespace if meta else None) or "", gateway_name)
-    _request(rsp, service)
-    if GATEWAY not in req.required_resources or ENDPOINTS not in req.required_resources:
+    entries = list(spec.endpoints) if spec else []
+    wanted = _request(rsp, service, [e.selector for e in entries])
+    if any(name not in req.required_resources for name in (GATEWAY, *wanted)):
         # Crossplane answers the requirements and calls again: keep the route meanwhile.
         hold(
             req,
@@ -99,12 +104,8 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: st
         message = f"InferenceGateway {gateway_name!r} (spec.gatewayRef.name) does not exist"
         hold(req, rsp, log, Condition(Type.ROUTED, Status.FALSE, Reason.GATEWAY_NOT_FOUND, message))
         return
-    selections = (
-        [Selection(_selector(e.selector), e.weight if e.weight is not None else 1) for e in spec.endpoints]
-        if spec
-        else []
-    )
-    plan = plan_route(selections, list(_endpoints(req, rsp, service.namespace)))
+    selections = [Selection(_selector(e.selector), e.weight if e.weight is not None else 1) for e in entries]
+    plan = plan_route(selections, list(_endpoints(req, rsp, service.namespace, wanted, selections)))
     ref = gateway_ref(gateway_name)
     path = service_path(service.namespace, service.name)
     resource.update(rsp.desired.resources[ROUTE_KEY], http_route(service.name, service.namespace, path, ref, plan))
@@ -119,13 +120,25 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: st
     set_ready(rsp, ready=accepted and plan.serving)
 
 
-def _request(rsp: fnv1.RunFunctionResponse, service: _Service) -> None:
-    """Ask for the gateway by name and every ModelEndpoint of the service's namespace (on every call)."""
+def _request(rsp: fnv1.RunFunctionResponse, service: _Service, selectors: Sequence[Selector]) -> list[str]:
+    """Ask for the gateway by name and the ModelEndpoints ``selectors`` may match (on every call); name the latter.
+
+    Crossplane selects required resources by name or by labels only: matchLabels-only selectors
+    become one requirement each (``endpoints-<index>``), any matchExpressions the whole namespace.
+    """
     gateway = fnv1.ResourceSelector(api_version=API_VERSION, kind="InferenceGateway", match_name=service.gateway)
     rsp.requirements.resources[GATEWAY].CopyFrom(gateway)
-    endpoints = fnv1.ResourceSelector(api_version=API_VERSION, kind="ModelEndpoint", namespace=service.namespace)
-    endpoints.match_labels.SetInParent()
-    rsp.requirements.resources[ENDPOINTS].CopyFrom(endpoints)
+    by_labels = all(not s.matchExpressions for s in selectors)
+    wanted = (
+        {f"{ENDPOINTS}-{i}": s.matchLabels or {} for i, s in enumerate(selectors)} if by_labels else {ENDPOINTS: {}}
+    )
+    for name, labels in wanted.items():
+        endpoints = fnv1.ResourceSelector(api_version=API_VERSION, kind="ModelEndpoint", namespace=service.namespace)
+        # An empty matchLabels selects every ModelEndpoint of the namespace; it must be set explicitly.
+        endpoints.match_labels.SetInParent()
+        endpoints.match_labels.labels.update(labels)
+        rsp.requirements.resources[name].CopyFrom(endpoints)
+    return list(wanted)
 
 
 def _selector(selector: Selector) -> LabelSelector:
@@ -139,12 +152,30 @@ def _selector(selector: Selector) -> LabelSelector:
     return LabelSelector(tuple(requirements))
 
 
-def _endpoints(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, namespace: str) -> Iterator[Endpoint]:
-    """The ModelEndpoints of ``namespace`` as routing sees them (others are never routed to)."""
-    for item in inputs.required(req, rsp, ENDPOINTS, ENDPOINT):
+def _endpoints(
+    req: fnv1.RunFunctionRequest,
+    rsp: fnv1.RunFunctionResponse,
+    namespace: str,
+    names: Sequence[str],
+    selections: Sequence[Selection],
+) -> Iterator[Endpoint]:
+    """The ModelEndpoints of ``namespace`` answered under ``names`` as routing sees them (others are never routed to).
+
+    Only those some selection matches are read whole, their labels read in place first; one whose
+    labels cannot be read in place is read whole, so what does not fit is named in a warning. One
+    answered under several names (matched by several entries) is read once.
+    """
+
+    def matched(struct: structpb.Struct) -> bool:
+        labels = inputs.labels_at(struct)
+        return labels is None or any(s.selector.matches(labels) for s in selections)
+
+    seen: set[str] = set()
+    for item in (i for name in names for i in inputs.required(req, rsp, name, ENDPOINT, keep=matched)):
         meta = item.get("metadata") or {}
-        if meta.get("namespace", namespace) != namespace:
+        if meta.get("namespace", namespace) != namespace or meta.get("name", "") in seen:
             continue
+        seen.add(str(meta.get("name", "")))
         spec, status = item.get("spec") or {}, item.get("status") or {}
         # An endpoint whose replica stopped serving is kept by its deployment, annotated: no traffic.
         serving = (meta.get("annotations") or {}).get(SERVING_ANNOTATION) != "false"

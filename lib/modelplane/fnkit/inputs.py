@@ -8,7 +8,7 @@ its generated model (``modelplane.fnkit.xr``); everything else goes through here
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from crossplane.function import resource, response
@@ -63,12 +63,43 @@ def observed(
 
 
 def required(
-    req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, name: str, shape: dict[str, Shape]
+    req: fnv1.RunFunctionRequest,
+    rsp: fnv1.RunFunctionResponse,
+    name: str,
+    shape: dict[str, Shape],
+    keep: Callable[[structpb.Struct], bool] | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """The required resources answered under ``name``, each conformed to ``shape`` (none when not fetched)."""
+    """The required resources answered under ``name``, each conformed to ``shape`` (none when not fetched).
+
+    ``keep``, when given, is asked first of each resource as it came (reading a few fields in
+    place): those it refuses are neither converted nor checked, so a list of many costs what the
+    few kept cost.
+    """
     found = req.required_resources.get(name)
     for index, item in enumerate(found.items if found is not None else ()):
+        if keep is not None and not keep(item.resource):
+            continue
         yield read(rsp, f"required resource {_identity(item.resource, name, index)}", item.resource, shape)
+
+
+def labels_at(struct: structpb.Struct) -> dict[str, str] | None:
+    """``metadata.labels`` of ``struct`` read in place: {} when absent, None when not a map of strings."""
+    meta = struct.fields.get("metadata")
+    if meta is None or _null(meta):
+        return {}
+    if not meta.HasField("struct_value"):
+        return None
+    labels = meta.struct_value.fields.get("labels")
+    if labels is None or _null(labels):
+        return {}
+    if not labels.HasField("struct_value"):
+        return None
+    out: dict[str, str] = {}
+    for key, value in labels.struct_value.fields.items():
+        if not value.HasField("string_value"):
+            return None
+        out[key] = value.string_value
+    return out
 
 
 def string_at(struct: structpb.Struct, *path: str) -> str:
