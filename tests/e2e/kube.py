@@ -193,7 +193,7 @@ class Kube:
     ) -> Manifest:
         """JSON merge patch ``name`` (or its ``subresource``; a server-side dry run when asked)."""
         path = self.path(api_version, kind, name, namespace, subresource)
-        query = {"fieldValidation": "Strict", **({"dryRun": "All"} if dry_run else {})}
+        query = {"dryRun": "All"} if dry_run else None
         patched: Manifest = self.request(
             "PATCH", path, dict(patch), content_type="application/merge-patch+json", query=query
         )

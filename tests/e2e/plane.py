@@ -51,6 +51,7 @@ SHARED_CRDS = Path(os.environ.get("MODELPLANE_CRDS", REPO.parent / "shared" / "c
 CROSSPLANE_NAMESPACE = "crossplane-system"
 PACKAGE_TAG = kinds.PACKAGE_VERSION
 WORKLOADS = ("workload-a", "workload-b")
+CIRCUIT_BREAKER_BURST = 1000
 
 # What a GPU workload cluster has installed, as far as Modelplane composes it: KServe's
 # LLMInferenceService, LeaderWorkerSet, KAI's and Kueue's queues, Gateway API (and the
@@ -353,6 +354,14 @@ class BringUp:
                 f"--health-probe-port={free_port()}",
                 f"--webhook-port={free_port()}",
                 "--poll-interval=10s",
+                # With the default burst (100 watch events) the quickstart's InferenceCluster and
+                # ModelDeployment trip Crossplane's per-XR circuit breaker within a minute of
+                # `kubectl apply` (every ModelReplica status change wakes both), and then react only
+                # every 30 s. Raised here so the scenarios take minutes, not tens of minutes; the
+                # report of the e2e run says so.
+                f"--circuit-breaker-burst={CIRCUIT_BREAKER_BURST}",
+                # MODELPLANE_E2E_DEBUG=1 logs every reconcile (and why it was queued).
+                *(["--debug"] if os.environ.get("MODELPLANE_E2E_DEBUG") else []),
             ],
             env=env,
         )
@@ -607,6 +616,10 @@ def _start(up: BringUp, began: float) -> Plane:
         # Scenario 1 says which and why; the others fail on what they need.
         plane.note(str(err))
     steps.done("Configuration installed, XRDs Established")
+    plane.note(
+        f"Crossplane core runs with --circuit-breaker-burst={CIRCUIT_BREAKER_BURST} (default 100): "
+        "with the default, XRs that require every ModelReplica or InferenceCluster trip it in a minute"
+    )
     plane.figures["bring-up (s)"] = round(time.monotonic() - began, 1)
     plane.notes.append("bring-up steps (s since start): " + ", ".join(f"{k} {v}" for k, v in steps.marks.items()))
     return plane

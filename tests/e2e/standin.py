@@ -219,7 +219,7 @@ class StandIn:
             except (ApiError, OSError) as err:
                 # A kind not served yet, an object deleted between list and patch, a server held
                 # down by a test: try again on the next round, remembering the last few errors.
-                self.errors = [*self.errors[-19:], f"{scope} {kind}: {err}"]
+                self.errors = [*self.errors[-19:], f"{scope} {kind}: {str(err)[:300]}"]
 
     def _install(self, release: Mapping[str, Any]) -> None:
         """What provider-helm does before a release is Ready: its namespace exists on its cluster."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+import time
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
@@ -17,8 +19,15 @@ TIMEOUT = 90.0
 
 
 def eventually(what: str, probe: Callable[[], T | None], timeout: float = TIMEOUT) -> T:
-    """``probe()``'s first truthy answer; a TimeoutError naming ``what`` otherwise."""
-    return wait_for(what, probe, timeout=timeout, interval=0.5)
+    """``probe()``'s first truthy answer; a TimeoutError naming ``what`` otherwise.
+
+    Each wait is traced on stderr with how long it took (pytest shows it for a failed test).
+    """
+    began = time.monotonic()
+    try:
+        return wait_for(what, probe, timeout=timeout, interval=0.5)
+    finally:
+        print(f"e2e: {time.monotonic() - began:5.1f}s waiting for {what}", file=sys.stderr)  # noqa: T201
 
 
 def xr(kube: Kube, kind: str, name: str, namespace: str | None = None) -> Manifest | None:

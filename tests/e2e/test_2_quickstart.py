@@ -1,0 +1,370 @@
+"""Scenarios 2, 4, 5 and 6 on the quickstart, in order, as a user meets them.
+
+2. ``kubectl apply -f examples/quickstart`` with its kubeconfig Secret pointing
+   at workload API server ``workload-a``: the class Valid, the cluster Ready
+   with capacity, the deployment Scheduled, the replica's objects on the
+   workload server, then (through the stand-in) replica Ready, the
+   ModelEndpoint composed and the ModelService's HTTPRoute weighted to it;
+   ``kubectl get`` prints each kind's columns.
+4. ``kubectl scale modeldeployment/qwen --replicas=3`` through the scale
+   subresource: the cluster has two GPUs, so two replicas run on workload-a and
+   the third waits with a reason; back to 1, the first replica stays.
+5. Never drop: delete the InferenceClass, make the cluster NotReady, cordon it,
+   break its kubeconfig Secret: the workload stays on workload-a, a new replica
+   waits with a reason; restore each and it heals.
+6. Delete the ModelDeployment and the ModelService: what they composed is gone
+   from the control plane and from workload-a.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import re
+import time
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import pytest
+import yaml
+
+from modelplane import kinds
+from tests.e2e.figures import Stopwatch
+from tests.e2e.kube import Kube, condition
+from tests.e2e.plane import CROSSPLANE_NAMESPACE, Plane
+from tests.e2e.tools import REPO
+from tests.e2e.world import (
+    OBJECT,
+    conditions,
+    eventually,
+    landed,
+    manifest_of,
+    present,
+    ready,
+    remote_objects,
+    replicas_of,
+    wait_condition,
+    xr,
+)
+
+pytestmark = pytest.mark.e2e
+
+QUICKSTART = REPO / "examples" / "quickstart"
+NS = "default"
+WORKLOAD = "workload-a"
+SECRET = "quickstart-kubeconfig"  # noqa: S105 - a Secret's name
+HTTP_ROUTE = ("gateway.networking.k8s.io/v1", "HTTPRoute")
+# How long "stays" is watched for: several reconciles of every XR involved (core polls each 10s here).
+HOLD_SECONDS = 12.0
+_CLOCKS: dict[str, Stopwatch] = {}
+
+
+def _docs() -> list[dict[str, Any]]:
+    return [d for p in sorted(QUICKSTART.glob("*.yaml")) for d in yaml.safe_load_all(p.read_text()) if d]
+
+
+def _doc(kind: str) -> dict[str, Any]:
+    (doc,) = [d for d in _docs() if d["kind"] == kind]
+    return doc
+
+
+@pytest.fixture(scope="module")
+def quickstart(plane: Plane) -> Iterator[Plane]:
+    """The quickstart applied once for the module; the whole fleet removed afterwards."""
+    plane.connect("quickstart", WORKLOAD, SECRET)
+    watch = Stopwatch("quickstart")
+    plane.kube.kubectl(["apply", "-f", str(QUICKSTART)])
+    _CLOCKS["quickstart"] = watch
+    yield plane
+    for doc in reversed(_docs()):
+        name, namespace = doc["metadata"]["name"], doc["metadata"].get("namespace")
+        plane.kube.delete(kinds.API_VERSION, doc["kind"], name, namespace)
+    eventually(
+        "the quickstart's ServingStack Gateway to leave workload-a",
+        lambda: (
+            plane.workloads[WORKLOAD].kube.get(
+                "gateway.networking.k8s.io/v1", "Gateway", "modelplane", "modelplane-system"
+            )
+            is None
+        ),
+    )
+
+
+def _replica_on_workload(plane: Plane, replica: str) -> list[dict[str, Any]]:
+    """The replica's remote manifests, once every one of them exists on workload-a; else []."""
+    return landed(plane.kube, plane.workloads[WORKLOAD].kube, replica, NS)
+
+
+def test_quickstart_end_to_end(quickstart: Plane) -> None:
+    plane, watch = quickstart, _CLOCKS["quickstart"]
+    kube = plane.kube
+    wait_condition(kube, "InferenceClass", "nvidia-l4", None, "Valid")
+    cluster = wait_condition(kube, "InferenceCluster", "quickstart", None, "Ready")
+    capacity = cluster["status"]["capacity"]
+    assert capacity["declared"] == 2, capacity
+    assert cluster["status"]["providerConfigRef"] == {"name": "quickstart", "kind": "ClusterProviderConfig"}
+    wait_condition(kube, "ModelDeployment", "qwen", NS, "Scheduled")
+    watch.mark("Scheduled")
+
+    (replica,) = eventually("the qwen ModelReplica", lambda: replicas_of(kube, "qwen", NS))
+    name = replica["metadata"]["name"]
+    assert replica["spec"]["inferenceClusterRef"]["name"] == "quickstart"
+    remote = eventually(f"{name}'s objects on {WORKLOAD}", lambda: _replica_on_workload(plane, name))
+    watch.mark("workload objects present")
+    remote_kinds = {m["kind"] for m in remote}
+    assert {"LLMInferenceService", "ResourceClaimTemplate"} <= remote_kinds, remote_kinds
+    claim = next(m for m in remote if m["kind"] == "ResourceClaimTemplate")
+    assert claim["apiVersion"].startswith("resource.k8s.io/"), claim["apiVersion"]
+
+    wait_condition(kube, "ModelReplica", name, NS, "Ready")
+    watch.mark("ModelReplica Ready")
+    endpoint = wait_condition(kube, "ModelEndpoint", name, NS, "Ready")
+    assert endpoint["metadata"]["labels"]["modelplane.ai/deployment"] == "qwen"
+    service = wait_condition(kube, "ModelService", "qwen", NS, "Routed")
+    watch.mark("ModelService Routed")
+    gateway = wait_condition(kube, "InferenceGateway", "default", None, "Ready")
+    address = gateway["status"]["address"]
+    service = eventually("the ModelService's address", lambda: _with_address(kube, address))
+    route = kube.get(*HTTP_ROUTE, "qwen", NS)
+    assert route is not None, f"no HTTPRoute default/qwen on the control plane: {conditions(service)}"
+    backends = [(b["name"], b.get("weight", 1)) for rule in route["spec"]["rules"] for b in rule["backendRefs"]]
+    assert [b for b, _ in backends] == [name], backends
+    assert all(w > 0 for _, w in backends), backends
+
+
+# The quickstart's object of each kind, as `kubectl get` names it, and the columns that must show
+# a value once everything is Ready (others may be empty by design, e.g. a class's provider).
+QUICKSTART_OBJECTS = [
+    pytest.param("inferenceclasses", "nvidia-l4", ["DEVICES"], id="inferenceclasses"),
+    pytest.param("inferenceclusters", "quickstart", ["SOURCE", "DEVICES", "FREE", "CORDONED"], id="inferenceclusters"),
+    pytest.param("servingstacks", "quickstart", ["BACKEND", "GATEWAY"], id="servingstacks"),
+    pytest.param("inferencegateways", "default", ["ADDRESS"], id="inferencegateways"),
+    pytest.param("modeldeployments", "qwen", ["REPLICAS", "AVAILABLE", "SCHEDULED"], id="modeldeployments"),
+    pytest.param("modelreplicas", "qwen-0", ["CLUSTER", "POOL", "GPUS", "URL"], id="modelreplicas"),
+    pytest.param("modelendpoints", "qwen-0", ["URL"], id="modelendpoints"),
+    pytest.param("modelservices", "qwen", ["ADDRESS", "ENDPOINTS"], id="modelservices"),
+]
+
+
+def _printer_columns(plural: str) -> list[str]:
+    xrd = yaml.safe_load((REPO / "apis" / plural / "definition.yaml").read_text())
+    (version,) = [v for v in xrd["spec"]["versions"] if v.get("referenceable")]
+    return [str(c["name"]).upper() for c in version.get("additionalPrinterColumns", [])]
+
+
+def _cells(out: str) -> dict[str, str]:
+    """The one row of ``kubectl get`` output, by column (cells cut at the header's column starts)."""
+    header, row = out.rstrip("\n").splitlines()
+    starts = [m.start() for m in re.finditer(r"\S+", header)]
+    names = header.split()
+    bounds = [*starts[1:], max(len(row), len(header)) + 1]
+    return {name: row[a:b].strip() for name, a, b in zip(names, starts, bounds, strict=True)}
+
+
+@pytest.mark.parametrize(("plural", "name", "filled"), QUICKSTART_OBJECTS)
+def test_kubectl_get_prints_columns(quickstart: Plane, plural: str, name: str, filled: list[str]) -> None:
+    args = ["get", plural, name, "-o", "wide"] + (["-n", NS] if _namespaced(plural) else [])
+    out = quickstart.kube.kubectl(args)
+    print(out)  # noqa: T201 - what a user sees
+    cells = _cells(out)
+    for column in [*_printer_columns(plural), "SYNCED", "READY"]:
+        assert column in cells, f"kubectl get {plural} -o wide has no {column} column: {list(cells)}"
+    for column in [*filled, "SYNCED", "READY"]:
+        assert cells[column], f"kubectl get {plural} {name}: {column} is empty:\n{out}"
+    assert cells["READY"] == "True", out
+
+
+def _with_address(kube: Kube, gateway: str) -> dict[str, Any] | None:
+    """The ModelService once its address is the gateway's, at /<namespace>/<name>."""
+    service = xr(kube, "ModelService", "qwen", NS)
+    address = (service or {}).get("status", {}).get("address", "")
+    return service if address == f"{gateway}/{NS}/qwen" else None
+
+
+def _namespaced(plural: str) -> bool:
+    return next(k for k in kinds.KINDS if k.plural == plural).namespaced
+
+
+def _scale(plane: Plane, replicas: int) -> None:
+    plane.kube.kubectl(["scale", "-n", NS, "modeldeployment/qwen", f"--replicas={replicas}"])
+
+
+def _placed(plane: Plane) -> list[str]:
+    return [r["metadata"]["name"] for r in replicas_of(plane.kube, "qwen", NS)]
+
+
+def _placed_count(plane: Plane, count: int) -> list[str] | None:
+    """The replicas' names once there are ``count`` of them."""
+    placed = _placed(plane)
+    return placed if len(placed) == count else None
+
+
+def test_kubectl_scale(quickstart: Plane) -> None:
+    plane = quickstart
+    kube, workload = plane.kube, plane.workloads[WORKLOAD].kube
+    scale = kube.request("GET", kube.path(kinds.API_VERSION, "ModelDeployment", "qwen", NS, "scale"))
+    assert scale["kind"] == "Scale", scale
+    assert scale["spec"]["replicas"] == 1, scale
+    first = _placed(plane)
+    _scale(plane, 3)
+    # Two GPUs: two replicas run on workload-a; the third waits, and the deployment says why.
+    placed = eventually("two replicas placed", lambda: _placed_count(plane, 2))
+    for name in placed:
+        eventually(f"{name} on {WORKLOAD}", functools.partial(_replica_on_workload, plane, name))
+        wait_condition(kube, "ModelReplica", name, NS, "Ready")
+    deployment = wait_condition(kube, "ModelDeployment", "qwen", NS, "Scheduled", "False")
+    scheduled = condition(deployment, "Scheduled")
+    assert scheduled.get("reason") == "InsufficientCapacity", scheduled
+    assert workload.list("serving.kserve.io/v1alpha2", "LLMInferenceService", NS), "nothing on workload-a"
+    assert len(workload.list("serving.kserve.io/v1alpha2", "LLMInferenceService", NS)) == 2
+    scale = kube.request("GET", kube.path(kinds.API_VERSION, "ModelDeployment", "qwen", NS, "scale"))
+    assert scale["spec"]["replicas"] == 3, scale
+
+    _scale(plane, 1)
+    eventually("back to one replica", lambda: _placed(plane) == first)
+    eventually(
+        "one LLMInferenceService on workload-a",
+        lambda: len(workload.list("serving.kserve.io/v1alpha2", "LLMInferenceService", NS)) == 1,
+    )
+    wait_condition(kube, "ModelDeployment", "qwen", NS, "Scheduled")
+    wait_condition(kube, "ModelReplica", first[0], NS, "Ready")
+
+
+def _stays(plane: Plane, replica: str, seconds: float = HOLD_SECONDS) -> None:
+    """The replica's workload stays on workload-a, and composed, for ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        assert _placed(plane) == [replica], f"the replica set changed: {_placed(plane)}"
+        assert _replica_on_workload(plane, replica), f"{replica}'s objects left {WORKLOAD}"
+        time.sleep(1.0)
+
+
+def _healed(plane: Plane, replica: str) -> None:
+    kube = plane.kube
+    wait_condition(kube, "InferenceCluster", "quickstart", None, "Ready")
+    wait_condition(kube, "ModelDeployment", "qwen", NS, "Scheduled")
+    wait_condition(kube, "ModelReplica", replica, NS, "Ready")
+    assert _replica_on_workload(plane, replica)
+
+
+def test_never_drop_class_deleted(quickstart: Plane) -> None:
+    plane = quickstart
+    (replica,) = _placed(plane)
+    plane.kube.delete(kinds.API_VERSION, "InferenceClass", "nvidia-l4")
+    cluster = wait_condition(plane.kube, "InferenceCluster", "quickstart", None, "CapacityKnown", "False")
+    assert condition(cluster, "CapacityKnown").get("reason") == "ClassNotFound", conditions(cluster)
+    _stays(plane, replica)
+    plane.kube.kubectl(["apply", "-f", str(QUICKSTART / "class.yaml")])
+    _healed(plane, replica)
+
+
+def test_never_drop_cluster_not_ready(quickstart: Plane) -> None:
+    plane = quickstart
+    (replica,) = _placed(plane)
+    # The cluster's serving stack fails (its Envoy Gateway release, as provider-helm would report it).
+    standin = plane.standin
+    assert standin is not None
+    standin.hold("control-plane")
+    try:
+        plane.kube.patch(
+            "helm.m.crossplane.io/v1beta1",
+            "Release",
+            "quickstart-envoy-gateway",
+            {"status": {"conditions": [_false("Ready", "ReconcileError", "stand-in: the release failed")]}},
+            namespace=CROSSPLANE_NAMESPACE,
+            subresource="status",
+        )
+        wait_condition(plane.kube, "InferenceCluster", "quickstart", None, "Ready", "False")
+        _stays(plane, replica)
+        _scale(plane, 2)
+        deployment = wait_condition(plane.kube, "ModelDeployment", "qwen", NS, "Scheduled", "False")
+        assert _placed(plane) == [replica], f"a replica was placed on a NotReady cluster: {conditions(deployment)}"
+        assert condition(deployment, "Scheduled").get("message"), conditions(deployment)
+    finally:
+        standin.release("control-plane")
+    _scale(plane, 1)
+    _healed(plane, replica)
+
+
+def _false(kind: str, reason: str, message: str) -> dict[str, Any]:
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    return {"type": kind, "status": "False", "reason": reason, "message": message, "lastTransitionTime": now}
+
+
+def test_never_drop_cordoned(quickstart: Plane) -> None:
+    plane = quickstart
+    (replica,) = _placed(plane)
+    plane.kube.patch(kinds.API_VERSION, "InferenceCluster", "quickstart", {"spec": {"cordoned": True}})
+    eventually(
+        "the cluster to report cordoned",
+        lambda: (xr(plane.kube, "InferenceCluster", "quickstart") or {}).get("status", {}).get("cordoned") is True,
+    )
+    _scale(plane, 2)
+    deployment = wait_condition(plane.kube, "ModelDeployment", "qwen", NS, "Scheduled", "False")
+    _stays(plane, replica)
+    assert "cordon" in condition(deployment, "Scheduled").get("message", "").lower(), conditions(deployment)
+    plane.kube.patch(kinds.API_VERSION, "InferenceCluster", "quickstart", {"spec": {"cordoned": False}})
+    placed = eventually("the second replica placed after uncordon", lambda: _placed_count(plane, 2))
+    assert replica in placed
+    _scale(plane, 1)
+    eventually("back to one replica", lambda: _placed(plane) == [replica])
+    _healed(plane, replica)
+
+
+def test_never_drop_kubeconfig_broken(quickstart: Plane) -> None:
+    plane = quickstart
+    (replica,) = _placed(plane)
+    secret = plane.kube.get("v1", "Secret", SECRET, CROSSPLANE_NAMESPACE)
+    assert secret is not None
+    garbage = base64.b64encode(b"apiVersion: v1\nkind: Config\nclusters: []\n").decode()
+    plane.kube.patch("v1", "Secret", SECRET, {"data": {"kubeconfig": garbage}}, namespace=CROSSPLANE_NAMESPACE)
+    # provider-kubernetes can no longer reach the cluster: its Objects stop syncing.
+    eventually(
+        f"{replica}'s Objects to report the broken kubeconfig",
+        lambda: any(condition(o, "Synced").get("status") == "False" for o in remote_objects(plane.kube, replica, NS)),
+    )
+    _stays(plane, replica)
+    plane.connect("quickstart", WORKLOAD, SECRET)
+    eventually(
+        f"{replica}'s Objects to sync again",
+        lambda: all(condition(o, "Synced").get("status") == "True" for o in remote_objects(plane.kube, replica, NS)),
+    )
+    _healed(plane, replica)
+
+
+def test_delete_cleans_both_servers(quickstart: Plane) -> None:
+    plane = quickstart
+    kube, workload = plane.kube, plane.workloads[WORKLOAD].kube
+    (replica,) = _placed(plane)
+    objects = remote_objects(kube, replica, NS)
+    manifests = [manifest_of(o) for o in objects if _deletes(o)]
+    kept = [manifest_of(o) for o in objects if not _deletes(o)]
+    assert manifests, "the replica composed nothing to delete"
+    kube.delete(kinds.API_VERSION, "ModelService", "qwen", NS)
+    kube.delete(kinds.API_VERSION, "ModelDeployment", "qwen", NS)
+    eventually("the ModelReplicas to go", lambda: not replicas_of(kube, "qwen", NS))
+    eventually(f"the ModelEndpoint {replica} to go", lambda: xr(kube, "ModelEndpoint", replica, NS) is None)
+    eventually("the HTTPRoute to go", lambda: kube.get(*HTTP_ROUTE, "qwen", NS) is None)
+    eventually(
+        "the replica's Objects to go",
+        lambda: not [o for o in kube.list(*OBJECT, NS) if o["metadata"]["name"].startswith(f"{replica}-")],
+    )
+    for manifest in manifests:
+        eventually(
+            f"{manifest['kind']} {manifest['metadata']['name']} to leave {WORKLOAD}",
+            functools.partial(_absent, workload, manifest),
+        )
+    for manifest in kept:
+        assert present(workload, manifest) is not None, f"{manifest['kind']} was to be orphaned, not deleted"
+    assert ready(xr(kube, "InferenceCluster", "quickstart"))
+
+
+def _deletes(obj: Mapping[str, Any]) -> bool:
+    """Whether deleting the Object deletes its remote object (its deletion and management policies allow it)."""
+    spec = obj["spec"]
+    policies = spec.get("managementPolicies") or ["*"]
+    return spec.get("deletionPolicy", "Delete") == "Delete" and ("*" in policies or "Delete" in policies)
+
+
+def _absent(kube: Kube, manifest: Mapping[str, Any]) -> bool:
+    return present(kube, manifest) is None
