@@ -226,6 +226,17 @@ CASES += [
         Case("quickstart/ModelDeployment/default/qwen", (Mutation("drop-observed", Where(OBSERVED, "replica-0")),)),
         id="deployment-held-replica-not-observed-keeps-endpoint",
     ),
+    pytest.param(
+        Case(
+            "scheduling/lost/3-replacement-serves/modeldeployment-ml-team-llama-70b-lost",
+            (
+                Mutation("drop-observed", Where(OBSERVED, "replica-0")),
+                Mutation("empty-requirement", Where(REQUIRED, "replicas", -1)),
+            ),
+            warning="endpoint-0 is kept without traffic: its ModelReplica is neither observed nor listed",
+        ),
+        id="deployment-endpoint-of-an-unseen-replica-is-kept",
+    ),
 ]
 
 

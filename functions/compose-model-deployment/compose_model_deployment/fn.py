@@ -39,13 +39,21 @@ from modelplane.fnkit.keep import hold, keep_observed
 from modelplane.fnkit.runner import ComposeRunner
 from modelplane.fnkit.status import set_conditions, set_ready
 from modelplane.fnkit.xr import InvalidXRError, parse_composite
-from modelplane.names import CANNOT_MOVE_ANNOTATION, DEPLOYMENT_LABEL, endpoint_key, replica_key
+from modelplane.names import (
+    CANNOT_MOVE_ANNOTATION,
+    DEPLOYMENT_LABEL,
+    SERVING_ANNOTATION,
+    endpoint_key,
+    replica_key,
+    replica_key_ordinal,
+)
 from modelplane.problems import describe
 from modelplane.scheduling import (
     Existing,
     InvalidDeploymentError,
     Schedule,
     State,
+    replica_name,
     schedule,
     shape_revision,
     strategy_of,
@@ -137,6 +145,8 @@ def compose(
     # A composed replica that cannot be read is kept exactly as it is, with its endpoint.
     keep_observed(req, rsp, [k for o in own.unreadable for k in (replica_key(o), endpoint_key(o))])
     ready = write_desired(req, rsp, plan, deployment, own)
+    for key in _keep_orphan_endpoints(req, rsp, plan):
+        response.warning(rsp, f"{key} is kept without traffic: its ModelReplica is neither observed nor listed")
     _mark_cannot_move(rsp, plan)
     _write_status(rsp, plan, deployment, ready, own)
     said = report(plan, own.unreadable)
@@ -162,6 +172,29 @@ _NOT_SERVING = frozenset({State.LEAVING, State.LOST, State.OUTDATED})
 
 
 _ANNOTATION_TEXT = 1024  # the why of a replica that cannot move, cut to a readable length
+
+
+def _keep_orphan_endpoints(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, plan: Schedule) -> list[str]:
+    """Keep, without traffic, each observed endpoint whose replica no input shows (its observed copy lost).
+
+    Retiring or removing a replica drops its endpoint with it, in the same call: an endpoint left
+    behind alone is a lost input, never the user's reason to delete it.
+    """
+    gone = {*plan.retired, *plan.removed}
+    out = []
+    for name in sorted(req.observed.resources):
+        ordinal = (
+            replica_key_ordinal(name.replace("endpoint-", "replica-", 1)) if name.startswith("endpoint-") else None
+        )
+        if ordinal is None or name in rsp.desired.resources or replica_key(ordinal) in req.observed.resources:
+            continue
+        if replica_name(plan.deployment.name, ordinal) in gone:
+            continue
+        keep_observed(req, rsp, [name])
+        meta = rsp.desired.resources[name].resource.fields["metadata"].struct_value
+        meta.fields["annotations"].struct_value.update({SERVING_ANNOTATION: "false"})
+        out.append(name)
+    return out
 
 
 def _mark_cannot_move(rsp: fnv1.RunFunctionResponse, plan: Schedule) -> None:
