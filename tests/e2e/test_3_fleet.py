@@ -1,0 +1,161 @@
+"""Scenario 3: a two-cluster fleet (KAI on workload-a, Kueue on workload-b) and a canary over two deployments.
+
+The live system's placements (each ModelReplica's cluster and pool) and the
+ModelService's route weights must be what ``modelplane preview --assume-ready``
+says for the same manifests: the preview must agree with the real system.
+"""
+
+from __future__ import annotations
+
+import functools
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from modelplane import kinds
+from tests.e2e.figures import Stopwatch
+from tests.e2e.plane import Plane
+from tests.e2e.tools import REPO
+from tests.e2e.world import eventually, landed, replicas_of, wait_condition, xr
+
+pytestmark = pytest.mark.e2e
+
+FLEET = Path(__file__).resolve().parent / "fleet"
+NS = "e2e-fleet"
+CLUSTERS = {"e2e-kai": "workload-a", "e2e-kueue": "workload-b"}
+DEPLOYMENTS = ("chat-stable", "chat-canary")
+HTTP_ROUTE = ("gateway.networking.k8s.io/v1", "HTTPRoute")
+
+
+def _secret(cluster: str) -> str:
+    return f"{cluster}-kubeconfig"
+
+
+@pytest.fixture(scope="module")
+def fleet(plane: Plane) -> Iterator[Plane]:
+    """The fleet applied once; removed afterwards."""
+    for cluster, workload in CLUSTERS.items():
+        plane.connect(cluster, workload, _secret(cluster))
+    # The platform team's part first, then the ML team's: a deployment applied together with its
+    # clusters lands on whichever cluster became Ready first and stays there (sticky placement),
+    # while the preview settles as if every cluster were Ready from the start.
+    plane.kube.kubectl(["apply", "-f", str(FLEET / "platform.yaml")])
+    for cluster in CLUSTERS:
+        wait_condition(plane.kube, "InferenceCluster", cluster, None, "Ready")
+    watch = Stopwatch("fleet")
+    plane.kube.kubectl(["apply", "-f", str(FLEET / "models.yaml")])
+    _CLOCKS["fleet"] = watch
+    yield plane
+    for path in sorted(FLEET.glob("*.yaml"), reverse=True):
+        for doc in reversed([d for d in yaml.safe_load_all(path.read_text()) if d]):
+            if doc["apiVersion"] == kinds.API_VERSION:
+                meta = doc["metadata"]
+                plane.kube.delete(kinds.API_VERSION, doc["kind"], meta["name"], meta.get("namespace"))
+
+
+_CLOCKS: dict[str, Stopwatch] = {}
+
+
+def _placements(replicas: Sequence[Mapping[str, Any]]) -> dict[str, tuple[str, tuple[str, ...]]]:
+    """Replica name -> (cluster, pools) as the ModelReplicas say."""
+    out = {}
+    for r in replicas:
+        spec = r["spec"]
+        pools = tuple(sorted({str(p) for p in _pools(spec)}))
+        out[str(r["metadata"]["name"])] = (str(spec["inferenceClusterRef"]["name"]), pools)
+    return out
+
+
+def _pools(spec: Mapping[str, Any]) -> list[str]:
+    found: list[str] = []
+
+    def walk(node: object) -> None:
+        if isinstance(node, Mapping):
+            for key, value in node.items():
+                if key in ("pool", "poolName") and isinstance(value, str):
+                    found.append(value)
+                else:
+                    walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(spec)
+    return found
+
+
+def _weights(route: Mapping[str, Any]) -> dict[str, int]:
+    return {
+        str(b["name"]): int(b.get("weight", 1)) for rule in route["spec"]["rules"] for b in rule.get("backendRefs", [])
+    }
+
+
+def _preview() -> list[dict[str, Any]]:
+    """Every object `modelplane preview --assume-ready -o objects` renders for the same manifests."""
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "modelplane"), "preview", "--assume-ready", "-o", "objects", str(FLEET)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, f"modelplane preview failed ({done.returncode}): {done.stderr[-3000:]}"
+    return [d for d in yaml.safe_load_all(done.stdout) if isinstance(d, dict)]
+
+
+def test_fleet_agrees_with_preview(fleet: Plane) -> None:
+    plane, watch = fleet, _CLOCKS["fleet"]
+    kube = plane.kube
+    for name in DEPLOYMENTS:
+        wait_condition(kube, "ModelDeployment", name, NS, "Scheduled")
+    watch.mark("Scheduled")
+    replicas = [r for d in DEPLOYMENTS for r in replicas_of(kube, d, NS)]
+    for replica in replicas:
+        name = replica["metadata"]["name"]
+        workload = plane.workloads[CLUSTERS[replica["spec"]["inferenceClusterRef"]["name"]]].kube
+        eventually(f"{name}'s objects on its cluster", functools.partial(landed, kube, workload, name, NS))
+    watch.mark("workload objects present")
+    for replica in replicas:
+        wait_condition(kube, "ModelReplica", replica["metadata"]["name"], NS, "Ready")
+    watch.mark("ModelReplicas Ready")
+    wait_condition(kube, "ModelService", "chat", NS, "Routed")
+    watch.mark("ModelService Routed")
+
+    preview = _preview()
+    expected = _placements([d for d in preview if d.get("kind") == "ModelReplica"])
+    live = _placements(replicas_of(kube, "chat-stable", NS) + replicas_of(kube, "chat-canary", NS))
+    assert live == expected, "the live placements differ from the preview's"
+    (expected_route,) = [
+        d
+        for d in preview
+        if d.get("kind") == "HTTPRoute" and d["metadata"].get("namespace") == NS and d["metadata"]["name"] == "chat"
+    ]
+    want = _weights(expected_route)
+
+    def route_weights() -> dict[str, int] | None:
+        route = kube.get(*HTTP_ROUTE, "chat", NS)
+        return _weights(route) if route is not None else None
+
+    # The route gains each endpoint as it becomes Ready: it must settle where the preview says.
+    try:
+        eventually("the route to weigh every endpoint as the preview does", lambda: route_weights() == want)
+    except TimeoutError:
+        pytest.fail(f"the live route weights {route_weights()} differ from the preview's {want}")
+    watch.mark("route as the preview says")
+    # Both clusters are used, each through its own scheduler's shape.
+    assert {c for c, _ in live.values()} == set(CLUSTERS), live
+    kai = plane.workloads["workload-a"].kube
+    kueue = plane.workloads["workload-b"].kube
+    assert kai.list("serving.kserve.io/v1alpha2", "LLMInferenceService", NS), "no KServe workload on the KAI cluster"
+    deployments = kueue.list("apps/v1", "Deployment", NS)
+    assert deployments, "no native workload on the Kueue cluster"
+    for d in deployments:
+        labels = d["spec"]["template"]["metadata"].get("labels", {})
+        assert labels.get("kueue.x-k8s.io/queue-name") == "inference", labels
+    assert xr(kube, "ModelService", "chat", NS) is not None
