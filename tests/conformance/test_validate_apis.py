@@ -45,7 +45,6 @@ def _cel_cases() -> list[tuple[str, dict[str, Any]]]:
 # does not make them, so it accepts these manifests (asserted, so that the day it
 # refuses them this table is updated).
 NOT_CHECKED_BY_CLI = {
-    "inferenceclasses/namespaced-metadata": "the API server refuses a namespace on a cluster-scoped kind",
     "inferenceclusters/bad-label-value": "label values are checked by ObjectMeta validation",
 }
 

@@ -67,6 +67,23 @@ def _qualified_name_errors(key: str) -> list[str]:
     return errs
 
 
+# The API server's words for a bad label value (k8s.io/apimachinery IsValidLabelValue).
+_LABEL_VALUE_TOO_LONG = "must be no more than 63 characters"
+_LABEL_VALUE_FORMAT = (
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
+    "and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', "
+    "regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
+)
+
+
+def drop_namespace(manifest: JSON, *, namespaced: bool) -> JSON:
+    """``manifest`` as the API server stores it: a cluster-scoped object keeps no ``metadata.namespace``."""
+    meta = manifest.get("metadata") if isinstance(manifest, dict) else None
+    if namespaced or not isinstance(meta, dict) or "namespace" not in meta:
+        return manifest
+    return {**manifest, "metadata": {k: v for k, v in meta.items() if k != "namespace"}}
+
+
 def metadata_errors(manifest: JSON, *, namespaced: bool) -> list[str]:
     """Errors the API server's ObjectMeta validation would report."""
     meta = manifest.get("metadata")
@@ -80,19 +97,20 @@ def metadata_errors(manifest: JSON, *, namespaced: bool) -> list[str]:
         not isinstance(name, str) or len(name) > _MAX_DNS1123_SUBDOMAIN or not _DNS1123_SUBDOMAIN.match(name)
     ):
         errs.append(f"metadata.name: Invalid value: {json.dumps(name)}: must be a lowercase RFC 1123 subdomain")
-    namespace = meta.get("namespace")
-    if namespace is not None and not namespaced:
-        errs.append(f"metadata.namespace: Invalid value: {json.dumps(namespace)}: the kind is cluster-scoped")
+    # A namespace on a cluster-scoped kind is not an error: the API server drops it (see drop_namespace).
+    namespace = meta.get("namespace") if namespaced else None
     if namespace is not None and (
         not isinstance(namespace, str) or len(namespace) > _MAX_DNS1123_LABEL or not _DNS1123_LABEL.match(namespace)
     ):
         errs.append(f"metadata.namespace: Invalid value: {json.dumps(namespace)}: must be a DNS label")
     for key, value in (meta.get("labels") or {}).items():
         errs.extend(f"metadata.labels: Invalid value: {key!r}: {e}" for e in _qualified_name_errors(str(key)))
-        if not isinstance(value, str) or (
-            value and (len(value) > _MAX_DNS1123_LABEL or not _QUALIFIED_NAME.match(value))
-        ):
-            errs.append(f"metadata.labels: Invalid value: {json.dumps(value)}: must be a label value")
+        if not isinstance(value, str):
+            errs.append(f"metadata.labels: Invalid value: {json.dumps(value)}: must be a string")
+        elif len(value) > _MAX_DNS1123_LABEL:
+            errs.append(f"metadata.labels: Invalid value: {json.dumps(value)}: {_LABEL_VALUE_TOO_LONG}")
+        elif value and not _QUALIFIED_NAME.match(value):
+            errs.append(f"metadata.labels: Invalid value: {json.dumps(value)}: {_LABEL_VALUE_FORMAT}")
     for key, value in (meta.get("annotations") or {}).items():
         errs.extend(f"metadata.annotations: Invalid value: {key!r}: {e}" for e in _qualified_name_errors(str(key)))
         if not isinstance(value, str):

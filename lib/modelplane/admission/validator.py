@@ -9,7 +9,7 @@ import jsonschema  # type: ignore[import-untyped]  # types-jsonschema is not in 
 
 from modelplane.admission.cel import Evaluation, evaluation_error, walk_rules
 from modelplane.admission.documents import JSON, Schema
-from modelplane.admission.objects import apply_defaults, list_type_errors, metadata_errors
+from modelplane.admission.objects import apply_defaults, drop_namespace, list_type_errors, metadata_errors
 from modelplane.admission.openapi import (
     BLOCKING_VALIDATORS,
     FORMATS,
@@ -59,7 +59,7 @@ class Validator:
 
     def validate(self, manifest: JSON) -> Result:
         """Default, then validate ``manifest``; every error the API server would report."""
-        obj = apply_defaults(self.schema, manifest)
+        obj = apply_defaults(self.schema, drop_namespace(manifest, namespaced=self.namespaced))
         errors: list[str] = []
         if isinstance(obj, dict):
             errors.extend(metadata_errors(obj, namespaced=self.namespaced))
