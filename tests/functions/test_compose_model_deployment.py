@@ -40,17 +40,20 @@ def _replica_resource(
         status["endpoint"] = {"url": url}
     if host:
         status.setdefault("endpoint", {})["host"] = host
+    spec = {
+        "inferenceClusterRef": {"name": cluster_name},
+        "deploymentRef": {"name": "llm"},
+        "poolName": "gpu",
+        "nodeSelector": TP4.node_selector(),
+        "workers": TP4.workers(),
+    }
+    # As composed: the revision label names the shape of its spec.
+    labels = {"modelplane.ai/deployment": "llm", "modelplane.ai/revision": shape_revision(serving_shape(spec))}
     return {
         "apiVersion": "modelplane.ai/v1alpha1",
         "kind": "ModelReplica",
-        "metadata": {"name": name, "namespace": NAMESPACE, "labels": {"modelplane.ai/deployment": "llm"}},
-        "spec": {
-            "inferenceClusterRef": {"name": cluster_name},
-            "deploymentRef": {"name": "llm"},
-            "poolName": "gpu",
-            "nodeSelector": TP4.node_selector(),
-            "workers": TP4.workers(),
-        },
+        "metadata": {"name": name, "namespace": NAMESPACE, "labels": labels},
+        "spec": spec,
         "status": status,
     }
 

@@ -204,6 +204,17 @@ CASES += [
     ),
     pytest.param(
         Case(
+            _LOST_BACK,
+            (
+                Mutation("delete", Where(OBSERVED, "replica-0"), ("metadata", "labels")),
+                Mutation("delete", Where(OBSERVED, "replica-0"), ("spec", "nodeSelector")),
+            ),
+            warning="scaling down to 3 waits until every replica's inputs can be read",
+        ),
+        id="deployment-unlabelled-replica-blocks-scale-down",
+    ),
+    pytest.param(
+        Case(
             _UPGRADE,
             (_replace(Where(OBSERVED, "replica-1"), ("status", "conditions", 0), 1),),
             warning="replica-1 is kept as it is",

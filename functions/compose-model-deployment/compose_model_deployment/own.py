@@ -47,8 +47,9 @@ class Own:
     """The deployment's composed replicas by ordinal: those that read, and why the others do not.
 
     ``unsure`` holds the ordinals of replicas that read but do not say whether they are Ready
-    (no status yet, no Ready condition, or one that is neither True nor False): a choice of which
-    replica to retire or remove would hang on them.
+    (no status yet, no Ready condition, or one that is neither True nor False) or carry no
+    revision label to vouch for their spec: a choice of which replica to retire or remove would
+    hang on them. Writing them back (with their label) settles the latter by the next call.
     """
 
     replicas: dict[int, OwnReplica] = field(default_factory=dict)
@@ -95,7 +96,7 @@ def read_own(req: fnv1.RunFunctionRequest, key: DeploymentKey) -> Own:
             own.unreadable[ordinal] = why
             continue
         ready = _readiness(struct.fields.get("status"))
-        if ready is None:
+        if ready is None or not _labelled(metadata):
             own.unsure.add(ordinal)
         replaces = _text(_object(metadata.fields.get("annotations"), "") if metadata else None, REPLACES_ANNOTATION)
         own.replicas[ordinal] = OwnReplica(
@@ -112,8 +113,8 @@ def read_own(req: fnv1.RunFunctionRequest, key: DeploymentKey) -> Own:
 def _revision_problem(metadata: structpb.Struct | None, revision: str) -> str:
     """Why the replica's revision label contradicts its spec; "" when it agrees or is absent.
 
-    Without the label (a replica composed before revisions were labelled, or by hand) its spec is
-    all there is to read, and is trusted.
+    Without the label (a replica composed before revisions were labelled, or by hand, or a label
+    lost) its spec is read as it is, but does not settle a retirement (``Own.unsure``).
     """
     labels = _object(metadata.fields.get("labels"), "") if metadata is not None else None
     label = labels.fields.get(REVISION_LABEL) if labels is not None else None
@@ -125,6 +126,11 @@ def _revision_problem(metadata: structpb.Struct | None, revision: str) -> str:
     if label.string_value != revision:
         return f"{where}: {label.string_value[:_SHOWN]!r}, but its spec is revision {revision}"
     return ""
+
+
+def _labelled(metadata: structpb.Struct | None) -> bool:
+    labels = _object(metadata.fields.get("labels"), "") if metadata is not None else None
+    return labels is not None and REVISION_LABEL in labels.fields
 
 
 _SHOWN = 63  # a label value's longest valid length: more is never a revision
