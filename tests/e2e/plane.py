@@ -4,8 +4,9 @@ What starts, in order (each waited for with a timeout):
 
 - etcd (its data in memory when /dev/shm exists), the control-plane API server
   and one API server per workload cluster (same etcd, own ``--etcd-prefix``);
-- kube-controller-manager's garbage collector and namespace controllers on the
-  control plane (what deletes composed resources after their owner goes);
+- kube-controller-manager's garbage collector and namespace controllers for
+  every API server (what deletes composed resources after their owner goes,
+  and deleted namespaces);
 - the CRDs: on each workload server those a real GPU cluster has (KServe, LWS,
   KAI, Kueue, Gateway API); on the control plane provider-kubernetes' (the real
   provider runs), and provider-helm's, Envoy Gateway's, Gateway API's and the
@@ -280,12 +281,14 @@ class BringUp:
 
         wait_for(f"{server.name} /readyz", ready, timeout=90)
 
-    def controller_manager(self, control: ApiServer) -> None:
+    def controller_manager(self, server: ApiServer) -> None:
+        # The garbage collector deletes what an owner leaves behind; the namespace controller
+        # empties and removes a deleted namespace (without it one stays Terminating forever).
         self.sup.start(
-            "controller-manager",
+            f"controller-manager-{server.name}",
             [
                 str(self.tools.kube_controller_manager),
-                f"--kubeconfig={control.kube.kubeconfig}",
+                f"--kubeconfig={server.kube.kubeconfig}",
                 "--controllers=garbagecollector,namespace",
                 "--leader-elect=false",
                 "--bind-address=127.0.0.1",
@@ -571,7 +574,8 @@ def _start(up: BringUp, began: float) -> Plane:
         steps.done("API servers ready")
         plane = Plane(work, tools, up.sup, up.ca, control, servers, registry=registry, functions=ports)
         plane.etcd_data = up.etcd_data
-        up.controller_manager(control)
+        for server in (control, *servers.values()):
+            up.controller_manager(server)
         ensure_namespace(plane.kube, CROSSPLANE_NAMESPACE)
 
         def workload_crds(server: ApiServer) -> None:
