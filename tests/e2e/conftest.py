@@ -18,17 +18,26 @@ from tests.e2e import plane as planes
 from tests.e2e import tools as e2e_tools
 from tests.e2e.figures import FIGURES, NOTES
 from tests.e2e.plane import Plane
+from tests.e2e.procs import exclusive
 from tests.e2e.standin import StandIn
 
 _STATE: dict[str, object] = {}
+# Long enough for another run of the tier on the same machine to finish.
+RUN_LOCK_TIMEOUT = 900.0
 
 
 @pytest.fixture(scope="session")
 def plane() -> Iterator[Plane]:
     """The running control plane, its workload API servers and the workload stand-in."""
+    tools = e2e_tools.install()
+    # provider-kubernetes v1.2.1 binds :8080 and :9443 and has no flag to move them: one run at a time.
+    with exclusive(tools.kubectl.parents[1] / ".e2e-run.lock", timeout=RUN_LOCK_TIMEOUT):
+        yield from _plane(tools)
+
+
+def _plane(tools: e2e_tools.Tools) -> Iterator[Plane]:
     work = Path(tempfile.mkdtemp(prefix="modelplane-e2e-"))
     _STATE["work"] = work
-    tools = e2e_tools.install()
     for name, seconds in sorted(tools.build_seconds().items()):
         FIGURES[f"cold build of {name} (s, when it was built)"] = float(seconds)
     up = planes.start(work, tools)

@@ -49,8 +49,11 @@ def group_version(api_version: str) -> str:
 class Kube:
     """One API server, as the token in ``kubeconfig`` sees it."""
 
-    def __init__(self, name: str, host: str, port: int, token: str, ca: Path, kubeconfig: Path) -> None:
+    def __init__(
+        self, name: str, host: str, port: int, token: str, ca: Path, kubeconfig: Path, *, kubectl: Path
+    ) -> None:
         self.name = name
+        self.kubectl_binary = kubectl
         self.host, self.port = host, port
         self.kubeconfig = kubeconfig
         self._token = token
@@ -212,7 +215,7 @@ class Kube:
     def kubectl(self, args: Sequence[str], *, stdin: str | None = None, check: bool = True) -> str:
         """Run kubectl against this API server; return its stdout."""
         done = subprocess.run(
-            ["kubectl", "--kubeconfig", str(self.kubeconfig), *args],
+            [str(self.kubectl_binary), "--kubeconfig", str(self.kubeconfig), *args],
             input=stdin,
             capture_output=True,
             text=True,

@@ -271,7 +271,7 @@ class BringUp:
         kubeconfig_path = self.work / f"{name}.kubeconfig"
         text = kubeconfig(name, f"https://127.0.0.1:{port}", self.ca.pem, self.token)
         kubeconfig_path.write_text(text)
-        kube = Kube(name, "127.0.0.1", port, self.token, self.ca.cert_path, kubeconfig_path)
+        kube = Kube(name, "127.0.0.1", port, self.token, self.ca.cert_path, kubeconfig_path, kubectl=self.tools.kubectl)
         return ApiServer(name, port, kube, text)
 
     def wait_ready(self, server: ApiServer) -> None:

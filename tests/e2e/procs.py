@@ -9,12 +9,14 @@ fixture's teardown and from ``atexit`` alike.
 from __future__ import annotations
 
 import atexit
+import contextlib
+import fcntl
 import os
 import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -128,3 +130,24 @@ def wait_for(what: str, probe: Callable[[], T | None], timeout: float, interval:
         time.sleep(interval)
     msg = f"timed out after {timeout:.0f}s waiting for {what} (last: {last!r})"
     raise TimeoutError(msg)
+
+
+@contextlib.contextmanager
+def exclusive(path: Path, timeout: float) -> Iterator[None]:
+    """Hold an exclusive lock on ``path`` (waiting up to ``timeout`` seconds for another holder)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as handle:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    msg = f"another e2e run has held {path} for {timeout:.0f}s"
+                    raise TimeoutError(msg) from None
+                time.sleep(1.0)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

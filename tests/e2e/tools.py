@@ -17,6 +17,7 @@ class Tools:
 
     kube_apiserver: Path
     kube_controller_manager: Path
+    kubectl: Path
     etcd: Path
     core: Path
     core_crds: Path
@@ -29,9 +30,9 @@ class Tools:
         """How long each cached tool took to build (recorded by tools.sh), by tool directory."""
         out: dict[str, int] = {}
         for binary in (self.kube_apiserver, self.core, self.provider_kubernetes, self.registry):
-            record = binary.parent / "build-seconds"
-            if record.is_file():
-                out[binary.parent.name] = int(record.read_text().strip())
+            for record in sorted(binary.parent.glob("build-seconds*")):
+                what = record.name.removeprefix("build-seconds").lstrip("-")
+                out[f"{binary.parent.name} {what}".strip()] = int(record.read_text().strip())
         return out
 
 
@@ -49,6 +50,7 @@ def install() -> Tools:
     return Tools(
         kube_apiserver=Path(paths["kube-apiserver"]),
         kube_controller_manager=Path(paths["kube-controller-manager"]),
+        kubectl=Path(paths["kubectl"]),
         etcd=Path(paths["etcd"]),
         core=Path(paths["core"]),
         core_crds=Path(paths["core-crds"]),

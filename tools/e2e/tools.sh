@@ -5,11 +5,12 @@
 #   tools/e2e/tools.sh              build what is missing; print NAME=PATH lines
 #   tools/e2e/tools.sh path NAME    build NAME if missing; print its path
 #
-# NAME is one of: kube-apiserver kube-controller-manager etcd core core-crds
-# provider-kubernetes provider-kubernetes-crds registry. `core` is the
+# NAME is one of: kube-apiserver kube-controller-manager kubectl etcd core
+# core-crds provider-kubernetes provider-kubernetes-crds registry. `core` is the
 # Crossplane core binary (also what `crossplane render --crossplane-binary`
 # takes); `core-crds` is the directory of Crossplane's own CRDs (CRDS_PATH of
-# `crossplane core init`).
+# `crossplane core init`); `kubectl` is the client of the same release as the
+# API server (a distribution's kubectl may be more than one minor version off).
 #
 # Versions are pinned in tools/e2e/versions.env. Idempotent: a tool whose
 # binary is in place is not rebuilt; binaries are moved into place only once
@@ -35,7 +36,8 @@ core_dir="${tools_dir}/crossplane-core-${CROSSPLANE_CORE_VERSION}"
 provider_dir="${tools_dir}/provider-kubernetes-${PROVIDER_KUBERNETES_VERSION}"
 registry_dir="${tools_dir}/registry-${REGISTRY_VERSION}"
 
-readonly names=(kube-apiserver kube-controller-manager etcd core core-crds provider-kubernetes provider-kubernetes-crds registry)
+readonly names=(kube-apiserver kube-controller-manager kubectl etcd core core-crds provider-kubernetes provider-kubernetes-crds registry)
+readonly kubernetes_commands=(kube-apiserver kube-controller-manager kubectl)
 
 log() { echo "e2e-tools: $*" >&2; }
 
@@ -43,6 +45,7 @@ path_of() {
   case "$1" in
     kube-apiserver) echo "${kubernetes_dir}/kube-apiserver" ;;
     kube-controller-manager) echo "${kubernetes_dir}/kube-controller-manager" ;;
+    kubectl) echo "${kubernetes_dir}/kubectl" ;;
     etcd) command -v etcd || echo /usr/bin/etcd ;;
     core) echo "${core_dir}/crossplane" ;;
     core-crds) echo "${core_dir}/crds" ;;
@@ -97,9 +100,12 @@ module_field() {
 
 go_directive() { sed -n 's/^go \([0-9.]*\).*/\1/p' "$1" | head -n1; }
 
+# build_kubernetes COMMAND...: build k8s.io/kubernetes/cmd/COMMAND for each, in one go build.
 build_kubernetes() {
   go_env
-  local start=${SECONDS} gomod wrapper staging
+  local start=${SECONDS} gomod wrapper staging cmd
+  local packages=()
+  for cmd in "$@"; do packages+=("k8s.io/kubernetes/cmd/${cmd}"); done
   gomod="$(module_field k8s.io/kubernetes "${KUBERNETES_VERSION}" GoMod)"
   [[ -f "${gomod}" ]] || { log "could not download k8s.io/kubernetes@${KUBERNETES_VERSION}"; exit 1; }
   # k8s.io/kubernetes replaces its staging modules with ./staging/src/...,
@@ -133,15 +139,17 @@ build_kubernetes() {
     ldflags+=" -X ${pkg}.gitVersion=${KUBERNETES_VERSION} -X ${pkg}.gitMajor=1 -X ${pkg}.gitMinor=${minor}"
     ldflags+=" -X ${pkg}.gitTreeState=clean"
   done
-  log "building kube-apiserver and kube-controller-manager ${KUBERNETES_VERSION} (~10 min on 2 cores)"
+  log "building $* ${KUBERNETES_VERSION} (the API server alone takes ~8 min on 2 cores)"
   mkdir -p "${wrapper}/bin"
   (cd "${wrapper}" && GOFLAGS="${GOFLAGS} -mod=mod" "${go_bin}" build -trimpath -ldflags "${ldflags}" \
-    -o bin/ k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager) >&2
+    -o bin/ "${packages[@]}") >&2
   mkdir -p "${kubernetes_dir}"
-  mv "${wrapper}/bin/kube-apiserver" "${kubernetes_dir}/kube-apiserver"
-  mv "${wrapper}/bin/kube-controller-manager" "${kubernetes_dir}/kube-controller-manager"
-  echo $((SECONDS - start)) >"${kubernetes_dir}/build-seconds"
-  log "built kubernetes ${KUBERNETES_VERSION} in $((SECONDS - start))s"
+  # The controller-manager last: its presence marks the server binaries as installed.
+  for cmd in kube-apiserver kubectl kube-controller-manager; do
+    if [[ -f "${wrapper}/bin/${cmd}" ]]; then mv "${wrapper}/bin/${cmd}" "${kubernetes_dir}/${cmd}"; fi
+  done
+  echo $((SECONDS - start)) >"${kubernetes_dir}/build-seconds-$(IFS=-; echo "$*")"
+  log "built $* ${KUBERNETES_VERSION} in $((SECONDS - start))s"
 }
 
 build_core() {
@@ -238,7 +246,11 @@ install_etcd() {
 ensure() {
   installed "$1" && return 0
   case "$1" in
-    kube-apiserver | kube-controller-manager) build_kubernetes ;;
+    kube-apiserver | kube-controller-manager | kubectl)
+      local missing=() cmd
+      for cmd in "${kubernetes_commands[@]}"; do installed "${cmd}" || missing+=("${cmd}"); done
+      build_kubernetes "${missing[@]}"
+      ;;
     core | core-crds) build_core ;;
     provider-kubernetes | provider-kubernetes-crds) build_provider ;;
     registry) build_registry ;;
@@ -266,7 +278,7 @@ case "${1:-install}" in
   install)
     missing=()
     # Quick ones first, and core before the long Kubernetes build (others wait on it).
-    for name in etcd core provider-kubernetes registry kube-apiserver; do
+    for name in etcd core provider-kubernetes registry kube-apiserver kubectl; do
       installed "${name}" || missing+=("${name}")
     done
     if [[ ${#missing[@]} -gt 0 ]]; then
