@@ -210,6 +210,7 @@ class BringUp:
         self.tokens.write_text(f'{self.token},admin,admin,"system:masters"\n')
         self.sa_key, self.sa_pub = self.ca.signing_key("service-account")
         self.etcd_port = 0
+        self.etcd_data: Path | None = None
 
     # --- processes -------------------------------------------------------------------------------
 
@@ -553,6 +554,8 @@ def start(work: Path, tools: Tools, workloads: tuple[str, ...] = WORKLOADS) -> P
         return _start(up, began)
     except BaseException:
         up.sup.stop()
+        if up.etcd_data is not None:
+            shutil.rmtree(up.etcd_data, ignore_errors=True)  # it may live in memory
         raise
 
 
