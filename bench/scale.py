@@ -32,7 +32,6 @@ import importlib
 import io
 import json
 import resource
-import socket
 import statistics
 import subprocess
 import sys
@@ -52,6 +51,7 @@ from bench import latency
 from bench.fleet import FleetSize, answer, cluster_request, request, service_request
 from modelplane.fnkit import serve
 from modelplane.kinds import BY_KIND
+from tests.loopback import free_port, wait_listening
 
 _ROOT = Path(__file__).resolve().parent.parent
 CLUSTERS = 1000
@@ -242,24 +242,10 @@ class Served:
     summary: str
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _wait_listening(address: str, proc: subprocess.Popen[bytes]) -> None:
-    host, port = address.rsplit(":", 1)
-    deadline = time.monotonic() + _DEADLINE
-    while time.monotonic() < deadline and proc.poll() is None:
-        try:
-            socket.create_connection((host, int(port)), timeout=0.2).close()
-        except OSError:
-            time.sleep(0.05)
-        else:
-            return
-    msg = f"compose-model-deployment did not listen on {address}"
-    raise RuntimeError(msg)
+    if not wait_listening(address, lambda: proc.poll() is None, _DEADLINE):
+        msg = f"compose-model-deployment did not listen on {address}"
+        raise RuntimeError(msg)
 
 
 def _peak_rss_mb(pid: int) -> float:
@@ -273,7 +259,7 @@ def served(clusters: int, replicas: int, calls: int) -> Served:
     """Serve compose-model-deployment and call it ``calls`` times over gRPC with the fleet request."""
     req = _deployment(clusters, replicas)
     kind = BY_KIND_FUNCTION["compose-model-deployment"]
-    address = f"127.0.0.1:{_free_port()}"
+    address = f"127.0.0.1:{free_port()}"
     proc = subprocess.Popen(  # our own interpreter and module
         [sys.executable, "-m", kind.module, "--insecure", "--address", address],
         stdout=subprocess.DEVNULL,

@@ -23,6 +23,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 
 from modelplane.kinds import API_VERSION, KINDS, Kind
+from tests.loopback import free_port
 
 START_TARGET_MS = 1000.0
 RSS_TARGET_MB = 80.0
@@ -38,12 +39,6 @@ class Startup:
     first_answer_ms: float  # median over the runs
     slowest_ms: float
     idle_rss_mb: float  # the largest over the runs
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _request(kind: Kind) -> fnv1.RunFunctionRequest:
@@ -64,7 +59,7 @@ def _rss_mb(pid: int) -> float:
 
 def _first_answer(kind: Kind, idle: float) -> tuple[float, float]:
     """Start the function; return ms until it answered and its idle RSS in MB."""
-    address = f"127.0.0.1:{_free_port()}"
+    address = f"127.0.0.1:{free_port()}"
     host, port = address.rsplit(":", 1)
     req = _request(kind)
     start = time.perf_counter()

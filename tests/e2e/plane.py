@@ -29,7 +29,6 @@ import os
 import re
 import secrets
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -42,6 +41,7 @@ from typing import Any
 import yaml
 
 from modelplane import kinds
+from tests import loopback
 from tests.e2e.kube import ApiError, Kube, is_true
 from tests.e2e.pki import CA, TLSDir
 from tests.e2e.procs import Supervisor, wait_for
@@ -90,18 +90,7 @@ STAND_IN_CRDS = {
 
 def free_port() -> int:
     """A free TCP port on 127.0.0.1 (never provider-kubernetes' fixed 8080 and 9443)."""
-    while True:
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-            s.bind(("127.0.0.1", 0))
-            port = int(s.getsockname()[1])
-        if port not in (8080, 9443):
-            return port
-
-
-def _listening(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.settimeout(0.5)
-        return s.connect_ex(("127.0.0.1", port)) == 0
+    return loopback.free_port(avoid=(8080, 9443))
 
 
 def yaml_documents(paths: Iterable[Path]) -> Iterator[dict[str, Any]]:
@@ -373,7 +362,7 @@ class BringUp:
     def provider_kubernetes(self, control: ApiServer, tls: TLSDir) -> None:
         # v1.2.1 has no flags to move its webhook (9443) and metrics (8080) ports.
         for port in (8080, 9443):
-            if _listening(port):
+            if loopback.listening(port):
                 msg = f"port {port} is taken: provider-kubernetes needs it (is another e2e run active?)"
                 raise RuntimeError(msg)
         self.sup.start(
@@ -607,7 +596,7 @@ def _start(up: BringUp, began: float) -> Plane:
         push(tools, packages / "modelplane.xpkg", _ref(registry, "modelplane"))
         for f in pushed:
             f.result()
-    wait_for("functions to listen", lambda: all(_listening(p) for p in ports.values()), timeout=60)
+    wait_for("functions to listen", lambda: all(loopback.listening(p) for p in ports.values()), timeout=60)
     install_functions(plane, fn_tls)
     install_configuration(plane, skip_dependencies=True)
     plane.note(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 import time
@@ -19,19 +18,14 @@ from google.protobuf import json_format
 
 from modelplane.kinds import API_VERSION, KINDS, Kind
 from tests.grpc.certs import write_tls_dir
+from tests.loopback import free_port, wait_listening
 
 _START_TIMEOUT = 30.0
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @contextmanager
 def _serving(kind: Kind, *flags: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    address = f"127.0.0.1:{_free_port()}"
+    address = f"127.0.0.1:{free_port()}"
     proc = subprocess.Popen(
         [sys.executable, "-m", kind.module, "--address", address, *flags],
         stdout=subprocess.PIPE,
@@ -54,16 +48,8 @@ def _request(kind: Kind) -> fnv1.RunFunctionRequest:
 
 
 def _wait_listening(address: str, proc: subprocess.Popen[bytes]) -> None:
-    # Poll the port ourselves: gRPC's reconnect backoff would add seconds per test.
-    host, port = address.rsplit(":", 1)
-    deadline = time.monotonic() + _START_TIMEOUT
-    while time.monotonic() < deadline and proc.poll() is None:
-        try:
-            socket.create_connection((host, int(port)), timeout=0.2).close()
-        except OSError:
-            time.sleep(0.05)
-        else:
-            return
+    if wait_listening(address, lambda: proc.poll() is None, _START_TIMEOUT):
+        return
     stderr = proc.stderr.read().decode() if proc.stderr and proc.poll() is not None else ""
     pytest.fail(f"function did not listen on {address}: {stderr}")
 

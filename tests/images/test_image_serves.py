@@ -13,8 +13,6 @@ output. A caller without a client certificate is refused.
 from __future__ import annotations
 
 import asyncio
-import socket
-import time
 from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -36,6 +34,7 @@ from tests.golden.cases import cases, render_output
 from tests.grpc.certs import Pem, write_tls_dir
 from tests.images import oci
 from tests.images.host import Built
+from tests.loopback import free_port, wait_listening
 
 _START_TIMEOUT = 60.0
 _CALL_TIMEOUT = 60.0
@@ -78,23 +77,13 @@ def inputs(kind: Kind) -> RenderInputs:
     raise LookupError(msg)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _wait_listening(address: str, proc: object, log: Path) -> None:
-    host, port = address.rsplit(":", 1)
-    deadline = time.monotonic() + _START_TIMEOUT
-    while time.monotonic() < deadline and getattr(proc, "returncode", None) is None:
-        try:
-            socket.create_connection((host, int(port)), timeout=0.2).close()
-        except OSError:
-            time.sleep(0.1)
-            getattr(proc, "poll", lambda: None)()
-        else:
-            return
+    def alive() -> bool:
+        getattr(proc, "poll", lambda: None)()
+        return getattr(proc, "returncode", None) is None
+
+    if wait_listening(address, alive, _START_TIMEOUT):
+        return
     pytest.fail(f"the image did not listen on {address}:\n{log.read_text()[-4000:]}")
 
 
@@ -107,7 +96,7 @@ def _serving(
     layers = oci.unpack(image, built.layers)
     volume = tmp_path / "volume"
     ca, client = write_tls_dir(volume / TLS_DIR.lstrip("/"))
-    address = f"127.0.0.1:{_free_port()}"
+    address = f"127.0.0.1:{free_port()}"
     log = tmp_path / "function.log"
     with oci.run(
         image,
