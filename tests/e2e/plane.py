@@ -43,10 +43,10 @@ import yaml
 from modelplane import kinds
 from tests import loopback
 from tests.e2e.kube import ApiError, Kube, is_true
-from tests.e2e.pki import CA, TLSDir
 from tests.e2e.procs import Supervisor, wait_for
 from tests.e2e.standin import StandIn
 from tests.e2e.tools import REPO, Tools
+from tests.pki import CA, TLSDir
 
 SHARED_CRDS = Path(os.environ.get("MODELPLANE_CRDS", REPO.parent / "shared" / "crds"))
 CROSSPLANE_NAMESPACE = "crossplane-system"

@@ -79,9 +79,7 @@ def test_serves_insecure(kind: Kind) -> None:
 @pytest.mark.parametrize("kind", [pytest.param(k, id=k.function) for k in KINDS[:1] + KINDS[-1:]])
 def test_serves_mtls(kind: Kind, tmp_path: Path) -> None:
     ca, client = write_tls_dir(tmp_path)
-    creds = grpc.ssl_channel_credentials(
-        root_certificates=ca.cert, private_key=client.key, certificate_chain=client.cert
-    )
+    creds = grpc.ssl_channel_credentials(root_certificates=ca, private_key=client.key, certificate_chain=client.cert)
     # Each channel gets its own connection: gRPC would otherwise share one between them.
     own = [("grpc.use_local_subchannel_pool", 1)]
     with _serving(kind, "--tls-certs-dir", str(tmp_path)) as (address, proc):
@@ -89,7 +87,7 @@ def test_serves_mtls(kind: Kind, tmp_path: Path) -> None:
         with grpc.secure_channel(address, creds, options=own) as channel:
             _assert_answered(kind, _call(channel, kind))
         # A caller without a client certificate is refused.
-        anonymous = grpc.ssl_channel_credentials(root_certificates=ca.cert)
+        anonymous = grpc.ssl_channel_credentials(root_certificates=ca)
         with grpc.secure_channel(address, anonymous, options=own) as channel, pytest.raises(grpc.RpcError):
             grpcv1.FunctionRunnerServiceStub(channel).RunFunction(_request(kind), timeout=5)  # type: ignore[no-untyped-call]  # generated stub is untyped
 

@@ -90,7 +90,7 @@ def _wait_listening(address: str, proc: object, log: Path) -> None:
 @contextmanager
 def _serving(
     built: Built, kind: Kind, tmp_path: Path, *, as_user: tuple[str, str] | None = None
-) -> Iterator[tuple[str, Pem, Pem]]:
+) -> Iterator[tuple[str, bytes, Pem]]:
     """Run ``kind``'s package as its runtime; yield its address and the CA and client PEMs to call it with."""
     image = oci.read(built.packages / f"function-{kind.function}.xpkg")
     layers = oci.unpack(image, built.layers)
@@ -112,9 +112,9 @@ def _serving(
         yield address, ca, client
 
 
-def _channel(address: str, ca: Pem, client: Pem | None) -> grpc.Channel:
+def _channel(address: str, ca: bytes, client: Pem | None) -> grpc.Channel:
     creds = grpc.ssl_channel_credentials(
-        root_certificates=ca.cert,
+        root_certificates=ca,
         private_key=client.key if client else None,
         certificate_chain=client.cert if client else None,
     )

@@ -1,9 +1,10 @@
-"""One self-made CA for everything the e2e tier serves on loopback, and the certificates it signs.
+"""A self-made CA for what the tests serve on loopback, and the certificates it signs.
 
-The API servers' serving certificates, the service-account signing key, the
-functions' mTLS server certificate, Crossplane core's client certificate and
-provider-kubernetes' webhook certificate all come from here, so every party
-trusts every other through the one ``ca.crt``.
+In the e2e tier, the API servers' serving certificates, the service-account
+signing key, the functions' mTLS server certificate, Crossplane core's client
+certificate and provider-kubernetes' webhook certificate all come from one CA,
+so every party trusts every other through the one ``ca.crt``. The gRPC and
+image tiers take a function's server and client certificates from one too.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ class CA:
         root.mkdir(parents=True, exist_ok=True)
         self._now = datetime.datetime.now(datetime.UTC) - datetime.timedelta(minutes=5)
         self._key = ec.generate_private_key(ec.SECP256R1())
-        name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "modelplane-e2e-ca")])
+        name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "modelplane-test-ca")])
         self._cert = (
             self._builder(name, name, self._key.public_key())
             .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
