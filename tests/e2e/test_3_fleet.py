@@ -8,6 +8,8 @@ says for the same manifests: the preview must agree with the real system.
 from __future__ import annotations
 
 import functools
+import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator, Mapping, Sequence
@@ -18,6 +20,7 @@ import pytest
 import yaml
 
 from modelplane import kinds
+from modelplane.scheduling.names import replica_name
 from tests.e2e.figures import Stopwatch
 from tests.e2e.plane import Plane
 from tests.e2e.tools import REPO
@@ -95,16 +98,21 @@ def _weights(route: Mapping[str, Any]) -> dict[str, int]:
     }
 
 
-def _preview() -> list[dict[str, Any]]:
-    """Every object `modelplane preview --assume-ready -o objects` renders for the same manifests."""
-    done = subprocess.run(
-        [str(Path(sys.executable).parent / "modelplane"), "preview", "--assume-ready", "-o", "objects", str(FLEET)],
+def _modelplane(args: Sequence[str], env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(Path(sys.executable).parent / "modelplane"), *args],
         capture_output=True,
         text=True,
         cwd=REPO,
         timeout=300,
         check=False,
+        env=env,
     )
+
+
+def _preview() -> list[dict[str, Any]]:
+    """Every object `modelplane preview --assume-ready -o objects` renders for the same manifests."""
+    done = _modelplane(["preview", "--assume-ready", "-o", "objects", str(FLEET)])
     assert done.returncode == 0, f"modelplane preview failed ({done.returncode}): {done.stderr[-3000:]}"
     return [d for d in yaml.safe_load_all(done.stdout) if isinstance(d, dict)]
 
@@ -159,3 +167,63 @@ def test_fleet_agrees_with_preview(fleet: Plane) -> None:
         labels = d["spec"]["template"]["metadata"].get("labels", {})
         assert labels.get("kueue.x-k8s.io/queue-name") == "inference", labels
     assert xr(kube, "ModelService", "chat", NS) is not None
+
+
+def _plan_live(plane: Plane, head: Path) -> dict[str, Any]:
+    """``modelplane preview --live --assume-ready -o json HEAD`` with the user's kubeconfig and kubectl."""
+    env = {
+        **os.environ,
+        "KUBECONFIG": str(plane.kube.kubeconfig),
+        "PATH": f"{plane.kube.kubectl_binary.parent}{os.pathsep}{os.environ.get('PATH', '')}",
+    }
+    done = _modelplane(["preview", "--live", "--assume-ready", "-o", "json", str(head)], env)
+    assert done.returncode == 0, f"modelplane preview --live failed ({done.returncode}): {done.stderr[-3000:]}"
+    doc: dict[str, Any] = json.loads(done.stdout)
+    return doc
+
+
+def _changed_fleet(out: Path) -> Path:
+    """The fleet with chat-stable scaled 3 -> 4 and the canary raised 20 -> 50: a pull request's change."""
+    out.mkdir()
+    (out / "platform.yaml").write_text((FLEET / "platform.yaml").read_text())
+    docs = [d for d in yaml.safe_load_all((FLEET / "models.yaml").read_text()) if d]
+    for doc in docs:
+        if doc["kind"] == "ModelDeployment" and doc["metadata"]["name"] == "chat-stable":
+            doc["spec"]["replicas"] = 4
+        if doc["kind"] == "ModelService":
+            for endpoint in doc["spec"]["endpoints"]:
+                endpoint["weight"] = 50
+    (out / "models.yaml").write_text(yaml.safe_dump_all(docs, sort_keys=False))
+    return out
+
+
+def test_plan_against_the_live_fleet(fleet: Plane, tmp_path: Path) -> None:
+    """``--live`` reads the running control plane with kubectl: the same manifests plan no change; a PR's does."""
+    kube = fleet.kube
+    wait_condition(kube, "ModelService", "chat", NS, "Routed")
+    watch = Stopwatch("live plan")
+
+    same = _plan_live(fleet, FLEET)
+    watch.mark("plan of the applied manifests")
+    plan = same["plan"]
+    assert plan["base"] == "the live control plane", plan["base"]
+    assert plan["replicas"] == [], f"the applied manifests plan replica changes: {plan['replicas']}"
+    assert plan["routes"] == [], f"the applied manifests plan route changes: {plan['routes']}"
+    moved = {g["cluster"]: g for g in plan["gpus"] if g["in_use"][0] != g["in_use"][1]}
+    assert not moved, f"the applied manifests plan GPU changes: {moved}"
+    assert same["head"]["exitCode"] == 0, same["head"]["findings"]
+
+    change = _plan_live(fleet, _changed_fleet(tmp_path / "head"))
+    watch.mark("plan of a change")
+    plan = change["plan"]
+    added = f"{NS}/{replica_name('chat-stable', 3)}"
+    assert [(r["change"], r["replica"]) for r in plan["replicas"]] == [("added", added)], plan["replicas"]
+    assert plan["replicas"][0]["after"].startswith("e2e-kueue"), plan["replicas"][0]
+    gpus = {g["cluster"]: g for g in plan["gpus"]}
+    before, after = gpus["e2e-kueue"]["in_use"]
+    assert (before, after) == (3, 4), gpus["e2e-kueue"]
+    (route,) = plan["routes"]
+    canary = {when: sum(s for n, s in route[when] if n.startswith("chat-canary")) for when in ("before", "after")}
+    assert canary == {"before": 20.0, "after": 50.0}, route
+    # A plan changes nothing: the control plane still runs the applied fleet.
+    assert len(replicas_of(kube, "chat-stable", NS)) == 3
