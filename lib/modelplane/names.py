@@ -203,9 +203,18 @@ BACKEND_KEY = "backend"
 ROUTE_KEY = "route"
 
 
+# Helm refuses a release name over 53 characters; provider-helm names the release after the Release resource.
+MAX_HELM_RELEASE = 53
+
+
+def helm_release_name(owner: str, component: str) -> str:
+    """The Helm release (and Release resource) of ``owner``'s ``component``: ``<owner>-<component>``, cut to 53."""
+    return bounded_name(f"{owner}-{component}", MAX_HELM_RELEASE)
+
+
 def gateway_release_name(gateway: str) -> str:
     """The Helm release (and Release resource) that installs Envoy Gateway for InferenceGateway ``gateway``."""
-    return f"{gateway}-envoy-gateway"
+    return helm_release_name(gateway, "envoy-gateway")
 
 
 def certificate_grant_name(gateway: str) -> str:

@@ -6,7 +6,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from modelplane.names import MAX_COLLECTION_NAME, REPLICA_HOST_SUFFIX, object_name, replica_host
+from modelplane.names import (
+    MAX_COLLECTION_NAME,
+    MAX_HELM_RELEASE,
+    REPLICA_HOST_SUFFIX,
+    gateway_release_name,
+    helm_release_name,
+    object_name,
+    replica_host,
+)
 
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 SUBDOMAIN = st.from_regex(r"\A[a-z0-9]([-a-z0-9]{0,60}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,60}[a-z0-9])?){0,3}\Z")
@@ -56,3 +64,33 @@ def test_collection_names_fit_and_stay_distinct(replica: str, key: str) -> None:
     assert re.fullmatch(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", name)
     assert name == object_name(replica, key, MAX_COLLECTION_NAME)  # stable
     assert name != object_name(replica + "x" if len(replica) < 63 else replica[:-1], key, MAX_COLLECTION_NAME)
+
+
+@pytest.mark.parametrize(
+    ("owner", "component", "want"),
+    [
+        pytest.param("gpu-east", "kserve", "gpu-east-kserve", id="short-unchanged"),
+        pytest.param("a" * 46, "kserve", "a" * 46 + "-kserve", id="53-just-fits"),
+        pytest.param("a" * 47, "kserve", None, id="54-hashed"),
+        pytest.param("gpu.east", "kserve", None, id="dots-hashed"),
+    ],
+)
+def test_helm_release_name(owner: str, component: str, want: str | None) -> None:
+    name = helm_release_name(owner, component)
+    if want is not None:
+        assert name == want
+    else:
+        assert name != f"{owner}-{component}"
+    assert len(name) <= MAX_HELM_RELEASE
+    assert DNS_LABEL.match(name), name
+
+
+@given(SUBDOMAIN, st.sampled_from(["kserve", "envoy-gateway", "kai-scheduler", "lws", "cert-manager"]))
+def test_helm_release_names_helm_accepts_and_stay_distinct(owner: str, component: str) -> None:
+    """Helm refuses a release name over 53 characters: a long ServingStack or gateway must still install."""
+    name = helm_release_name(owner, component)
+    assert len(name) <= MAX_HELM_RELEASE
+    assert DNS_LABEL.match(name), name
+    assert name == helm_release_name(owner, component)
+    assert name != helm_release_name(owner + "x", component)
+    assert gateway_release_name(owner) == helm_release_name(owner, "envoy-gateway")

@@ -23,7 +23,13 @@ from modelplane.fnkit.keep import hold
 from modelplane.fnkit.runner import ComposeRunner
 from modelplane.fnkit.status import set_conditions, set_ready
 from modelplane.fnkit.xr import InvalidXRError, parse_composite
-from modelplane.names import CONTROL_PLANE_NAMESPACE, WORKLOAD_GATEWAY_NAME, WORKLOAD_GATEWAY_NAMESPACE, bounded_name
+from modelplane.names import (
+    CONTROL_PLANE_NAMESPACE,
+    WORKLOAD_GATEWAY_NAME,
+    WORKLOAD_GATEWAY_NAMESPACE,
+    bounded_name,
+    helm_release_name,
+)
 from modelplane.remote import Readiness, ReadinessRule, observed_manifest, readiness_for, wrap
 from modelplane.shapes import Shape
 from modelplane_models.serving_stack import Gateway, ServingStack
@@ -131,7 +137,7 @@ def _release(stack: str, provider_config: str, chart: Chart) -> dict[str, Any]:
     return {
         "apiVersion": RELEASE_API_VERSION,
         "kind": "Release",
-        "metadata": {"name": bounded_name(f"{stack}-{chart.component}", 253), "namespace": CONTROL_PLANE_NAMESPACE},
+        "metadata": {"name": helm_release_name(stack, str(chart.component)), "namespace": CONTROL_PLANE_NAMESPACE},
         "spec": {
             "providerConfigRef": {"kind": "ClusterProviderConfig", "name": provider_config},
             "forProvider": for_provider,
