@@ -64,11 +64,6 @@ def _docs() -> list[dict[str, Any]]:
     return [d for p in sorted(QUICKSTART.glob("*.yaml")) for d in yaml.safe_load_all(p.read_text()) if d]
 
 
-def _doc(kind: str) -> dict[str, Any]:
-    (doc,) = [d for d in _docs() if d["kind"] == kind]
-    return doc
-
-
 @pytest.fixture(scope="module")
 def quickstart(plane: Plane) -> Iterator[Plane]:
     """The quickstart applied once for the module; the whole fleet removed afterwards."""

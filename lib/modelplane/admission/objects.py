@@ -21,10 +21,6 @@ _QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 # Defaulting (k8s.io/apiextensions-apiserver structural defaulting)
 
 
-def _is_object(node: Schema) -> bool:
-    return node.get("type") == "object" or "properties" in node or "additionalProperties" in node
-
-
 def apply_defaults(schema: Schema, value: JSON) -> JSON:
     """Return a copy of ``value`` with schema defaults applied and nulls pruned, as the API server does."""
     out = copy.deepcopy(value)

@@ -79,12 +79,6 @@ class Activation:
         self.cost = 0
         self.limit = limit
 
-    def charge(self, cost: int) -> None:
-        """Add ``cost`` and stop the evaluation past the limit."""
-        self.cost += cost
-        if self.cost > self.limit:
-            raise CostLimitExceeded
-
 
 class _Lazy:
     """A ``cel.bind`` variable, evaluated when first read (cel-go initialises accumulators lazily)."""
