@@ -1,6 +1,7 @@
 """The fleet scheduler: placements of a ModelDeployment's replicas on InferenceCluster pools."""
 
 from modelplane.scheduling.celmatch import match_cel
+from modelplane.scheduling.decision import DecidedBy, Decision
 from modelplane.scheduling.devices import (
     AttributeValue,
     Claim,
@@ -35,6 +36,8 @@ __all__ = [
     "Claim",
     "ClassDevice",
     "ClusterRejection",
+    "DecidedBy",
+    "Decision",
     "DeviceMatcher",
     "DeviceVersion",
     "Existing",

@@ -12,7 +12,8 @@ what each one saw:
    many of its nodes a worker fits;
 3. per replica, in ordinal order: every cluster that could take it, with the
    score that decides (spread, then best fit, then the GPUs left, then the
-   name), and the winner, or why none could take it.
+   name), and the winner with the part of the score that beat the runner-up
+   (``modelplane.scheduling.decision``), or why none could take it.
 
 Placing a replica changes the free capacity the next one sees, exactly as in
 ``schedule``. Existing replicas are sticky there and are not re-decided here.
@@ -29,6 +30,7 @@ from modelplane.capacity import Holding, NodeFree
 from modelplane.capacity.clusters import ClusterInfo
 from modelplane.capacity.pools import as_cluster_info, as_holding, free_nodes, pool_specs
 from modelplane.scheduling.celmatch import match_cel
+from modelplane.scheduling.decision import Score, decide
 from modelplane.scheduling.devices import ClassJudge, ClassView, DeviceMatcher, PoolReason, RoleRequest, class_view
 from modelplane.scheduling.names import replica_name
 from modelplane.scheduling.result import ClusterRejection, Origin, Placement
@@ -92,26 +94,17 @@ class ClusterCheck:
 
 
 @dataclass(frozen=True)
-class Candidate:
-    """One cluster that could take a replica, and its score (lowest wins, in field order)."""
-
-    cluster: str
-    pools: tuple[str, ...]  # per role
-    spread: int  # replicas of this deployment already on the cluster
-    stranded: int  # best fit: GPUs a worker of each role leaves idle on the nodes it takes
-    left: int  # GPUs free on the pools used once the replica is there
-
-
-@dataclass(frozen=True)
 class Step:
     """The placement of one replica: the candidates, in score order, and the winner (or why none)."""
 
     replica: str
-    candidates: tuple[Candidate, ...]
+    candidates: tuple[Score, ...]  # every cluster that could take it, lowest (winning) score first
     chosen: str  # the winning cluster, "" when unplaced
     reason: str  # when unplaced: the scheduler's reason
     before: tuple[tuple[str, str, int], ...]  # (cluster, pool, free GPUs) on the winner's pools before
     after: tuple[tuple[str, str, int], ...]  # ... and after
+    decided_by: str = ""  # the part of the score that beat the runner-up (``DecidedBy``); "" when unplaced
+    why: str = ""  # ... said with the figures
 
 
 @dataclass(frozen=True)
@@ -181,7 +174,7 @@ def _cluster_check(run: _Scheduler, cluster: ClusterInfo) -> ClusterCheck:
     )
 
 
-def _candidates(run: _Scheduler) -> list[Candidate]:
+def _candidates(run: _Scheduler) -> list[Score]:
     out = []
     for cluster in run._selected:
         eligible = run._eligible_pools(cluster)
@@ -191,8 +184,8 @@ def _candidates(run: _Scheduler) -> list[Candidate]:
         if option is None:
             continue
         spread = run._spread[cluster.name]
-        out.append(Candidate(cluster.name, tuple(k[1] for k in option.pools), spread, option.waste, option.leftover))
-    return sorted(out, key=lambda c: (c.spread, c.stranded, c.left, c.cluster, c.pools))
+        out.append(Score(spread, option.waste, option.leftover, cluster.name, tuple(k[1] for k in option.pools)))
+    return sorted(out)
 
 
 def explain(
@@ -240,7 +233,12 @@ def explain(
             keys = [(outcome.cluster, r.pool) for r in outcome.roles]
             before = tuple((c, p, snapshot[(c, p)].free) for c, p in dict.fromkeys(keys))
             after = tuple((c, p, run._free[(c, p)].free) for c, p in dict.fromkeys(keys))
-            steps.append(Step(name, candidates, outcome.cluster, "", before, after))
+            # Decided from the candidates as listed, by the scheduler's own rule: the table and the reason agree.
+            decision = decide(candidates[0], candidates[1] if len(candidates) > 1 else None)
+            step = Step(
+                name, candidates, outcome.cluster, "", before, after, str(decision.decided_by), decision.message
+            )
+            steps.append(step)
         else:
             # Each cluster's own reason is in ``clusters``: the scheduler's one-line summary would abbreviate them.
             steps.append(Step(name, candidates, "", str(outcome.reason), (), ()))

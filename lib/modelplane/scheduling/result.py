@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from modelplane.capacity import DeploymentKey
+from modelplane.scheduling.decision import Decision
 from modelplane.scheduling.devices import PoolReason
 from modelplane.topology import Footprint, Role
 
@@ -155,6 +156,8 @@ class Placement:
             the deployment's shape. ``roles`` then hold what it runs.
         state: Its part in a rollout, a drain or a failover.
         replaces: For a replacement of a replica whose cluster is lost, that replica's name.
+        decision: For a replica placed by this run (new, or placed again), why this
+            cluster won; None for a kept one (its reason was recorded when it was placed).
     """
 
     replica: str
@@ -166,6 +169,7 @@ class Placement:
     held: Held | None = None
     state: State = State.CURRENT
     replaces: str = ""
+    decision: Decision | None = None
 
     def pool(self, role: Role) -> str | None:
         """The pool of ``role``, or None when the replica has no such role."""

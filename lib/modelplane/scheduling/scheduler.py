@@ -21,8 +21,10 @@ Then, per new replica, in ordinal order:
    deployment's own kept replicas; prefill and decode share one cluster and,
    when they share a pool, are packed together;
 4. score: the fewest replicas of this deployment on the cluster (spread), then
-   the fewest free GPUs left in the pools used (best fit), then cluster and pool
-   names (ties).
+   the fewest GPUs stranded on the nodes taken and the fewest free GPUs left in
+   the pools used (best fit), then cluster and pool names (ties); the part of
+   the score that beat the runner-up is recorded on the placement
+   (``modelplane.scheduling.decision``).
 
 Placing stops at the first replica that does not fit: the rest are counted, not
 tried, so time and memory follow what is placed, never ``spec.replicas``.
@@ -47,6 +49,7 @@ from modelplane.capacity.clusters import ClusterInfo
 from modelplane.capacity.pools import as_cluster_info, as_holding, free_nodes, pool_specs
 from modelplane.problems import Problem
 from modelplane.scheduling.celmatch import match_cel
+from modelplane.scheduling.decision import Score, decide
 from modelplane.scheduling.devices import (
     ClassJudge,
     ClassView,
@@ -211,7 +214,9 @@ class _Scheduler:
 
     def place(self, name: str, ordinal: int, origin: Origin) -> Placement | Unplaced:
         """Place one replica, or say why it cannot be placed."""
+        # Plain tuples in the loop (it runs per cluster per replica); the two best become ``Score``s once.
         best: tuple[tuple[int, int, int, str, tuple[PoolKey, ...]], _Option] | None = None
+        second: tuple[tuple[int, int, int, str, tuple[PoolKey, ...]], _Option] | None = None
         for cluster in self._selected:
             eligible = self._eligible_pools(cluster)
             if isinstance(eligible, ClusterRejection):
@@ -223,11 +228,14 @@ class _Scheduler:
                 continue
             score = (self._spread[cluster.name], option.waste, option.leftover, cluster.name, option.pools)
             if best is None or score < best[0]:
-                best = (score, option)
+                best, second = (score, option), best
+            elif second is None or score < second[0]:
+                second = (score, option)
         if best is None:
             rejections = tuple(self._rejection(cluster) for cluster in self._selected)
             reason, message = summarize(rejections, len(self._clusters))
             return Unplaced(name, ordinal, reason, message, len(self._clusters), rejections)
+        decision = decide(_score(*best[0]), None if second is None else _score(*second[0]))
         option = best[1]
         cluster_name = option.pools[0][0]
         after = self._take(option.pools)
@@ -240,7 +248,7 @@ class _Scheduler:
         roles = tuple(
             RolePlacement(r.role, key[1], r.footprint) for r, key in zip(self.request.roles, option.pools, strict=True)
         )
-        return Placement(name, ordinal, cluster_name, roles, origin)
+        return Placement(name, ordinal, cluster_name, roles, origin, decision=decision)
 
     def _rejection(self, cluster: ClusterInfo) -> ClusterRejection:
         """Why ``cluster`` takes no replica now."""
@@ -362,6 +370,10 @@ class _Scheduler:
         else:
             message = "; ".join(_pool_message(p, self.request.roles) for p in pools)
         return ClusterRejection(cluster.name, Reason.INSUFFICIENT_CAPACITY, message, tuple(pools))
+
+
+def _score(spread: int, stranded: int, left: int, cluster: str, pools: tuple[PoolKey, ...]) -> Score:
+    return Score(spread, stranded, left, cluster, tuple(key[1] for key in pools))
 
 
 def _size(fp: Footprint) -> tuple[int, int]:

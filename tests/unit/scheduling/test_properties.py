@@ -10,8 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from modelplane.capacity import DeploymentKey, cluster_info, pool_capacities
-from modelplane.scheduling import Claim, Origin, Schedule, schedule
+from modelplane.scheduling import Claim, DecidedBy, Decision, Origin, Schedule, schedule
 from modelplane.scheduling.devices import class_view
+from modelplane.scheduling.explain import explain
 from modelplane.scheduling.labels import label_selector
 from modelplane.topology import Role
 from modelplane_models.inference_cluster import InferenceCluster
@@ -185,6 +186,17 @@ def test_no_placement_exceeds_capacity(fleet: Fleet) -> None:
 
 
 @SETTINGS
+@given(fleets())
+def test_every_placement_says_why_as_explain_does(fleet: Fleet) -> None:
+    got = run(fleet)
+    assert all(p.decision is not None for p in got.placements)
+    recorded = {p.replica: (p.cluster, p.decision) for p in got.placements}
+    explained = explain(fleet.deployment, fleet.clusters, CLASSES, fleet.replicas, matcher=fake_matcher)
+    said = {s.replica: (s.chosen, Decision(DecidedBy(s.decided_by), s.why)) for s in explained.steps if s.chosen}
+    assert said == recorded
+
+
+@SETTINGS
 @given(fleets(), st.randoms(use_true_random=False))
 def test_result_does_not_depend_on_input_order(fleet: Fleet, rng: random.Random) -> None:
     clusters, classes, replicas = list(fleet.clusters), list(CLASSES), list(fleet.replicas)
@@ -202,7 +214,7 @@ def test_rerunning_on_its_own_output_changes_nothing(fleet: Fleet) -> None:
     assert [(p.replica, p.cluster, p.roles) for p in again.placements] == [
         (p.replica, p.cluster, p.roles) for p in first.placements
     ]
-    assert all(p.origin is Origin.KEPT and not p.stale for p in again.placements)
+    assert all(p.origin is Origin.KEPT and not p.stale and p.decision is None for p in again.placements)
     assert again.unplaced == first.unplaced
     assert again.removed == ()
 
