@@ -570,6 +570,10 @@ class Placement(BaseModel):
     """
     The InferenceCluster the replica runs on.
     """
+    decidedBy: Literal["OnlyCandidate", "Spread", "BestFit", "TieBreak"] | None = None
+    """
+    What placed the replica on this cluster rather than on the runner-up (the best other cluster that could take it): OnlyCandidate (no other cluster could), Spread (fewer replicas of this deployment there), BestFit (fewer GPUs stranded on the nodes taken, or else fewer left free) or TieBreak (an equal score: the first cluster by name). Decided when the replica is placed and kept while it stays there (recorded in its ModelReplica's modelplane.ai/placed-by annotation), whatever its state; absent for a replica placed before reasons were recorded.
+    """
     pools: Pools | None = None
     """
     The node pool of the cluster each role uses: unified, or prefill and decode.
@@ -593,6 +597,10 @@ class Placement(BaseModel):
     state: str | None = None
     """
     Current (runs the current revision), Outdated (an older revision, waiting for its wave), Updating (updated in place to the current revision), Surge (placed beyond spec.replicas to replace another), Leaving (its cluster drains or is being deleted: retired once its replacement is Ready), Lost (its cluster has been lost longer than spec.failover.after: replaced elsewhere, kept until it returns) or Held (kept exactly as it runs: see reason).
+    """
+    why: Annotated[str | None, Field(max_length=512)] = None
+    """
+    decidedBy with the figures, e.g. "spread: 0 replicas here vs 1 on us-west (runner-up)" or "best fit: strands 0 GPUs, leaves 12 free vs 4 stranded on eu-west".
     """
 
 

@@ -127,6 +127,12 @@ def test_spreads_replicas_and_reports_status() -> None:
             # Its cluster, which InferenceClusters select their replicas by.
             "modelplane.ai/cluster": replica["spec"]["inferenceClusterRef"]["name"],
         },
+        # Why it went there, recorded as it is placed.
+        "annotations": {
+            "modelplane.ai/placed-by": (
+                '{"decidedBy":"TieBreak","why":"tie-break: equal score with west, first by name"}'
+            )
+        },
     }
     assert replica["spec"]["poolName"] == "gpu"
     assert replica["spec"]["workers"]["topology"]["tensor"] == 4
@@ -135,7 +141,10 @@ def test_spreads_replicas_and_reports_status() -> None:
     assert status["replicas"] == 2
     assert status["readyReplicas"] == 0
     assert status["selector"] == "modelplane.ai/deployment=llm"
-    assert [p["replica"] for p in status["placements"]] == ["llm-0", "llm-1"]
+    assert [(p["replica"], p["decidedBy"], p["why"]) for p in status["placements"]] == [
+        ("llm-0", "TieBreak", "tie-break: equal score with west, first by name"),
+        ("llm-1", "Spread", "spread: 0 replicas here vs 1 on east (runner-up)"),
+    ]
     assert _scheduled(got) == {
         "type": "Scheduled",
         "status": "STATUS_CONDITION_TRUE",

@@ -237,7 +237,11 @@ def test_a_lost_cluster_is_failed_over_after_the_grace_and_the_surplus_retired_w
     desired = got["desired"]["resources"]
     assert sorted(k for k in desired if k.startswith("replica-")) == ["replica-0", "replica-1", "replica-2"]
     assert desired["replica-2"]["resource"]["spec"]["inferenceClusterRef"] == {"name": "south"}
-    assert desired["replica-2"]["resource"]["metadata"]["annotations"] == {"modelplane.ai/replaces": "llm-0"}
+    assert desired["replica-2"]["resource"]["metadata"]["annotations"] == {
+        "modelplane.ai/replaces": "llm-0",
+        "modelplane.ai/placed-by": '{"decidedBy":"OnlyCandidate",'
+        '"why":"only candidate: no other cluster can take it now"}',
+    }
     states = {p["replica"]: p["state"] for p in got["desired"]["composite"]["resource"]["status"]["placements"]}
     assert states == {"llm-0": "Lost", "llm-1": "Current", "llm-2": "Surge"}
     down = frozenset({"llm-0"})  # it cannot turn Ready while its cluster is lost

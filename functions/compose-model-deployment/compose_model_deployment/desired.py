@@ -2,9 +2,11 @@
 
 A placed replica copies the deployment's serving shape; a held one copies its own
 observed spec, so a change that cannot run there is never pushed down. Each
-replica carries the revision of the shape it runs. A replica's endpoint is
-composed once it reports where it is reachable and kept while it is not Ready
-(annotated as not serving, so routes give it no traffic but keep its Backend).
+replica carries the revision of the shape it runs and why it was placed on its
+cluster (``PLACED_BY_ANNOTATION``: written when it is placed, then kept as
+observed). A replica's endpoint is composed once it reports where it is
+reachable and kept while it is not Ready (annotated as not serving, so routes
+give it no traffic but keep its Backend).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from crossplane.function import resource
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2 as structpb
 
-from compose_model_deployment.own import REPLACES_ANNOTATION, Own, OwnReplica
+from compose_model_deployment.own import PLACED_BY_ANNOTATION, REPLACES_ANNOTATION, Own, OwnReplica, placed_by
 from modelplane.kinds import API_VERSION
 from modelplane.names import (
     CLUSTER_LABEL,
@@ -68,8 +70,14 @@ def write_desired(
                 CLUSTER_LABEL: cluster_label(placement.cluster),
             },
         }
+        annotations = {}
         if placement.replaces:
-            meta["annotations"] = {REPLACES_ANNOTATION: placement.replaces}
+            annotations[REPLACES_ANNOTATION] = placement.replaces
+        recorded = _placed_by(placement, observed)
+        if recorded is not None:
+            annotations[PLACED_BY_ANNOTATION] = recorded
+        if annotations:
+            meta["annotations"] = annotations
         replica = rsp.desired.resources[key].resource
         replica.update({"apiVersion": API_VERSION, "kind": "ModelReplica", "metadata": meta, "spec": {}})
         if placement.held is not None and observed is not None:
@@ -83,6 +91,17 @@ def write_desired(
             ready.add(placement.replica)
         _write_endpoint(req, rsp, placement, deployment, observed)
     return ready
+
+
+def _placed_by(placement: Placement, observed: OwnReplica | None) -> str | None:
+    """Why the replica runs where it runs: decided now when it is placed now, else as recorded when it was.
+
+    A recorded value is kept exactly as observed, never rewritten; a replica composed before
+    reasons were recorded gets none.
+    """
+    if placement.decision is not None:
+        return placed_by(placement.decision)
+    return observed.placed_by if observed is not None else None
 
 
 def _write_endpoint(

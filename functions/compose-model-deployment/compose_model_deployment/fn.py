@@ -246,6 +246,11 @@ def _write_status(
             entry["reason"] = str(p.held.reason)
         elif p.replaces:
             entry["reason"] = f"Replaces {p.replaces}"
+        # Why it runs there: decided now, or as recorded on its ModelReplica when it was placed.
+        decision = p.decision or (observed.decision if observed is not None else None)
+        if decision is not None:
+            entry["decidedBy"] = str(decision.decided_by)
+            entry["why"] = decision.message
         placements.append(entry)
         updated += revision == deployment.revision and p.state not in _NOT_SERVING
     status: dict[str, Any] = {

@@ -10,6 +10,7 @@ kept exactly as it is.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -21,7 +22,7 @@ from google.protobuf import struct_pb2 as structpb
 from compose_model_deployment.fleet import read_replica
 from modelplane.capacity import DeploymentKey, Holding
 from modelplane.names import REVISION_LABEL, replica_key_ordinal
-from modelplane.scheduling import serving_shape, shape_revision
+from modelplane.scheduling import DecidedBy, Decision, serving_shape, shape_revision
 from modelplane.scheduling.revision import ROLE_KEYS, SHAPE_KEYS
 
 
@@ -34,12 +35,19 @@ class OwnReplica:
         spec: Its observed spec (a view into the request: copied only when it is kept as is).
         url: The URL it reports in ``status.endpoint``, if any.
         host: The Host header it reports there, if any.
+        placed_by: Its ``PLACED_BY_ANNOTATION`` as written (kept as it is), if any.
     """
 
     holding: Holding
     spec: structpb.Struct
     url: str | None = None
     host: str | None = None
+    placed_by: str | None = None
+
+    @property
+    def decision(self) -> Decision | None:
+        """Why it was placed where it runs, as recorded when it was placed; None when not recorded or unreadable."""
+        return read_placed_by(self.placed_by) if self.placed_by is not None else None
 
 
 @dataclass(frozen=True)
@@ -60,6 +68,34 @@ class Own:
 _KEYS = (*SHAPE_KEYS, *ROLE_KEYS)
 REPLACES_ANNOTATION = "modelplane.ai/replaces"
 """On a replica placed because another's cluster is lost: that replica's name (failover holds while it is lost)."""
+
+
+PLACED_BY_ANNOTATION = "modelplane.ai/placed-by"
+"""Why the replica was placed on its cluster, written when it is placed (JSON: ``decidedBy`` and ``why``)."""
+_WHY_LENGTH = 512  # status.placements[].why's maxLength
+
+
+def placed_by(decision: Decision) -> str:
+    """The ``PLACED_BY_ANNOTATION`` value recording ``decision``: deterministic, compact JSON."""
+    body = {"decidedBy": str(decision.decided_by), "why": decision.message[:_WHY_LENGTH]}
+    return json.dumps(body, sort_keys=True, separators=(",", ":"))
+
+
+def read_placed_by(text: str) -> Decision | None:
+    """The decision a ``PLACED_BY_ANNOTATION`` value records; None when it does not read as one (edited by hand)."""
+    try:
+        body = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(body, dict):
+        return None
+    decided_by, why = body.get("decidedBy"), body.get("why")
+    if decided_by not in _DECIDED_BY or not isinstance(why, str) or not why:
+        return None
+    return Decision(DecidedBy(decided_by), why[:_WHY_LENGTH])
+
+
+_DECIDED_BY = frozenset(str(d) for d in DecidedBy)
 
 
 def struct_shape(spec: Mapping[str, Any]) -> dict[str, Any]:
@@ -98,7 +134,8 @@ def read_own(req: fnv1.RunFunctionRequest, key: DeploymentKey) -> Own:
         ready = _readiness(struct.fields.get("status"))
         if ready is None or not _labelled(metadata):
             own.unsure.add(ordinal)
-        replaces = _text(_object(metadata.fields.get("annotations"), "") if metadata else None, REPLACES_ANNOTATION)
+        annotations = _object(metadata.fields.get("annotations"), "") if metadata else None
+        replaces = _text(annotations, REPLACES_ANNOTATION)
         own.replicas[ordinal] = OwnReplica(
             holding=replace(
                 holding, deployment=key, revision=revisions[exact], replaces=replaces or "", ready=bool(ready)
@@ -106,6 +143,7 @@ def read_own(req: fnv1.RunFunctionRequest, key: DeploymentKey) -> Own:
             spec=spec,
             url=_text(endpoint, "url"),
             host=_text(endpoint, "host"),
+            placed_by=_string(annotations, PLACED_BY_ANNOTATION),
         )
     return own
 
@@ -169,3 +207,9 @@ def _text(struct: structpb.Struct | None, name: str) -> str | None:
     if value is None or not value.HasField("string_value"):
         return None
     return value.string_value or None
+
+
+def _string(struct: structpb.Struct | None, name: str) -> str | None:
+    """A string field as written, "" included (kept as it is); None when absent or not a string."""
+    value = struct.fields.get(name) if struct is not None else None
+    return value.string_value if value is not None and value.HasField("string_value") else None
