@@ -28,17 +28,26 @@ def check_golden(name: str, got: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "deployment",
+    ("deployment", "flags", "golden"),
     [
-        pytest.param("ml-team/llama-70b", id="llama-70b"),
-        pytest.param("ml-team/deepseek-r1-pd", id="deepseek-r1-pd"),
-        pytest.param("ml-team/llama-8b-fp8", id="llama-8b-fp8"),
+        pytest.param("ml-team/llama-70b", [], "explain-llama-70b.txt", id="llama-70b"),
+        pytest.param("ml-team/deepseek-r1-pd", [], "explain-deepseek-r1-pd.txt", id="deepseek-r1-pd"),
+        pytest.param("ml-team/llama-8b-fp8", [], "explain-llama-8b-fp8.txt", id="llama-8b-fp8"),
+        # It fills a cluster while another has GPUs free: best fit, and the figures that decided.
+        pytest.param("ml-team/kimi-k2", ["--assume-ready"], "explain-kimi-k2-ready.txt", id="kimi-k2-assume-ready"),
+        # Two equal candidates: the tie-break decides, and says so.
+        pytest.param(
+            "ml-team/llama-8b-autoscaled",
+            ["--assume-ready"],
+            "explain-llama-8b-autoscaled-ready.txt",
+            id="llama-8b-autoscaled-assume-ready",
+        ),
     ],
 )
-def test_explain_golden(deployment: str, capsys: pytest.CaptureFixture[str]) -> None:
-    args = ["--width", "120", "--explain", deployment, str(EXAMPLES / "platform"), str(EXAMPLES / "models")]
+def test_explain_golden(deployment: str, flags: list[str], golden: str, capsys: pytest.CaptureFixture[str]) -> None:
+    args = [*flags, "--width", "120", "--explain", deployment, str(EXAMPLES / "platform"), str(EXAMPLES / "models")]
     assert command.main(args) == 0
-    check_golden(f"explain-{deployment.split('/')[1]}.txt", capsys.readouterr().out)
+    check_golden(golden, capsys.readouterr().out)
 
 
 def test_explain_agrees_with_the_scheduler() -> None:
@@ -47,9 +56,13 @@ def test_explain_agrees_with_the_scheduler() -> None:
     for key, state in preview.fleet.states.items():
         if key[0] != "ModelDeployment":
             continue
-        placed = {p["replica"]: p["cluster"] for p in state.xr.get("status", {}).get("placements", [])}
+        placed = {
+            p["replica"]: (p["cluster"], p["decidedBy"], p["why"])
+            for p in state.xr.get("status", {}).get("placements", [])
+        }
         explanation = explain_deployment(preview.fleet, f"{key[1]}/{key[2]}")
-        chosen = {s.replica: s.chosen for s in explanation.steps if s.chosen}
+        # Where, and why (status reads it back from the annotation written when the replica was placed).
+        chosen = {s.replica: (s.chosen, s.decided_by, s.why) for s in explanation.steps if s.chosen}
         assert chosen == placed, key
         compared += len(placed)
     assert compared >= 8

@@ -123,10 +123,10 @@ def _pool_rows(c: ClusterCheck, notes: _Notes, *, roles: bool) -> list[tuple[str
 
 def _step_rows(step: Step) -> list[tuple[str, ...]]:
     if not step.candidates:
-        return [(step.replica, "-", "-", "-", "-", "-", f"unplaced: {step.reason} (no cluster above is eligible)")]
+        return [(step.replica, "-", "-", "-", "-", "-", "unplaced", f"{step.reason} (no cluster above is eligible)")]
     rows: list[tuple[str, ...]] = []
     for i, c in enumerate(step.candidates):
-        decision = "chosen" if c.cluster == step.chosen and i == 0 else ""
+        chosen = c.cluster == step.chosen and i == 0
         rows.append(
             (
                 step.replica if i == 0 else "",
@@ -135,7 +135,8 @@ def _step_rows(step: Step) -> list[tuple[str, ...]]:
                 str(c.spread),
                 str(c.stranded),
                 str(c.left),
-                decision,
+                "chosen" if chosen else "",
+                step.decided_by if chosen else "",
             )
         )
     return rows
@@ -173,11 +174,15 @@ def render_explanation(
     c.print(pools)
 
     title = "Scoring (lowest wins: spread, then best fit = GPUs stranded on the nodes taken, then GPUs left, then name)"
-    scoring = table("replica", "candidate", "pools", "spread", "stranded", "left", "decision", title=title)
+    columns = ["replica", "candidate", "pools", "spread", "stranded", "left", "decision", "decided by"]
+    scoring = table(*columns, title=title)
     for step in exp.steps:
         for row in _step_rows(step):
             scoring.add_row(*row)
     c.print(scoring)
+    for step in exp.steps:
+        if step.chosen:
+            c.print(f"  {step.replica} → {step.chosen}: {step.why}")
     for step in exp.steps:
         for (cluster, pool, before), (_, _, after) in zip(step.before, step.after, strict=True):
             c.print(f"  {step.replica}: {cluster}/{pool} free GPUs {before} → {after}")

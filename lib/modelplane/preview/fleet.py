@@ -107,8 +107,13 @@ def _owned(obj: Manifest, xr: Manifest) -> Manifest:
 
 
 def _children(composed: Iterable[Manifest]) -> list[Manifest]:
-    """The XRs among composed resources, as composed (their specs decide, e.g., a replica's placement)."""
-    return sorted((c for c in composed if is_modelplane(c)), key=lambda c: json.dumps(c, sort_keys=True))
+    """The ModelReplicas among composed resources, as composed: a change to them is a placement decided.
+
+    Endpoints, composed once replicas report where they are reachable, decide nothing: counting
+    them would move ``decided`` to a later fleet than the one the replicas were placed on.
+    """
+    replicas = (c for c in composed if is_modelplane(c) and c.get("kind") == "ModelReplica")
+    return sorted(replicas, key=lambda c: json.dumps(c, sort_keys=True))
 
 
 def _fingerprint(states: Mapping[Key, XRState]) -> dict[Key, str]:
