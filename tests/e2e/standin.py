@@ -20,6 +20,12 @@ the way each controller would once its work succeeded:
 
 A cluster can be ``hold``-en: the stand-in then stops answering for it (as
 when its nodes are gone), leaving whatever status is there.
+
+LLMInferenceServices report ``status.observedGeneration`` as KServe does, and
+with ``loading`` seconds set, a new or spec-changed one reports Ready False
+(reason ``Loading``) for that long after it is first seen at its generation,
+then True: as KServe would while the new pods pull the image and load the
+weights. The default (0) answers at once, as before.
 """
 
 from __future__ import annotations
@@ -92,6 +98,48 @@ def _ready(*kinds: str) -> Rule:
     return rule
 
 
+class Loading:
+    """KServe while a model loads: a new or spec-changed LLMInferenceService is Ready only ``seconds`` later.
+
+    Time is ``clock``'s, counted from when the rule first sees the object at its
+    current generation (the stand-in looks every ``interval``, so a little later
+    than the change itself).
+    """
+
+    def __init__(self, seconds: float = 0.0, clock: Callable[[], float] = time.monotonic) -> None:
+        self.seconds = seconds
+        self._clock = clock
+        # (scope, uid) -> (generation, when it was first seen at that generation)
+        self._seen: dict[tuple[str, str], tuple[int, float]] = {}
+
+    def __call__(self, obj: Manifest, scope: str) -> dict[str, Any] | None:
+        generation = _generation(obj)
+        status = obj.get("status", {})
+        observed = status.get("observedGeneration") == generation
+        ready = {c.get("type"): c for c in status.get("conditions") or []}.get("Ready", {})
+        if observed and ready.get("status") == "True":
+            return None
+        if self.seconds > 0 and self._loads(obj, scope, generation):
+            if observed and ready.get("status") == "False" and ready.get("reason") == "Loading":
+                return None
+            loading = {
+                **_condition("Ready", "Loading", generation),
+                "status": "False",
+                "message": f"set by the e2e workload stand-in: loading the model ({self.seconds:g}s)",
+            }
+            return {"observedGeneration": generation, "conditions": [loading]}
+        return {"observedGeneration": generation, "conditions": [_condition("Ready", "Available", generation)]}
+
+    def _loads(self, obj: Manifest, scope: str, generation: int) -> bool:
+        """Whether ``obj`` is still loading at ``generation`` (remembering when it was first seen at it)."""
+        meta = obj.get("metadata", {})
+        key = (scope, str(meta.get("uid") or f"{meta.get('namespace')}/{meta.get('name')}"))
+        seen = self._seen.get(key)
+        if seen is None or seen[0] != generation:
+            seen = self._seen[key] = (generation, self._clock())
+        return self._clock() - seen[1] < self.seconds
+
+
 def gateway_address(scope: str) -> str:
     """The address the stand-in gives the Gateways of ``scope`` (a workload server, or the control plane)."""
     return {"control-plane": "127.0.0.10", "workload-a": "127.0.0.11", "workload-b": "127.0.0.12"}.get(
@@ -138,14 +186,23 @@ def _route(obj: Manifest, _scope: str) -> dict[str, Any] | None:
     }
 
 
-WORKLOAD_RULES: dict[tuple[str, str], Rule] = {
-    ("apps/v1", "Deployment"): _replicated("MinimumReplicasAvailable"),
-    ("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet"): _replicated("AllGroupsReady"),
-    ("serving.kserve.io/v1alpha2", "LLMInferenceService"): _ready("Ready"),
-    ("gateway.networking.k8s.io/v1", "GatewayClass"): _ready("Accepted"),
-    ("gateway.networking.k8s.io/v1", "Gateway"): _gateway,
-    ("gateway.networking.k8s.io/v1", "HTTPRoute"): _route,
-}
+LLM_INFERENCE_SERVICE = ("serving.kserve.io/v1alpha2", "LLMInferenceService")
+
+
+def workload_rules(loading: Loading) -> dict[tuple[str, str], Rule]:
+    """The rules of a workload server, LLMInferenceServices answered by ``loading``."""
+    return {
+        ("apps/v1", "Deployment"): _replicated("MinimumReplicasAvailable"),
+        ("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet"): _replicated("AllGroupsReady"),
+        LLM_INFERENCE_SERVICE: loading,
+        ("gateway.networking.k8s.io/v1", "GatewayClass"): _ready("Accepted"),
+        ("gateway.networking.k8s.io/v1", "Gateway"): _gateway,
+        ("gateway.networking.k8s.io/v1", "HTTPRoute"): _route,
+    }
+
+
+# Ready at once: with 0 seconds, Loading keeps no state.
+WORKLOAD_RULES = workload_rules(Loading())
 RELEASE = ("helm.m.crossplane.io/v1beta1", "Release")
 CONTROL_PLANE_RULES: dict[tuple[str, str], Rule] = {
     RELEASE: _ready("Ready", "Synced"),
@@ -159,8 +216,12 @@ CONTROL_PLANE_RULES: dict[tuple[str, str], Rule] = {
 class StandIn:
     """A thread that writes, every ``interval`` seconds, the status real controllers would."""
 
-    def __init__(self, servers: Mapping[str, Kube], control_plane: str, interval: float = 0.5) -> None:
+    def __init__(
+        self, servers: Mapping[str, Kube], control_plane: str, interval: float = 0.5, loading_seconds: float = 0.0
+    ) -> None:
         self._servers = dict(servers)
+        self._loading = Loading(loading_seconds)
+        self._workload_rules = workload_rules(self._loading)
         self._control_plane = control_plane
         self._targets: dict[str, str] = {}
         self._interval = interval
@@ -189,12 +250,16 @@ class StandIn:
         """Answer for ``server`` again."""
         self._held.discard(server)
 
+    def loading(self, seconds: float) -> None:
+        """From now on, a new or spec-changed LLMInferenceService is Ready ``seconds`` after it is first seen."""
+        self._loading.seconds = seconds
+
     def _run(self) -> None:
         while not self._stop.wait(self._interval):
             for name, kube in self._servers.items():
                 if name in self._held:
                     continue
-                rules = CONTROL_PLANE_RULES if name == self._control_plane else WORKLOAD_RULES
+                rules = CONTROL_PLANE_RULES if name == self._control_plane else self._workload_rules
                 self._answer(name, kube, rules)
 
     def _answer(self, scope: str, kube: Kube, rules: Mapping[tuple[str, str], Rule]) -> None:

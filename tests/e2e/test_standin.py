@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from modelplane.backends.status import ObservedRemote, lift_status
-from tests.e2e.standin import CONTROL_PLANE_RULES, WORKLOAD_RULES, gateway_address
+from tests.e2e.standin import CONTROL_PLANE_RULES, LLM_INFERENCE_SERVICE, WORKLOAD_RULES, Loading, gateway_address
 
 
 def _obj(api_version: str, kind: str, spec: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -78,3 +78,76 @@ def test_routes_are_accepted_by_every_parent() -> None:
 def test_helm_releases_are_ready_and_synced() -> None:
     done = _settle(CONTROL_PLANE_RULES, _obj("helm.m.crossplane.io/v1beta1", "Release"), "control-plane")
     assert {c["type"] for c in done["status"]["conditions"]} == {"Ready", "Synced"}
+
+
+class _Clock:
+    """A clock the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _service(generation: int, status: dict[str, Any] | None = None) -> dict[str, Any]:
+    obj = _obj(*LLM_INFERENCE_SERVICE)
+    obj["metadata"] = {**obj["metadata"], "uid": "u-1", "generation": generation}
+    return {**obj, "status": status} if status is not None else obj
+
+
+def _judged_ready(obj: dict[str, Any]) -> bool:
+    return lift_status(["workload"], [ObservedRemote("workload", obj, "")]).ready
+
+
+def _step(rule: Loading, obj: dict[str, Any]) -> dict[str, Any]:
+    """``obj`` after the rule's answer (unchanged when it writes nothing)."""
+    status = rule(obj, "workload-a")
+    return obj if status is None else {**obj, "status": status}
+
+
+# Each row: the loading time, then (seconds the clock moves before the step, the generation the
+# object has at the step, whether it is Ready after the stand-in's answer). The status carries over.
+LOADING_CASES = [
+    pytest.param(0.0, [(0, 1, True), (0, 2, True)], id="default-ready-at-once-also-after-a-change"),
+    pytest.param(3.0, [(0, 1, False), (2.9, 1, False), (0.2, 1, True), (5, 1, True)], id="new-loads-then-ready"),
+    pytest.param(
+        3.0, [(0, 1, False), (4, 1, True), (1, 2, False), (2, 2, False), (1.5, 2, True)], id="spec-change-loads"
+    ),
+    pytest.param(
+        3.0, [(0, 1, False), (1, 2, False), (2.5, 2, False), (0.6, 2, True)], id="change-while-loading-restarts"
+    ),
+]
+
+
+@pytest.mark.parametrize(("seconds", "steps"), LOADING_CASES)
+def test_a_service_loads_for_its_generation(seconds: float, steps: list[tuple[float, int, bool]]) -> None:
+    clock = _Clock()
+    rule = Loading(seconds, clock=clock)
+    obj = _service(1)
+    for moved, generation, ready in steps:
+        clock.now += moved
+        obj = _step(rule, {**obj, "metadata": {**obj["metadata"], "generation": generation}})
+        assert obj["status"]["observedGeneration"] == generation, obj["status"]
+        assert _judged_ready(obj) is ready, (moved, generation, obj["status"])
+
+
+def test_a_loading_service_is_not_rewritten() -> None:
+    clock = _Clock()
+    rule = Loading(3.0, clock=clock)
+    loading = _step(rule, _service(1))
+    (condition,) = loading["status"]["conditions"]
+    assert (condition["type"], condition["status"], condition["reason"]) == ("Ready", "False", "Loading")
+    clock.now += 1
+    assert rule(loading, "workload-a") is None, "the stand-in rewrites a loading service (churn)"
+    clock.now += 3
+    done = _step(rule, loading)
+    assert rule(done, "workload-a") is None, "the stand-in rewrites a Ready service (churn)"
+
+
+def test_a_ready_status_of_an_older_generation_is_answered_again() -> None:
+    stale = _step(Loading(), _service(1))
+    changed = {**stale, "metadata": {**stale["metadata"], "generation": 2}}
+    status = Loading()(changed, "workload-a")
+    assert status is not None
+    assert status["observedGeneration"] == 2
