@@ -29,6 +29,8 @@ class Injection:
         reasons: The reasons ``Scheduled`` may give (empty: any reason, when ``names`` is set).
         removes: Composition keys the user's change removes (all others must stay).
         unready: The replica that stopped serving, whose endpoint must stay without traffic.
+        progress: The user's own act (a cluster being deleted): a result of any severity naming ``names``
+            reports it, and ``Scheduled`` stays True while the replacements can be placed.
     """
 
     target: str
@@ -37,6 +39,7 @@ class Injection:
     reasons: frozenset[str] = frozenset()
     removes: frozenset[str] = frozenset()
     unready: int | None = None
+    progress: bool = False
 
 
 Fault = Callable[[Steady], Iterator[Injection]]
@@ -81,7 +84,7 @@ def _roles(xr: dict[str, Any]) -> list[dict[str, Any]]:
     return [spec] if "workers" in spec else [spec["prefill"], spec["decode"]]
 
 
-def _each_host(mutate: Callable[[Call, str], None], names: str, *reasons: str) -> Fault:
+def _each_host(mutate: Callable[[Call, str], None], names: str, *reasons: str, progress: bool = False) -> Fault:
     def fault(steady: Steady) -> Iterator[Injection]:
         present = {c.get("metadata", {}).get("name") for c in steady.call.required["clusters"]}
         for host in _hosts(steady.call):
@@ -89,7 +92,7 @@ def _each_host(mutate: Callable[[Call, str], None], names: str, *reasons: str) -
                 continue  # gone with an earlier fault
             call = steady.call.copy()
             mutate(call, host)
-            yield Injection(host, call, names.format(host=host), frozenset(reasons))
+            yield Injection(host, call, names.format(host=host), frozenset(reasons), progress=progress)
 
     return fault
 
@@ -240,7 +243,8 @@ def _scale_down(steady: Steady) -> Iterator[Injection]:
 # Fault classes that must not drop anything nor change what runs, with what they must report.
 FAULTS: dict[str, Fault] = {
     "cluster-gone": _each_host(_remove_cluster, "InferenceCluster {host}", "ClusterNotFound"),
-    "cluster-deleting": _each_host(_delete_cluster, "InferenceCluster {host}", "ClusterDeleting"),
+    # Deleting a cluster is the user's act, like a drain: its replicas move, and an event says why.
+    "cluster-deleting": _each_host(_delete_cluster, "InferenceCluster {host}", progress=True),
     "cluster-node-count-text": _each_host(_malform(_node_count_text), "InferenceCluster {host}", "ClusterUnreadable"),
     "cluster-node-pools-number": _each_host(
         _malform(_node_pools_number), "InferenceCluster {host}", "ClusterUnreadable"

@@ -59,6 +59,9 @@ def judge(injection: Injection, got: dict[str, Any]) -> Verdict:
 def _silent(injection: Injection, got: dict[str, Any]) -> str:
     if not injection.names:
         return ""
+    if injection.progress:
+        said = [r.get("message", "") for r in got.get("results", [])]
+        return "" if any(injection.names in m for m in said) else f"no result names {injection.names!r}"
     scheduled = next((c for c in got.get("conditions", []) if c.get("type") == "Scheduled"), None)
     if scheduled is None or scheduled.get("status") == "STATUS_CONDITION_TRUE":
         return "Scheduled is not False"

@@ -173,14 +173,10 @@ class Case:
     fault: Callable[[World], None]
     reason: str
     names: str  # what the warning must name
-    replacement: bool = False  # a replacement (llm-2) is placed beside the kept replica
 
 
 CASES = [
     pytest.param(Case(_drop_east, "ClusterNotFound", "InferenceCluster east"), id="cluster-not-listed"),
-    pytest.param(
-        Case(_delete_east, "ClusterDeleting", "InferenceCluster east", replacement=True), id="cluster-being-deleted"
-    ),
     pytest.param(Case(_malform_east, "ClusterUnreadable", "InferenceCluster east"), id="cluster-malformed"),
     pytest.param(Case(_rename_east_pool, "PoolNotFound", "pool gpu"), id="pool-renamed"),
     pytest.param(Case(_drop_class, "ClassNotFound", "InferenceClass h100"), id="class-gone"),
@@ -216,11 +212,41 @@ def test_a_fault_keeps_what_runs_and_names_the_input(case: Case) -> None:
     for key in ("replica-0", "endpoint-0", "replica-1", "endpoint-1"):
         assert desired[key]["spec"] == before[key]["spec"], key
     assert desired["replica-0"]["metadata"]["labels"]["modelplane.ai/revision"] == REVISION
-    assert sorted(desired) == sorted([*before, *(["replica-2"] if case.replacement else [])])
+    assert sorted(desired) == sorted(before)
     scheduled = _scheduled(got)
     assert (scheduled["status"], scheduled["reason"]) == ("STATUS_CONDITION_FALSE", case.reason)
     assert case.names in scheduled["message"]
     assert any(case.names in w and "llm-0" in w for w in _warnings(got))
+
+
+def test_a_cluster_being_deleted_moves_its_replica_as_progress_and_says_why() -> None:
+    """Deleting a cluster is the user's act, like a drain: Scheduled stays True, an event names the cluster."""
+    world = World()
+    before = copy.deepcopy(world.observed)
+    _delete_east(world)
+    got = _run(world)
+    desired = _desired(got)
+    for key in before:
+        assert desired[key]["spec"] == before[key]["spec"], key
+    assert desired["replica-2"]["spec"]["inferenceClusterRef"] == {"name": "south"}
+    scheduled = _scheduled(got)
+    assert (scheduled["status"], scheduled["reason"]) == ("STATUS_CONDITION_TRUE", "Scheduled")
+    assert "1 leaving: llm-0" in scheduled["message"]
+    assert not _warnings(got)
+    normal = [r["message"] for r in got["results"] if r["severity"] == "SEVERITY_NORMAL"]
+    assert normal == ["moving elsewhere a wave at a time: llm-0 (InferenceCluster east is being deleted)"]
+
+
+def test_a_cluster_being_deleted_whose_replica_cannot_move_says_why() -> None:
+    world = World()
+    world.clusters = [c for c in world.clusters if c["metadata"]["name"] != "south"]
+    _delete_east(world)
+    got = _run(world)
+    assert "replica-0" in _desired(got)
+    scheduled = _scheduled(got)
+    assert (scheduled["status"], scheduled["reason"]) == ("STATUS_CONDITION_FALSE", "InsufficientCapacity")
+    assert any("not every replica could be scheduled" in w for w in _warnings(got))
+    assert any("InferenceCluster east is being deleted" in r["message"] for r in got["results"])
 
 
 def test_the_replacement_of_a_replica_on_a_deleted_cluster_retires_it_once_ready() -> None:

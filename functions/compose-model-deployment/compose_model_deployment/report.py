@@ -9,8 +9,8 @@ change held back, then inputs that are gone or unreadable (a replacement that
 cannot be placed follows from them), then composed replicas that cannot be
 read, then replicas without a placement, then stale placements. What a rollout
 or a drain does on its way (replicas of an older revision waiting for their wave,
-replicas leaving a draining cluster, a surge waiting for GPUs the rollout itself
-releases) is progress: ``Progressing`` reports it and ``Scheduled`` stays True
+replicas leaving a cluster that drains or is being deleted, a surge waiting for
+GPUs the rollout itself releases) is progress: ``Progressing`` reports it and ``Scheduled`` stays True
 while the replicas asked for are placed or serving.
 """
 
@@ -44,11 +44,12 @@ class _Part:
 def report(plan: Schedule, unreadable: Mapping[int, str]) -> Report:
     """Report ``plan`` and the composed replicas that could not be read (``unreadable``: ordinal to why)."""
     # A replica of an older revision waiting for its wave is the rollout's business (Progressing), not a problem.
-    # So is a replica leaving a draining cluster (the user's drain): Scheduled says how many, Progressing how it goes.
-    quiet = (HoldReason.OUTDATED, HoldReason.CLUSTER_DRAINING)
+    # So is a replica leaving a cluster that drains or is being deleted (the user's act): Scheduled says how many,
+    # Progressing how it goes, and an event why.
+    quiet = (HoldReason.OUTDATED, HoldReason.CLUSTER_DRAINING, HoldReason.CLUSTER_DELETING)
     holds = [(p.replica, p.held) for p in plan.placements if p.held is not None and p.held.reason not in quiet]
-    parts = _held((r, h) for r, h in holds if not (h.reason.input_missing or h.leaving or h.lost))
-    parts += _held((r, h) for r, h in holds if h.reason.input_missing or h.leaving or h.lost)
+    parts = _held((r, h) for r, h in holds if not (h.reason.input_missing or h.lost))
+    parts += _held((r, h) for r, h in holds if h.reason.input_missing or h.lost)
     for ordinal, why in sorted(unreadable.items()):
         text = f"{replica_key(ordinal)} is kept as it is: its observed ModelReplica cannot be read ({why})"
         parts.append(_Part(Reason.REPLICA_UNREADABLE, text, text))
@@ -79,9 +80,9 @@ def report(plan: Schedule, unreadable: Mapping[int, str]) -> Report:
         + " and enough replicas are Ready without it"
         for name in plan.retired
     )
-    draining = sorted({h.message for p in plan.placements if (h := p.held) and h.reason is HoldReason.CLUSTER_DRAINING})
-    if draining:
-        normal += (f"moving elsewhere a wave at a time: {', '.join(plan.leaving)} ({'; '.join(draining)})",)
+    leaving = sorted({h.message for p in plan.placements if (h := p.held) and h.leaving})
+    if leaving:
+        normal += (f"moving elsewhere a wave at a time: {', '.join(plan.leaving)} ({'; '.join(leaving)})",)
     if not parts:
         return Report(Condition(Type.SCHEDULED, Status.TRUE, Reason.SCHEDULED, plan.message), (), normal)
     message = "; ".join([plan.message, *(p.detail for p in parts if p.detail)])
@@ -97,12 +98,7 @@ def _held(holds: Iterable[tuple[str, Held]]) -> list[_Part]:
     parts = []
     for held, names in groups.items():
         who = ", ".join(names)
-        if held.leaving:
-            text = (
-                f"{who} kept as running until replaced: {held.message}; replacements are placed elsewhere first"
-                f" and {who} retired once they are Ready"
-            )
-        elif held.lost:
+        if held.lost:
             text = f"{who} kept as running while replacements run elsewhere: {held.message}"
         elif held.reason.input_missing:
             text = f"{who} kept as running, unchanged: {held.message}"
