@@ -11,7 +11,7 @@ When the cluster or a class cannot be read it keeps what it composed before.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pydantic
@@ -19,6 +19,7 @@ import structlog
 from crossplane.function import resource, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
+from compose_model_replica import current
 from compose_model_replica.observe import pods_collection
 from modelplane.backends import (
     ObservedRemote,
@@ -142,6 +143,10 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: st
     )
     _write_desired(req, rsp, replica, remotes, provider_config or "")
     state = lift_status([r.key for r in remotes], _observed(req, rsp, remotes), _pods(req, rsp))
+    lagging = _behind(req, rsp, remotes)
+    if state.ready and lagging:
+        # Ready, but about an older spec than the one composed now: not Ready until the change is served.
+        state = replace(state, ready=False, reason="Updating", message="; ".join(lagging))
     address = cluster.status.gateway.address if cluster.status and cluster.status.gateway else None
     _write_status(rsp, work, state, address)
 
@@ -281,6 +286,17 @@ def _observed(
         synced = inputs.observed_condition(req, rsp, remote.key, "Synced")
         error = (synced.message or synced.reason or "") if synced.status == "False" else ""
         out.append(ObservedRemote(remote.key, observed_manifest(observed), error))
+    return out
+
+
+def _behind(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, remotes: tuple[Remote, ...]) -> list[str]:
+    """Why what is observed of each remote object may be about an older spec (``compose_model_replica.current``)."""
+    out = []
+    for remote in remotes:
+        observed = inputs.observed(req, rsp, remote.key, current.OBJECT)
+        why = current.behind(observed, remote.manifest) if observed is not None else ""
+        if why:
+            out.append(why)
     return out
 
 
