@@ -75,7 +75,12 @@ def _replicated(reason: str) -> Rule:
     def rule(obj: Manifest, _scope: str) -> dict[str, Any] | None:
         want = int(obj.get("spec", {}).get("replicas", 1))
         status = obj.get("status", {})
-        if _has(obj, "Available") and status.get("readyReplicas") == want and status.get("replicas") == want:
+        if (
+            _has(obj, "Available")
+            and status.get("readyReplicas") == want
+            and status.get("replicas") == want
+            and status.get("observedGeneration") == _generation(obj)
+        ):
             return None
         return {
             "observedGeneration": _generation(obj),

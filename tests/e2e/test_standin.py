@@ -56,6 +56,26 @@ def test_a_scaled_deployment_is_answered_again() -> None:
 
 
 @pytest.mark.parametrize(
+    "api_version_kind",
+    [
+        pytest.param(("apps/v1", "Deployment"), id="deployment"),
+        pytest.param(("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet"), id="lws"),
+    ],
+)
+def test_a_changed_workload_is_answered_at_its_new_generation(api_version_kind: tuple[str, str]) -> None:
+    # The Deployment controller writes status.observedGeneration on every spec change; the API server
+    # drops observedGeneration from a Deployment's conditions, so only the status field says it.
+    done = _settle(WORKLOAD_RULES, _obj(*api_version_kind, {"replicas": 1}), "workload-a")
+    conditions = [{k: v for k, v in c.items() if k != "observedGeneration"} for c in done["status"]["conditions"]]
+    stored = {**done, "status": {**done["status"], "conditions": conditions}}
+    assert WORKLOAD_RULES[api_version_kind](stored, "workload-a") is None, "the rule churns once settled"
+    changed = {**stored, "metadata": {**stored["metadata"], "generation": 4}}
+    status = WORKLOAD_RULES[api_version_kind](changed, "workload-a")
+    assert status is not None
+    assert status["observedGeneration"] == 4
+
+
+@pytest.mark.parametrize(
     ("rules", "scope"),
     [
         pytest.param(WORKLOAD_RULES, "workload-b", id="workload"),
