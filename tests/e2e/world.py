@@ -113,3 +113,41 @@ def landed(control: Kube, workload: Kube, replica: str, namespace: str) -> list[
     objects = remote_objects(control, replica, namespace)
     found = [present(workload, manifest_of(o)) for o in objects]
     return [f for f in found if f is not None] if objects and all(found) else []
+
+
+LLM_INFERENCE_SERVICE = ("serving.kserve.io/v1alpha2", "LLMInferenceService")
+
+
+def deleting(obj: Mapping[str, Any]) -> bool:
+    """Whether ``obj`` is being deleted (it has a deletionTimestamp)."""
+    return bool(obj.get("metadata", {}).get("deletionTimestamp"))
+
+
+def serving(obj: Mapping[str, Any]) -> bool:
+    """Whether a workload reports Ready for its current generation and is not being deleted.
+
+    What its controller last said about the spec it runs now: a Ready condition
+    written for an older generation (``status.observedGeneration`` behind
+    ``metadata.generation``) says nothing about it.
+    """
+    generation = obj.get("metadata", {}).get("generation")
+    observed = obj.get("status", {}).get("observedGeneration")
+    return ready(obj) and not deleting(obj) and observed is not None and observed == generation
+
+
+def images(obj: Mapping[str, Any]) -> set[str]:
+    """Every container image named in ``obj``'s spec."""
+    found: set[str] = set()
+
+    def walk(node: object, key: str) -> None:
+        if isinstance(node, Mapping):
+            for k, v in node.items():
+                walk(v, str(k))
+        elif isinstance(node, list):
+            for item in node:
+                walk(item, key)
+        elif key == "image" and isinstance(node, str):
+            found.add(node)
+
+    walk(obj.get("spec", {}), "")
+    return found
