@@ -136,6 +136,7 @@ def compose(
         lost,
         strategy,
         frozenset(own.unsure),
+        own.going,
     )
     try:
         plan = schedule(xr, fleet.clusters, fleet.classes, fleet.replicas, existing=existing)

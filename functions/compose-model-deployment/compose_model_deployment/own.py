@@ -58,11 +58,17 @@ class Own:
     (no status yet, no Ready condition, or one that is neither True nor False) or carry no
     revision label to vouch for their spec: a choice of which replica to retire or remove would
     hang on them. Writing them back (with their label) settles the latter by the next call.
+
+    ``going`` holds the replicas being deleted (``metadata.deletionTimestamp``): retired or
+    removed by an earlier call, or deleted by hand. They are not the deployment's any more: never
+    written back (a write could create one again once it is gone), counted or retired again;
+    they only hold their GPUs and ordinals until they are gone.
     """
 
     replicas: dict[int, OwnReplica] = field(default_factory=dict)
     unreadable: dict[int, str] = field(default_factory=dict)
     unsure: set[int] = field(default_factory=set)
+    going: dict[int, Holding | None] = field(default_factory=dict)
 
 
 _KEYS = (*SHAPE_KEYS, *ROLE_KEYS)
@@ -114,6 +120,11 @@ def read_own(req: fnv1.RunFunctionRequest, key: DeploymentKey) -> Own:
             continue
         struct = req.observed.resources[name].resource
         holding, why = read_replica(struct)
+        metadata = _object_of(struct.fields.get("metadata"))
+        if _deleting(metadata):
+            # Its GPUs are held as it reads; one that does not read still keeps its ordinal.
+            own.going[ordinal] = replace(holding, deployment=key, ready=False) if holding and holding.roles else None
+            continue
         if holding is not None and not holding.roles:
             why = "its spec names no pool"
         if holding is None or why:
@@ -124,14 +135,13 @@ def read_own(req: fnv1.RunFunctionRequest, key: DeploymentKey) -> Own:
         exact = tuple(spec.fields[k].SerializeToString(deterministic=True) if k in spec.fields else b"" for k in _KEYS)
         if exact not in revisions:
             revisions[exact] = shape_revision(struct_shape(spec.fields))
-        metadata = _object_of(struct.fields.get("metadata"))
         # The revision label is written with the spec: a spec that does not hash to it was changed (or
         # corrupted) behind the deployment's back, so what it runs is not known: keep it as it is.
         why = _revision_problem(metadata, revisions[exact])
         if why:
             own.unreadable[ordinal] = why
             continue
-        ready = _readiness(struct.fields.get("status"))
+        ready = _readiness(struct.fields.get("status"), _number(metadata, "generation"))
         if ready is None or not _labelled(metadata):
             own.unsure.add(ordinal)
         annotations = _object(metadata.fields.get("annotations"), "") if metadata else None
@@ -174,8 +184,23 @@ def _labelled(metadata: structpb.Struct | None) -> bool:
 _SHOWN = 63  # a label value's longest valid length: more is never a revision
 
 
-def _readiness(status: structpb.Value | None) -> bool | None:
-    """Whether a replica's Ready condition is True or False; None when it does not say (or cannot be read)."""
+def _deleting(metadata: structpb.Struct | None) -> bool:
+    value = metadata.fields.get("deletionTimestamp") if metadata is not None else None
+    return value is not None and value.HasField("string_value") and bool(value.string_value)
+
+
+def _number(struct: structpb.Struct | None, name: str) -> float | None:
+    value = struct.fields.get(name) if struct is not None else None
+    return value.number_value if value is not None and value.HasField("number_value") else None
+
+
+def _readiness(status: structpb.Value | None, generation: float | None) -> bool | None:
+    """Whether a replica's Ready condition is True or False; None when it does not say (or cannot be read).
+
+    A condition observed for an older generation than the replica's (``observedGeneration``
+    behind ``metadata.generation``: its spec was just changed) says nothing about the spec it
+    has now. A condition without ``observedGeneration`` is taken as it is.
+    """
     body = _object(status, "")
     conditions = body.fields.get("conditions") if body is not None else None
     if conditions is None or not conditions.HasField("list_value"):
@@ -185,6 +210,9 @@ def _readiness(status: structpb.Value | None) -> bool | None:
         fields = item.struct_value.fields if item.HasField("struct_value") else {}
         kind, state = fields.get("type"), fields.get("status")
         if kind is not None and kind.HasField("string_value") and kind.string_value == "Ready":
+            seen = _number(item.struct_value, "observedGeneration") if item.HasField("struct_value") else None
+            if generation is not None and seen is not None and seen < generation:
+                return None
             said.add(state.string_value if state is not None and state.HasField("string_value") else "")
     return {frozenset({"True"}): True, frozenset({"False"}): False}.get(frozenset(said))
 

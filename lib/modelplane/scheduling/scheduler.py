@@ -385,12 +385,17 @@ def _pool_message(rejection: PoolRejection, roles: Sequence[RoleRequest]) -> str
 
 
 def _read_replicas(
-    holdings: Iterable[Holding], key: DeploymentKey, observed: Mapping[int, Holding], opaque: frozenset[int]
+    holdings: Iterable[Holding],
+    key: DeploymentKey,
+    observed: Mapping[int, Holding],
+    opaque: frozenset[int],
+    going: Mapping[int, Holding | None],
 ) -> tuple[list[_Own], list[Holding], list[Holding]]:
     """This deployment's replicas by ordinal (observed first), the others (unmanaged), and shadows.
 
     Shadows are the fleet's copies of replicas the deployment cannot read (``opaque``): those are
-    kept as they are, never scheduled from a copy, but their GPUs are taken.
+    kept as they are, never scheduled from a copy, but their GPUs are taken. Replicas being
+    deleted (``going``) are shadows as observed, whatever the fleet's copy says.
     """
     own = {ordinal: _Own(h.name, ordinal, replace(h, deployment=key)) for ordinal, h in observed.items()}
     names = {o.name for o in own.values()}
@@ -402,10 +407,13 @@ def _read_replicas(
         ordinal = replica_ordinal(key.name, holding.name)
         if ordinal is None:
             unmanaged.append(holding)
+        elif ordinal in going:
+            continue
         elif ordinal in opaque:
             shadows.append(holding)
         elif ordinal not in own:
             own[ordinal] = _Own(holding.name, ordinal, holding)
+    shadows += [h for o, h in going.items() if h is not None and o not in own]
     return (
         [own[o] for o in sorted(own)],
         sorted(unmanaged, key=lambda h: h.name),
@@ -471,6 +479,10 @@ class Existing:
         unsure: Ordinals of replicas that do not say whether they are Ready (no status yet, or a
             Ready condition that is neither True nor False): while there is one, nothing is
             retired or removed (the choice and the Ready count would hang on it).
+        going: Replicas being deleted (retired or removed by an earlier call, or deleted by
+            hand), by ordinal: they are no longer the deployment's (never counted, kept, updated
+            or retired again) but hold their GPUs until they are gone (None: it cannot be read,
+            so it holds none), and their ordinals are not given to another replica meanwhile.
     """
 
     replicas: Mapping[int, Holding] = field(default_factory=dict)
@@ -482,6 +494,7 @@ class Existing:
     lost: Mapping[str, tuple[float, str]] = field(default_factory=dict)
     strategy: Strategy | None = None
     unsure: frozenset[int] = frozenset()
+    going: Mapping[int, Holding | None] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -545,14 +558,14 @@ def schedule(
     for view in sorted((v for v in map(class_view, classes) if v is not None), key=lambda v: v.name):
         class_views.setdefault(view.name, view)
     holdings = [h for h in map(as_holding, replicas) if h is not None]
-    own, unmanaged, shadows = _read_replicas(holdings, request.key, existing.replicas, existing.opaque)
+    own, unmanaged, shadows = _read_replicas(holdings, request.key, existing.replicas, existing.opaque, existing.going)
     mine = {o.name for o in own}
     # What the fleet holds: other replicas as listed, this deployment's as it observed them.
     holdings = [h for h in holdings if h.deployment != request.key or h.name not in mine]
     holdings += [o.holding for o in own]
     per_node = {n: v.accelerator_per_node for n, v in class_views.items() if v.accelerator_per_node is not None}
     # Only pools that can take new replicas, or host this deployment's, need their capacity counted.
-    hosting = {o.holding.cluster for o in own}
+    hosting = {o.holding.cluster for o in own} | {h.cluster for h in existing.going.values() if h is not None}
     counted = [
         i
         for i in infos.values()
@@ -773,7 +786,7 @@ def _place(  # noqa: PLR0913 - one scheduling pass over what exists
     """
     placements = _hold_existing(run, kept, unmanaged, release=release)
     failed = _place_again(run, kept, placements)
-    used = {o.ordinal for o in own} | existing.opaque
+    used = {o.ordinal for o in own} | existing.opaque | set(existing.going)
     unplaced, shortfall = _place_new(run, add, used, failed, placements)
     placements += [p for o in (*kept.leaving, *kept.lost) if (p := kept.placements[o.ordinal]) is not None]
     return placements, unplaced, shortfall
