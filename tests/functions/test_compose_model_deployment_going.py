@@ -87,3 +87,18 @@ def test_ready_for_an_older_generation_does_not_count(observed_generation: int |
     if not removed:
         scheduled = _scheduled(got)
         assert "every replica says whether it is Ready" in scheduled["message"], scheduled
+
+
+def test_a_replica_only_the_fleet_list_shows_being_deleted_is_not_adopted() -> None:
+    """Seen live: Crossplane stopped passing the retired replica while the fleet's list still showed it going."""
+    world = World()
+    going = _deleting(world.observed.pop("replica-0"))
+    world.observed.pop("endpoint-0")
+    world.replicas = [going, world.observed["replica-1"]]
+    got = _run(world)
+    desired = _desired(got)
+    assert "replica-0" not in desired
+    # Its GPUs on east are still taken and its name is not reused: the replacement goes to south as llm-2.
+    assert desired["replica-2"]["spec"]["inferenceClusterRef"] == {"name": "south"}
+    placements = got["desired"]["composite"]["resource"]["status"]["placements"]
+    assert [p["replica"] for p in placements] == ["llm-1", "llm-2"]

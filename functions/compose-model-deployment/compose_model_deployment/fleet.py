@@ -79,6 +79,7 @@ class Fleet:
         draining: The InferenceClusters that drain (``spec.drain``).
         not_ready_since: For InferenceClusters whose Ready condition is not True, its
             ``lastTransitionTime`` as written (RFC 3339), when it has one.
+        going: The ModelReplicas being deleted (also in ``replicas``: they hold GPUs until gone).
     """
 
     clusters: list[ClusterInfo]
@@ -89,6 +90,7 @@ class Fleet:
     deleting: frozenset[str] = frozenset()
     draining: frozenset[str] = frozenset()
     not_ready_since: dict[str, str] = field(default_factory=dict)
+    going: list[Holding] = field(default_factory=list)
 
 
 T = TypeVar("T")
@@ -142,6 +144,11 @@ class FleetReader:
                 draining.add(name)
             if name in names and when:
                 since[name] = when
+        going = [
+            read.value
+            for struct, read in zip(REPLICAS.structs(req), replicas, strict=True)
+            if read.value is not None and _name_and_deleting(struct.fields)[1]
+        ]
         return Fleet(
             present,
             _values(classes),
@@ -151,6 +158,7 @@ class FleetReader:
             frozenset(deleting),
             frozenset(draining),
             since,
+            going,
         )
 
     def _read_each(

@@ -23,7 +23,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from compose_model_deployment.desired import Deployment, write_desired
 from compose_model_deployment.fleet import REQUIREMENTS, FleetReader
-from compose_model_deployment.own import Own, read_own, struct_shape
+from compose_model_deployment.own import Own, add_going, read_own, struct_shape
 from compose_model_deployment.progress import (
     Observed,
     failover_condition,
@@ -112,6 +112,7 @@ def compose(
     for skipped in fleet.skipped:
         response.warning(rsp, f"ignoring {skipped}")
     own = read_own(req, DeploymentKey(deployment.namespace, deployment.name))
+    add_going(own, fleet.going, DeploymentKey(deployment.namespace, deployment.name))
     strategy = strategy_of(xr.spec) if xr.spec is not None else None
     conditions = _observed_conditions(req)
     lost = (

@@ -11,7 +11,7 @@ kept exactly as it is.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -23,6 +23,7 @@ from compose_model_deployment.fleet import read_replica
 from modelplane.capacity import DeploymentKey, Holding
 from modelplane.names import REVISION_LABEL, replica_key_ordinal
 from modelplane.scheduling import DecidedBy, Decision, serving_shape, shape_revision
+from modelplane.scheduling.names import replica_ordinal
 from modelplane.scheduling.revision import ROLE_KEYS, SHAPE_KEYS
 
 
@@ -182,6 +183,23 @@ def _labelled(metadata: structpb.Struct | None) -> bool:
 
 
 _SHOWN = 63  # a label value's longest valid length: more is never a revision
+
+
+def add_going(own: Own, listed: Iterable[Holding], key: DeploymentKey) -> None:
+    """Take as going the deployment's replicas the fleet's list shows being deleted.
+
+    Crossplane may stop passing a composed resource it is deleting while the fleet's list
+    still shows it: read as the deployment's from the list, it would be adopted, and written
+    again, while it goes. A deletion is never undone, so the list's word wins over an
+    observed copy that does not show it yet.
+    """
+    for holding in listed:
+        ordinal = replica_ordinal(key.name, holding.name) if holding.deployment == key else None
+        if ordinal is None or ordinal in own.unreadable or ordinal in own.going:
+            continue
+        own.replicas.pop(ordinal, None)
+        own.unsure.discard(ordinal)
+        own.going[ordinal] = replace(holding, ready=False)
 
 
 def _deleting(metadata: structpb.Struct | None) -> bool:
