@@ -369,8 +369,8 @@ class BringUp:
             "provider-kubernetes",
             [
                 str(self.tools.provider_kubernetes),
-                # Watch the remote objects: their status (written by the stand-in) comes back at once.
-                "--enable-watches",
+                # Modelplane's Objects do not set spec.watch (alpha), so a remote object's status (written
+                # by the stand-in) comes back at the provider's poll: 10 s here, 10 min by default.
                 "--poll=10s",
                 f"--health-probe-bind-addr=127.0.0.1:{free_port()}",
             ],
