@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -328,6 +329,43 @@ def test_kueue_cluster_queue_and_its_flavors() -> None:
     ]
     pool = _status(rsp)["capacity"]["pools"][0]
     assert (pool["inUse"], pool["free"], pool["source"]) == (16, 16, "Kueue")
+
+
+def _no_flavors(cq: dict[str, Any]) -> None:
+    del cq["spec"]["resourceGroups"][0]["flavors"]
+
+
+def _nameless_flavor(cq: dict[str, Any]) -> None:
+    del cq["spec"]["resourceGroups"][0]["flavors"][0]["name"]
+
+
+def _no_groups(cq: dict[str, Any]) -> None:
+    cq["spec"]["resourceGroups"] = []
+
+
+@pytest.mark.parametrize(
+    ("damage", "kept"),
+    [
+        pytest.param(_no_flavors, True, id="group-without-flavors"),
+        pytest.param(_nameless_flavor, True, id="flavor-without-name"),
+        # A ClusterQueue that really has no resource groups any more needs no flavor observers.
+        pytest.param(_no_groups, False, id="no-resource-groups"),
+    ],
+)
+def test_a_cluster_queue_read_in_part_keeps_the_flavors_observed_before(
+    damage: Callable[[dict[str, Any]], None], kept: bool
+) -> None:
+    cq, h100, l4 = yaml.safe_load_all((STATUS / "kueue-clusterqueue-busy.yaml").read_text())
+    damage(cq)
+    xr = _cluster(scheduler={"type": "Kueue", "kueue": {"localQueueName": "q", "clusterQueueName": "inference"}})
+    observed = {
+        "scheduler-queue": _observed_object([cq]),
+        "scheduler-flavor-h100": _observed_object([h100]),
+        "scheduler-flavor-l4": _observed_object([l4]),
+    }
+    desired = _desired(_run(_req(xr, observed=observed)))
+    flavors = sorted(k for k in desired if k.startswith("scheduler-flavor-"))
+    assert flavors == (["scheduler-flavor-h100", "scheduler-flavor-l4"] if kept else [])
 
 
 def test_kueue_without_a_cluster_queue_is_declared() -> None:

@@ -248,6 +248,19 @@ CASES += [
         ),
         id="deployment-endpoint-of-an-unseen-replica-is-kept",
     ),
+    pytest.param(
+        Case(
+            "platform+models/InferenceCluster/eu-west-kueue+scheduler-status",
+            (
+                Mutation(
+                    "delete",
+                    Where(OBSERVED, "scheduler-queue"),
+                    ("status", "atProvider", "manifest", "spec", "resourceGroups", 0, "flavors"),
+                ),
+            ),
+        ),
+        id="cluster-queue-group-without-flavors-keeps-the-flavor-observers",
+    ),
 ]
 
 

@@ -27,7 +27,7 @@ from modelplane.capacity import replica_holding
 from modelplane.capacity.adapters import scheduler_snapshot
 from modelplane.capacity.kai import QUEUE as KAI_QUEUE
 from modelplane.capacity.kueue import API_VERSION as KUEUE_API_VERSION
-from modelplane.capacity.kueue import CLUSTER_QUEUE, RESOURCE_FLAVOR, flavor_names
+from modelplane.capacity.kueue import CLUSTER_QUEUE, RESOURCE_FLAVOR, flavor_names, flavors_whole
 from modelplane.capacity.observed import Source
 from modelplane.capacity.snapshot import PoolObservations, Snapshot, pool_observations
 from modelplane.classes import review_class
@@ -383,7 +383,7 @@ def _write_scheduler_objects(
             key = FLAVOR_PREFIX + flavor
             manifests[key] = (bounded_name(f"{name}-kueue-flavor-{flavor}", 253), manifest)
             shapes[key] = RESOURCE_FLAVOR
-        if seen is None or unread:
+        if seen is None or unread or not flavors_whole(seen):
             kept = [k for k in req.observed.resources if k.startswith(FLAVOR_PREFIX) and k not in manifests]
             keep_observed(req, rsp, kept)
     else:

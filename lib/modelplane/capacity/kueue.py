@@ -36,6 +36,16 @@ def flavor_names(cluster_queue: Mapping[str, Any]) -> list[str]:
     return sorted({str(f["name"]) for g in groups for f in g.get("flavors") or [] if f.get("name")})
 
 
+def flavors_whole(cluster_queue: Mapping[str, Any]) -> bool:
+    """Whether every resource group of a ClusterQueue names its flavors, as Kueue's CRD requires.
+
+    A group without flavors, or a flavor without a name, is a ClusterQueue read in part: the
+    flavors it names are not all the flavors it has.
+    """
+    groups = cluster_queue.get("spec", {}).get("resourceGroups") or []
+    return all(g.get("flavors") and all(f.get("name") for f in g["flavors"]) for g in groups)
+
+
 def _quotas(cluster_queue: Mapping[str, Any]) -> dict[tuple[str, str], int]:
     out: dict[tuple[str, str], int] = {}
     for group in cluster_queue.get("spec", {}).get("resourceGroups") or []:
