@@ -35,6 +35,7 @@ from tests.e2e.plane import CROSSPLANE_NAMESPACE, Plane
 from tests.e2e.tools import REPO
 from tests.e2e.world import (
     OBJECT,
+    cluster_gone,
     conditions,
     eventually,
     landed,
@@ -84,6 +85,7 @@ def quickstart(plane: Plane) -> Iterator[Plane]:
             is None
         ),
     )
+    cluster_gone(plane.kube, "quickstart")
 
 
 def _replica_on_workload(plane: Plane, replica: str) -> list[dict[str, Any]]:

@@ -24,7 +24,7 @@ from modelplane.scheduling.names import replica_name
 from tests.e2e.figures import Stopwatch
 from tests.e2e.plane import Plane
 from tests.e2e.tools import REPO
-from tests.e2e.world import eventually, landed, replicas_of, wait_condition, xr
+from tests.e2e.world import cluster_gone, eventually, landed, replicas_of, wait_condition, xr
 
 pytestmark = pytest.mark.e2e
 
@@ -59,6 +59,8 @@ def fleet(plane: Plane) -> Iterator[Plane]:
             if doc["apiVersion"] == kinds.API_VERSION:
                 meta = doc["metadata"]
                 plane.kube.delete(kinds.API_VERSION, doc["kind"], meta["name"], meta.get("namespace"))
+    for cluster in CLUSTERS:
+        cluster_gone(plane.kube, cluster)
 
 
 _CLOCKS: dict[str, Stopwatch] = {}

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from modelplane import kinds
-from modelplane.names import DEPLOYMENT_LABEL
+from modelplane.names import CONTROL_PLANE_NAMESPACE, DEPLOYMENT_LABEL
 from tests.e2e.kube import Kube, Manifest, condition, is_true
 from tests.e2e.procs import wait_for
 
@@ -151,3 +151,16 @@ def images(obj: Mapping[str, Any]) -> set[str]:
 
     walk(obj.get("spec", {}), "")
     return found
+
+
+def cluster_gone(kube: Kube, cluster: str) -> None:
+    """Wait until every Object InferenceCluster ``cluster`` and its ServingStack composed is gone.
+
+    Both name their Objects' composite ``cluster``. Until those are gone, provider-kubernetes may
+    still delete what they put on the workload cluster (the gateway's namespace): a next scenario
+    on the same workload server would see its own copy deleted under it.
+    """
+    eventually(
+        f"every Object of InferenceCluster {cluster} and its ServingStack to be gone",
+        lambda: not kube.list(*OBJECT, CONTROL_PLANE_NAMESPACE, {"crossplane.io/composite": cluster}),
+    )
