@@ -22,7 +22,13 @@ WEST = cluster("west", Pool("gpu", "h100", 1), labels={"region": "us-west"})
 REQUIREMENTS = {
     "clusters": {"apiVersion": "modelplane.ai/v1alpha1", "kind": "InferenceCluster", "matchLabels": {}},
     "classes": {"apiVersion": "modelplane.ai/v1alpha1", "kind": "InferenceClass", "matchLabels": {}},
-    "replicas": {"apiVersion": "modelplane.ai/v1alpha1", "kind": "ModelReplica", "matchLabels": {}},
+    # Only its own replicas, in its namespace: their clusters publish what the others hold.
+    "replicas": {
+        "apiVersion": "modelplane.ai/v1alpha1",
+        "kind": "ModelReplica",
+        "matchLabels": {"labels": {"modelplane.ai/deployment": "llm"}},
+        "namespace": "ml",
+    },
 }
 TP4 = Shape(tensor=4)
 

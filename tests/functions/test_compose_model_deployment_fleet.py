@@ -16,9 +16,11 @@ import pytest
 from crossplane.function import resource
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
-from compose_model_deployment import fleet
-from compose_model_deployment.fleet import CLUSTERS, REPLICAS, FleetReader
-from modelplane.capacity import cluster_info, replica_holding
+from compose_model_deployment.clusters import cluster_facts, model_facts
+from compose_model_deployment.fleet import FleetReader
+from compose_model_deployment.replicas import holding_of
+from compose_model_deployment.structs import Read, read_one
+from modelplane.capacity import DeploymentKey, replica_holding
 from modelplane_models.inference_cluster import InferenceCluster
 from modelplane_models.model_replica import ModelReplica
 
@@ -90,6 +92,7 @@ CLUSTER_FIELDS: list[tuple[Any, ...]] = [
     ("metadata", "labels", "region"),
     ("spec",),
     ("spec", "cordoned"),
+    ("spec", "drain"),
     ("spec", "nodePools"),
     *[("spec", "nodePools", i, f) for i in (0, 1) for f in ("name", "className", "nodeCount", "minNodeCount")],
     ("spec", "nodePools", 0),
@@ -98,7 +101,7 @@ CLUSTER_FIELDS: list[tuple[Any, ...]] = [
     ("status", "conditions"),
     ("status", "conditions", 0),
     ("status", "conditions", 0, "type"),
-    *[("status", "conditions", 1, f) for f in ("type", "status", "reason", "message")],
+    *[("status", "conditions", 1, f) for f in ("type", "status", "reason", "message", "lastTransitionTime")],
     ("status", "capacity"),
     ("status", "capacity", "pools"),
     ("status", "capacity", "pools", 0),
@@ -195,14 +198,17 @@ def _cases() -> Iterator[Any]:
 @pytest.mark.parametrize(("kind", "body"), list(_cases()))
 def test_reads_as_the_model_does(kind: str, body: dict[str, Any]) -> None:
     struct = resource.dict_to_struct(body)
-    got: fleet._Read[Any]
-    want: fleet._Read[Any]
+    got: Read[Any]
+    want: Read[Any]
     if kind == "cluster":
-        got = fleet._read_one(CLUSTERS, struct, fleet._cluster, InferenceCluster, cluster_info)
-        want = fleet._read_one(CLUSTERS, struct, None, InferenceCluster, cluster_info)
+        fast = read_one("InferenceCluster", struct, cluster_facts, InferenceCluster, model_facts)
+        model = read_one("InferenceCluster", struct, None, InferenceCluster, model_facts)
+        # The facts the scheduler judges a cluster by (its published summary is checked on its own).
+        got = Read(fast.value.info if fast.value else None, fast.skipped, fast.why)
+        want = Read(model.value.info if model.value else None, model.skipped, model.why)
     else:
-        got = fleet._read_one(REPLICAS, struct, fleet._holding, ModelReplica, replica_holding)
-        want = fleet._read_one(REPLICAS, struct, None, ModelReplica, replica_holding)
+        got = read_one("ModelReplica", struct, holding_of, ModelReplica, replica_holding)
+        want = read_one("ModelReplica", struct, None, ModelReplica, replica_holding)
     assert got == want
 
 
@@ -215,19 +221,30 @@ def _request(*replicas: dict[str, Any]) -> fnv1.RunFunctionRequest:
     return req
 
 
+LLM = DeploymentKey("ml", "llm")
+PD = DeploymentKey("ml", "pd")
+
+
 def test_an_unchanged_object_is_read_once() -> None:
     reader = FleetReader()
     versioned = _mutated(REPLICA, ("metadata", "resourceVersion"), "7")
-    first = reader.read(_request(versioned, PD_REPLICA)).replicas
-    again = reader.read(_request(versioned, PD_REPLICA)).replicas
+    first = reader.read(_request(versioned), LLM).listed
+    again = reader.read(_request(versioned), LLM).listed
     assert first == again
     assert again[0] is first[0]  # same uid and resourceVersion: reused
-    assert again[1] is not first[1]  # no resourceVersion: read again
+    unversioned = reader.read(_request(PD_REPLICA), PD).listed
+    assert reader.read(_request(PD_REPLICA), PD).listed[0] is not unversioned[0]  # no resourceVersion: read again
 
 
 def test_a_changed_object_is_read_again() -> None:
     reader = FleetReader()
     before = _mutated(REPLICA, ("metadata", "resourceVersion"), "7")
     after = _mutated(_mutated(before, ("metadata", "resourceVersion"), "8"), ("spec", "poolName"), "h200")
-    assert reader.read(_request(before)).replicas[0].roles[0].pool == "h100"
-    assert reader.read(_request(after)).replicas[0].roles[0].pool == "h200"
+    assert reader.read(_request(before), LLM).listed[0].roles[0].pool == "h100"
+    assert reader.read(_request(after), LLM).listed[0].roles[0].pool == "h200"
+
+
+def test_only_its_own_replicas_in_its_namespace_are_listed() -> None:
+    elsewhere = _mutated(REPLICA, ("metadata", "namespace"), "other")
+    got = FleetReader().read(_request(REPLICA, PD_REPLICA, elsewhere), LLM).listed
+    assert [(h.namespace, h.name) for h in got] == [("ml", "llm-0")]

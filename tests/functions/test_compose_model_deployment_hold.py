@@ -275,12 +275,17 @@ def test_what_runs_comes_from_the_observed_composed_resources(replicas: list[dic
     other["metadata"]["name"] = "other-0"
     other["spec"]["deploymentRef"] = {"name": "other"}
     world.replicas = [other] if replicas == "others" else replicas  # type: ignore[assignment]
+    if replicas == "others":
+        # Another deployment's replica is counted by its cluster, which publishes its pool full.
+        _cluster_named(world, "south")["status"]["capacity"] = {
+            "pools": [{"name": "gpu", "devicesPerNode": 8, "nodesByFree": {"0": 1}, "replicas": ["ml/other-0"]}]
+        }
     world.xr = _xr(replicas=3)
     got = _run(world)
     desired = _desired(got)
     assert desired["replica-0"]["spec"]["inferenceClusterRef"] == {"name": "east"}
     assert desired["replica-1"]["spec"]["inferenceClusterRef"] == {"name": "west"}
-    # The observed replicas hold their nodes: the third lands on south unless another deployment holds it.
+    # The observed replicas hold their nodes: the third lands on south unless its cluster says it is full.
     if replicas == "others":
         assert "replica-2" not in desired
         assert _scheduled(got)["reason"] == "InsufficientCapacity"

@@ -3,12 +3,24 @@
 from __future__ import annotations
 
 import operator
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from modelplane.capacity import ClusterInfo, Holding
+from modelplane.capacity.pools import as_cluster_info, as_holding
 from modelplane.cel.k8s import exact, parse_quantity
-from modelplane.scheduling import ClassDevice, Schedule, SelectorError
+from modelplane.scheduling import (
+    ClassDevice,
+    DeviceMatcher,
+    Existing,
+    FleetView,
+    Schedule,
+    SelectorError,
+    fleet_view,
+    request_of,
+    schedule,
+)
 from modelplane.topology import Role
 from modelplane_models.inference_class import InferenceClass
 from modelplane_models.inference_cluster import InferenceCluster
@@ -255,3 +267,41 @@ def fake_matcher(expression: str, device: ClassDevice) -> bool:
         else:
             raise SelectorError(expression, f"cannot parse {term!r}")
     return result
+
+
+def view(
+    clusters: Sequence[InferenceCluster | ClusterInfo],
+    classes: Sequence[InferenceClass],
+    replicas: Sequence[ModelReplica | Holding] = (),
+    *,
+    unreadable: Mapping[str, str] | None = None,
+    deleting: Collection[str] = (),
+    draining: Collection[str] = (),
+    matcher: DeviceMatcher = fake_matcher,
+) -> FleetView:
+    """The fleet as the scheduler reads it, with the named clusters being deleted or draining."""
+    infos = [i for i in map(as_cluster_info, clusters) if i is not None]
+    facts = [replace(i, deleting=i.name in deleting, draining=i.draining or i.name in draining) for i in infos]
+    return fleet_view(facts, classes, replicas, matcher=matcher, unreadable=unreadable)
+
+
+def plan(
+    dep: ModelDeployment,
+    clusters: Sequence[InferenceCluster | ClusterInfo],
+    classes: Sequence[InferenceClass],
+    replicas: Sequence[ModelReplica | Holding] = (),
+    *,
+    existing: Existing | None = None,
+    matcher: DeviceMatcher = fake_matcher,
+    unreadable: Mapping[str, str] | None = None,
+    deleting: Collection[str] = (),
+    draining: Collection[str] = (),
+) -> Schedule:
+    """``schedule`` as the function calls it: the fleet's view from every replica, its own ones listed."""
+    holdings = [h for h in map(as_holding, replicas) if h is not None]
+    fleet = view(
+        clusters, classes, holdings, unreadable=unreadable, deleting=deleting, draining=draining, matcher=matcher
+    )
+    key = request_of(dep).key
+    mine = [h for h in holdings if h.deployment == key]
+    return schedule(dep, fleet, existing=replace(existing or Existing(), listed=mine))

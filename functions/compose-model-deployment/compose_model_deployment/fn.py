@@ -1,10 +1,11 @@
 """The ModelDeployment function: schedule replicas onto the fleet and compose them.
 
-Each call reads the fleet through required resources (every InferenceCluster,
-InferenceClass and ModelReplica) and what the deployment already runs from its
-own observed composed resources, asks the pure scheduler where each replica
-runs, and composes one ModelReplica per placed replica plus, once a replica
-reports where it is reachable, one ModelEndpoint for it. What runs is never
+Each call reads the fleet through required resources (every InferenceCluster and
+InferenceClass, whose pools' free capacity each cluster publishes, and only the
+deployment's own ModelReplicas) and what the deployment already runs from its own
+observed composed resources, asks the pure scheduler where each replica runs,
+and composes one ModelReplica per placed replica plus, once a replica reports
+where it is reachable, one ModelEndpoint for it. What runs is never
 dropped or rewritten for a missing or invalid input or a change that cannot run
 there: it is held as it is and the condition says why. A serving replica is only
 ever deleted by the user's own change (scaling down, deleting the deployment or
@@ -22,7 +23,7 @@ from crossplane.function import resource, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from compose_model_deployment.desired import Deployment, write_desired
-from compose_model_deployment.fleet import REQUIREMENTS, FleetReader
+from compose_model_deployment.fleet import REQUIREMENTS, FleetReader, request_requirements
 from compose_model_deployment.own import Own, add_going, read_own, struct_shape
 from compose_model_deployment.progress import (
     Observed,
@@ -35,6 +36,7 @@ from compose_model_deployment.progress import (
 from compose_model_deployment.report import report
 from modelplane.capacity import DeploymentKey
 from modelplane.conditions import Condition, Reason, Status, Type
+from modelplane.fnkit import inputs
 from modelplane.fnkit.keep import hold, keep_observed
 from modelplane.fnkit.runner import ComposeRunner
 from modelplane.fnkit.status import set_conditions, set_ready
@@ -87,8 +89,8 @@ def compose(
     now: datetime,
 ) -> None:
     """Resolve the fleet and what runs, schedule, write the replicas and endpoints, then status and conditions."""
-    for requirement in REQUIREMENTS:
-        requirement.request(rsp)
+    key = _key(req)
+    request_requirements(rsp, key)
     try:
         xr = parse_composite(req, ModelDeployment)
     except InvalidXRError as err:
@@ -108,19 +110,20 @@ def compose(
         spec=fields,
         revision=shape_revision(struct_shape(fields)),
     )
-    fleet = reader.read(req)
+    fleet = reader.read(req, key)
     for skipped in fleet.skipped:
         response.warning(rsp, f"ignoring {skipped}")
-    own = read_own(req, DeploymentKey(deployment.namespace, deployment.name))
-    add_going(own, fleet.going, DeploymentKey(deployment.namespace, deployment.name))
+    own = read_own(req, key)
+    add_going(own, fleet.going, key)
     strategy = strategy_of(xr.spec) if xr.spec is not None else None
     conditions = _observed_conditions(req)
+    clusters = fleet.view.clusters
     lost = (
         lost_clusters(
             {r.holding.cluster for r in own.replicas.values()},
-            {c.name: c.ready for c in fleet.clusters},
-            {*fleet.deleting, *fleet.unreadable},
-            fleet.not_ready_since,
+            {c.name: c.ready for c in clusters.values() if not c.deleting},
+            {*(c.name for c in clusters.values() if c.deleting), *fleet.view.unreadable},
+            {c.name: c.not_ready_since for c in clusters.values() if c.not_ready_since},
             conditions.get(Type.FAILOVER),
             now,
         )
@@ -128,27 +131,25 @@ def compose(
         else {}
     )
     existing = Existing(
-        {o: r.holding for o, r in own.replicas.items()},
-        fleet.unreadable,
-        deployment.revision,
-        frozenset(own.unreadable),
-        fleet.deleting,
-        fleet.draining,
-        lost,
-        strategy,
-        frozenset(own.unsure),
-        own.going,
+        replicas={o: r.holding for o, r in own.replicas.items()},
+        listed=fleet.listed,
+        revision=deployment.revision,
+        opaque=frozenset(own.unreadable),
+        lost=lost,
+        strategy=strategy,
+        unsure=frozenset(own.unsure),
+        going=own.going,
     )
     try:
-        plan = schedule(xr, fleet.clusters, fleet.classes, fleet.replicas, existing=existing)
+        plan = schedule(xr, fleet.view, existing=existing)
     except InvalidDeploymentError as err:
         hold(req, rsp, log, _unscheduled(Reason.INVALID_SPEC, describe([err.problem])))
         return
     # A composed replica that cannot be read is kept exactly as it is, with its endpoint.
     keep_observed(req, rsp, [k for o in own.unreadable for k in (replica_key(o), endpoint_key(o))])
     ready = write_desired(req, rsp, plan, deployment, own)
-    for key in _keep_orphan_endpoints(req, rsp, plan):
-        response.warning(rsp, f"{key} is kept without traffic: its ModelReplica is neither observed nor listed")
+    for orphan in _keep_orphan_endpoints(req, rsp, plan):
+        response.warning(rsp, f"{orphan} is kept without traffic: its ModelReplica is neither observed nor listed")
     _mark_cannot_move(rsp, plan)
     _write_status(rsp, plan, deployment, ready, own)
     said = report(plan, own.unreadable)
@@ -211,6 +212,14 @@ def _mark_cannot_move(rsp: fnv1.RunFunctionResponse, plan: Schedule) -> None:
         meta = rsp.desired.resources[key].resource.fields["metadata"].struct_value
         annotations = meta.fields["annotations"].struct_value
         annotations.update({CANNOT_MOVE_ANNOTATION: why[:_ANNOTATION_TEXT]})
+
+
+def _key(req: fnv1.RunFunctionRequest) -> DeploymentKey:
+    """The deployment's namespace and name as observed ("" for what it lacks: the parse then says so)."""
+    return DeploymentKey(
+        inputs.string_at(req.observed.composite.resource, "metadata", "namespace") or "",
+        inputs.string_at(req.observed.composite.resource, "metadata", "name") or "",
+    )
 
 
 def _observed_conditions(req: fnv1.RunFunctionRequest) -> dict[str, Observed]:

@@ -19,7 +19,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import json_format
 from google.protobuf import struct_pb2 as structpb
 
-from compose_model_deployment.fleet import read_replica
+from compose_model_deployment.replicas import read_replica
 from modelplane.capacity import DeploymentKey, Holding
 from modelplane.names import REVISION_LABEL, replica_key_ordinal
 from modelplane.scheduling import DecidedBy, Decision, serving_shape, shape_revision

@@ -42,6 +42,10 @@ class ClusterInfo:
         ready: Whether its ``Ready`` condition is True.
         not_ready: Why it is not Ready ("" when it is).
         pools: Its node pools, in spec order.
+        draining: ``spec.drain``: it takes no new replicas and its replicas move away.
+        deleting: It is being deleted (``metadata.deletionTimestamp``): as draining, by the user's act.
+        not_ready_since: When its Ready condition last left True (``lastTransitionTime`` as
+            written, RFC 3339), "" when it is Ready or the time is not known.
     """
 
     name: str
@@ -50,6 +54,14 @@ class ClusterInfo:
     ready: bool
     not_ready: str
     pools: tuple[PoolInfo, ...]
+    draining: bool = False
+    deleting: bool = False
+    not_ready_since: str = ""
+
+    @property
+    def schedulable(self) -> bool:
+        """Whether it takes new replicas: not being deleted, not draining, not cordoned, Ready."""
+        return self.ready and not (self.cordoned or self.draining or self.deleting)
 
 
 def cluster_info(cluster: InferenceCluster) -> ClusterInfo | None:
@@ -62,11 +74,13 @@ def cluster_info(cluster: InferenceCluster) -> ClusterInfo | None:
         return None
     conditions = (cluster.status.conditions or []) if cluster.status is not None else []
     condition = next((c for c in conditions if c.type == "Ready"), None)
+    since = ""
     if condition is None:
         not_ready = "no Ready condition yet"
     elif condition.status != "True":
         detail = ": ".join(x for x in (condition.reason, condition.message) if x)
         not_ready = f"Ready is {condition.status}" + (f" ({detail})" if detail else "")
+        since = condition.lastTransitionTime or ""
     else:
         not_ready = ""
     observed = observed_usage(cluster)
@@ -86,4 +100,6 @@ def cluster_info(cluster: InferenceCluster) -> ClusterInfo | None:
         ready=not not_ready,
         not_ready=not_ready,
         pools=pools,
+        draining=bool(cluster.spec.drain),
+        not_ready_since=since,
     )

@@ -119,6 +119,29 @@ class NodeFree:
         # only count as overcommitted what the pool cannot have at all.
         return NodeFree(self.per_node, tuple(counts)).use(overflow)
 
+    def release(self, role: Footprint) -> NodeFree:
+        """Give back the GPUs of workers that held ``role``: an estimate, since which nodes they held is not known.
+
+        Each worker gives ``gpus_per_node`` back to ``nodes_per_worker`` distinct nodes, the most
+        used that can take them: conservative, it never makes free GPUs whole on one node that the
+        real pods may have spread over several. What no node can take back is dropped.
+        """
+        g, k = role.gpus_per_node, role.nodes_per_worker
+        counts = list(self.counts)
+        for _ in range(role.workers):
+            chosen: list[int] = []
+            for f in range(0, self.per_node - g + 1):
+                take = min(counts[f], k - len(chosen))
+                chosen.extend([f] * take)
+                if len(chosen) == k:
+                    break
+            if not chosen:
+                break
+            for f in chosen:
+                counts[f] -= 1
+                counts[f + g] += 1
+        return NodeFree(self.per_node, tuple(counts))
+
     def use(self, gpus: int) -> tuple[NodeFree, int]:
         """Account for ``gpus`` in use of unknown shape, filling the most-used nodes first.
 

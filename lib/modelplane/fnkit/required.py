@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,12 +19,23 @@ class Requirement:
     api_version: str
     kind: str
 
-    def request(self, rsp: fnv1.RunFunctionResponse) -> None:
-        """Ask Crossplane for the resources (needed on every call, or it stops sending them)."""
+    def request(
+        self, rsp: fnv1.RunFunctionResponse, *, labels: Mapping[str, str] | None = None, namespace: str = ""
+    ) -> None:
+        """Ask Crossplane for the resources (needed on every call, or it stops sending them).
+
+        Args:
+            rsp: The response to ask in.
+            labels: Only the resources with these labels (every one when None).
+            namespace: Only those in this namespace (every namespace when "").
+        """
         selector = fnv1.ResourceSelector(api_version=self.api_version, kind=self.kind)
         # An empty matchLabels selects every object of the kind, in every namespace. It must be set
         # explicitly: a selector with no match at all is not a valid requirement.
         selector.match_labels.SetInParent()
+        selector.match_labels.labels.update(labels or {})
+        if namespace:
+            selector.namespace = namespace
         rsp.requirements.resources[self.name].CopyFrom(selector)
 
     def fetched(self, req: fnv1.RunFunctionRequest) -> bool:

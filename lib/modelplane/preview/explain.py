@@ -15,11 +15,13 @@ from typing import TypeVar
 import pydantic
 from rich.text import Text
 
+from modelplane.capacity import replica_holding
 from modelplane.preview.fleet import Fleet
 from modelplane.preview.manifests import Key, Manifest
 from modelplane.preview.tables import console, plain_ends, table
 from modelplane.scheduling import InvalidDeploymentError
 from modelplane.scheduling.explain import ClusterCheck, Explanation, PoolCheck, Step, explain
+from modelplane.scheduling.view import build_view, cluster_facts
 from modelplane_models.inference_class import InferenceClass
 from modelplane_models.inference_cluster import InferenceCluster
 from modelplane_models.model_deployment import ModelDeployment
@@ -58,12 +60,12 @@ def explain_deployment(fleet: Fleet, name: str) -> Explanation:
         raise ExplainError(msg)
     seen = fleet.decided.get(key) or tuple(s.xr for s in fleet.states.values())
     try:
-        return explain(
-            ModelDeployment.model_validate(state.xr),
-            _parse(seen, "InferenceCluster", InferenceCluster),
-            _parse(seen, "InferenceClass", InferenceClass),
-            _parse(seen, "ModelReplica", ModelReplica),
-        )
+        deployment = ModelDeployment.model_validate(state.xr)
+        # The fleet as the deployment's last call read it: the clusters' published capacity, its own replicas.
+        clusters = (f for f in map(cluster_facts, _parse(seen, "InferenceCluster", InferenceCluster)) if f)
+        view = build_view(clusters, _parse(seen, "InferenceClass", InferenceClass))
+        own = (h for h in map(replica_holding, _parse(seen, "ModelReplica", ModelReplica)) if h is not None)
+        return explain(deployment, view, own=own)
     except (pydantic.ValidationError, InvalidDeploymentError) as err:
         msg = f"ModelDeployment {name} cannot be scheduled: {err}"
         raise ExplainError(msg) from err
@@ -80,6 +82,15 @@ class _Notes:
             return ""
         number = self.messages.setdefault(message, len(self.messages) + 1)
         return f" [{number}]"
+
+
+def _cordoned(check: ClusterCheck) -> str:
+    """Whether the cluster takes no new replicas by the platform team's act, and which."""
+    if check.deleting:
+        return "deleting"
+    if check.draining:
+        return "draining"
+    return _yes(check.cordoned)
 
 
 def _yes(ok: bool) -> str:  # noqa: FBT001 - a cell from a boolean
@@ -104,7 +115,7 @@ def _cluster_rows(exp: Explanation, notes: _Notes) -> list[tuple[str, ...]]:
     for c in exp.clusters:
         ready = _yes(c.ready) if c.ready else f"no ({c.not_ready})"
         verdict = "eligible" if c.verdict == "eligible" else c.verdict + notes.ref(c.message)
-        rows.append((c.cluster, "match" if c.selected else "no match", _yes(c.cordoned), ready, verdict))
+        rows.append((c.cluster, "match" if c.selected else "no match", _cordoned(c), ready, verdict))
     return rows
 
 

@@ -12,6 +12,9 @@ from modelplane.scheduling.devices import (
     SelectorError,
 )
 from modelplane.scheduling.names import replica_name, replica_ordinal
+from modelplane.scheduling.placer import Placer
+from modelplane.scheduling.reconcile import Existing
+from modelplane.scheduling.request import InvalidDeploymentError, Request, request_of
 from modelplane.scheduling.result import (
     ClusterRejection,
     Held,
@@ -28,8 +31,9 @@ from modelplane.scheduling.result import (
     Unplaced,
 )
 from modelplane.scheduling.revision import serving_shape, shape_revision
-from modelplane.scheduling.scheduler import Existing, InvalidDeploymentError, schedule
+from modelplane.scheduling.scheduler import schedule
 from modelplane.scheduling.strategy import Strategy, strategy_of
+from modelplane.scheduling.view import FleetView, PoolState, fleet_view
 
 __all__ = [
     "AttributeValue",
@@ -41,15 +45,19 @@ __all__ = [
     "DeviceMatcher",
     "DeviceVersion",
     "Existing",
+    "FleetView",
     "Held",
     "HoldReason",
     "InvalidDeploymentError",
     "Origin",
     "Pending",
     "Placement",
+    "Placer",
     "PoolReason",
     "PoolRejection",
+    "PoolState",
     "Reason",
+    "Request",
     "RolePlacement",
     "Rollout",
     "Schedule",
@@ -57,9 +65,11 @@ __all__ = [
     "State",
     "Strategy",
     "Unplaced",
+    "fleet_view",
     "match_cel",
     "replica_name",
     "replica_ordinal",
+    "request_of",
     "schedule",
     "serving_shape",
     "shape_revision",

@@ -164,11 +164,16 @@ class ClassFit:
 class ClassJudge:
     """Judges classes for roles, evaluating every (expression, class, device kind) at most once."""
 
-    def __init__(self, matcher: DeviceMatcher, classes: Mapping[str, ClassView]) -> None:
-        """Judge ``classes`` with ``matcher``."""
+    def __init__(
+        self,
+        matcher: DeviceMatcher,
+        classes: Mapping[str, ClassView],
+        verdicts: dict[tuple[str, str, int], bool | SelectorError] | None = None,
+    ) -> None:
+        """Judge ``classes`` with ``matcher``; ``verdicts`` may be shared by judges of the same classes."""
         self._matcher = matcher
         self._classes = classes
-        self._verdicts: dict[tuple[str, str, int], bool | SelectorError] = {}
+        self._verdicts: dict[tuple[str, str, int], bool | SelectorError] = {} if verdicts is None else verdicts
         self._fits: dict[tuple[Role, str], ClassFit] = {}
 
     def fit(self, request: RoleRequest, class_name: str) -> ClassFit:

@@ -1,11 +1,11 @@
 """Why the scheduler places a ModelDeployment's replicas where it does, check by check.
 
-``explain`` runs the scheduler's own predicates and scoring (``scheduler._Scheduler``)
-on a fleet, for the deployment's replicas as if none existed yet, and records
-what each one saw:
+``explain`` runs the scheduler's placement engine (``modelplane.scheduling.placer.Placer``)
+on the same ``FleetView``, for the deployment's replicas as if none existed yet, and
+records what each one saw:
 
-1. per cluster: whether ``clusterSelector`` matches, whether it is cordoned,
-   whether it is Ready;
+1. per cluster: whether ``clusterSelector`` matches, whether it is cordoned, drains,
+   is being deleted, and whether it is Ready;
 2. per pool and role: the class (found, valid), the node selector's CEL
    (and ``devices``), the topology against the class's GPUs per node, the
    pool's node count, the GPUs free before and after one replica, and on how
@@ -17,8 +17,6 @@ what each one saw:
 
 Placing a replica changes the free capacity the next one sees, exactly as in
 ``schedule``. Existing replicas are sticky there and are not re-decided here.
-The scheduler's private run is used on purpose: the explanation must be its
-decision, not a second implementation of it.
 """
 
 from __future__ import annotations
@@ -26,19 +24,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from modelplane.capacity import Holding, NodeFree
+from modelplane.capacity import Holding
 from modelplane.capacity.clusters import ClusterInfo
-from modelplane.capacity.pools import as_cluster_info, as_holding, free_nodes, pool_specs
-from modelplane.scheduling.celmatch import match_cel
-from modelplane.scheduling.decision import Score, decide
-from modelplane.scheduling.devices import ClassJudge, ClassView, DeviceMatcher, PoolReason, RoleRequest, class_view
+from modelplane.scheduling.decision import Score
+from modelplane.scheduling.devices import PoolReason, RoleRequest
 from modelplane.scheduling.names import replica_name
-from modelplane.scheduling.result import ClusterRejection, Origin, Placement
-from modelplane.scheduling.scheduler import _request, _Scheduler
-from modelplane_models.inference_class import InferenceClass
-from modelplane_models.inference_cluster import InferenceCluster
+from modelplane.scheduling.placer import Placer
+from modelplane.scheduling.request import request_of
+from modelplane.scheduling.result import ClusterRejection, Origin, Placement, Unplaced
+from modelplane.scheduling.view import FleetView
 from modelplane_models.model_deployment import ModelDeployment
-from modelplane_models.model_replica import ModelReplica
 
 # Which check a pool misfit fails.
 _CHECK_OF = {
@@ -86,6 +81,8 @@ class ClusterCheck:
     cluster: str
     selected: bool
     cordoned: bool
+    draining: bool
+    deleting: bool
     ready: bool
     not_ready: str
     verdict: str  # "eligible", or the scheduler's reason
@@ -123,11 +120,9 @@ def _describe(request: RoleRequest) -> str:
     return f"{request.role}: {fp.workers} worker(s) of {fp.nodes_per_worker} node(s) x {fp.gpus_per_node} GPU(s)"
 
 
-def _pool_check(
-    run: _Scheduler, cluster: ClusterInfo, pool_name: str, class_name: str, request: RoleRequest
-) -> PoolCheck:
+def _pool_check(run: Placer, cluster: ClusterInfo, pool_name: str, class_name: str, request: RoleRequest) -> PoolCheck:
     fit = run.judge.fit(request, class_name)
-    free: NodeFree | None = run._free.get((cluster.name, pool_name))
+    free = run.free((cluster.name, pool_name))
     fp = request.footprint
     before = free.free if free is not None else None
     nodes_fit = sum(free.counts[fp.gpus_per_node :]) if free is not None and fp.gpus_per_node <= free.per_node else 0
@@ -151,7 +146,7 @@ def _pool_check(
     return PoolCheck(pool_name, str(request.role), class_name, failed, reason, message, before, after, nodes_fit)
 
 
-def _cluster_check(run: _Scheduler, cluster: ClusterInfo) -> ClusterCheck:
+def _cluster_check(run: Placer, cluster: ClusterInfo) -> ClusterCheck:
     selected = run.request.selector.matches(cluster.labels)
     pools = tuple(
         _pool_check(run, cluster, pool.name, pool.class_name, request)
@@ -162,84 +157,58 @@ def _cluster_check(run: _Scheduler, cluster: ClusterInfo) -> ClusterCheck:
         labels = ", ".join(f"{k}={v}" for k, v in sorted(cluster.labels.items())) or "no labels"
         verdict, message = "NotSelected", f"clusterSelector does not match its labels ({labels})"
     else:
-        eligible = run._eligible_pools(cluster)
+        eligible = run.eligible(cluster)
         if isinstance(eligible, ClusterRejection):
             verdict, message = str(eligible.reason), eligible.message
-        elif run._best_option(eligible) is None:
+        elif run.option(cluster) is None:
             verdict, message = "InsufficientCapacity", "no combination of its pools fits a replica now"
         else:
             verdict, message = "eligible", ""
     return ClusterCheck(
-        cluster.name, selected, cluster.cordoned, cluster.ready, cluster.not_ready, verdict, message, pools
+        cluster=cluster.name,
+        selected=selected,
+        cordoned=cluster.cordoned,
+        draining=cluster.draining,
+        deleting=cluster.deleting,
+        ready=cluster.ready,
+        not_ready=cluster.not_ready,
+        verdict=verdict,
+        message=message,
+        pools=pools,
     )
 
 
-def _candidates(run: _Scheduler) -> list[Score]:
-    out = []
-    for cluster in run._selected:
-        eligible = run._eligible_pools(cluster)
-        if isinstance(eligible, ClusterRejection):
-            continue
-        option = run._best_option(eligible)
-        if option is None:
-            continue
-        spread = run._spread[cluster.name]
-        out.append(Score(spread, option.waste, option.leftover, cluster.name, tuple(k[1] for k in option.pools)))
-    return sorted(out)
-
-
-def explain(
-    deployment: ModelDeployment,
-    clusters: Iterable[InferenceCluster | ClusterInfo],
-    classes: Iterable[InferenceClass],
-    replicas: Iterable[ModelReplica | Holding],
-    *,
-    matcher: DeviceMatcher = match_cel,
-) -> Explanation:
+def explain(deployment: ModelDeployment, fleet: FleetView, *, own: Iterable[Holding] = ()) -> Explanation:
     """Explain where ``deployment``'s replicas go on a fleet, as ``schedule`` would place them afresh.
 
     Args:
         deployment: The ModelDeployment.
-        clusters: Every InferenceCluster of the fleet.
-        classes: The InferenceClasses.
-        replicas: Every ModelReplica of the fleet; the deployment's own hold nothing
-            (they are placed afresh), every other one holds its GPUs.
-        matcher: The DRA CEL matcher.
+        fleet: The fleet, as ``schedule`` reads it.
+        own: The deployment's replicas the fleet's pools may count: they hold nothing here
+            (placed afresh); every other replica holds its GPUs.
 
     Raises:
         InvalidDeploymentError: The deployment has no name, no serving shape or an invalid topology.
     """
-    request = _request(deployment)
-    infos: dict[str, ClusterInfo] = {}
-    for info in sorted((i for i in map(as_cluster_info, clusters) if i is not None), key=lambda i: i.name):
-        infos.setdefault(info.name, info)
-    views: dict[str, ClassView] = {}
-    for view in sorted((v for v in map(class_view, classes) if v is not None), key=lambda v: v.name):
-        views.setdefault(view.name, view)
-    # Its own replicas hold nothing here, but the Ready ones still explain GPUs a scheduler observed in use.
-    holdings = [h for h in map(as_holding, replicas) if h is not None]
-    per_node = {n: v.accelerator_per_node for n, v in views.items() if v.accelerator_per_node is not None}
-    free = free_nodes(pool_specs(infos.values(), per_node), holdings, exclude_deployment=request.key)
-    run = _Scheduler(request, list(infos.values()), ClassJudge(matcher, views), free)
-
-    checks = tuple(_cluster_check(run, c) for c in infos.values())
+    request = request_of(deployment)
+    run = Placer(request, fleet.cluster_list(), fleet.judge(), fleet.free_for(request.key, own))
+    checks = tuple(_cluster_check(run, c) for c in run.clusters)
     steps = []
     for ordinal in range(request.replicas):
         name = replica_name(request.key.name, ordinal)
-        candidates = tuple(_candidates(run))
-        snapshot = dict(run._free)
+        candidates = tuple(score for score, _ in run.candidates())
+        snapshot = run.snapshot()
         outcome = run.place(name, ordinal, Origin.NEW)
-        if isinstance(outcome, Placement):
-            keys = [(outcome.cluster, r.pool) for r in outcome.roles]
-            before = tuple((c, p, snapshot[(c, p)].free) for c, p in dict.fromkeys(keys))
-            after = tuple((c, p, run._free[(c, p)].free) for c, p in dict.fromkeys(keys))
-            # Decided from the candidates as listed, by the scheduler's own rule: the table and the reason agree.
-            decision = decide(candidates[0], candidates[1] if len(candidates) > 1 else None)
-            step = Step(
-                name, candidates, outcome.cluster, "", before, after, str(decision.decided_by), decision.message
+        if isinstance(outcome, Placement) and outcome.decision is not None:
+            keys = list(dict.fromkeys((outcome.cluster, r.pool) for r in outcome.roles))
+            before = tuple((c, p, snapshot[c, p].free) for c, p in keys)
+            after = tuple((c, p, free.free) for c, p in keys if (free := run.free((c, p))) is not None)
+            # The placement's own decision: the table and the reason are the scheduler's.
+            decision = outcome.decision
+            steps.append(
+                Step(name, candidates, outcome.cluster, "", before, after, str(decision.decided_by), decision.message)
             )
-            steps.append(step)
-        else:
+        elif isinstance(outcome, Unplaced):
             # Each cluster's own reason is in ``clusters``: the scheduler's one-line summary would abbreviate them.
             steps.append(Step(name, candidates, "", str(outcome.reason), (), ()))
             break  # replicas share one shape and capacity only shrinks: the rest fail alike

@@ -16,13 +16,12 @@ from modelplane.scheduling import (
     Schedule,
     SelectorError,
     match_cel,
-    schedule,
 )
 from modelplane_models.inference_class import InferenceClass
 from modelplane_models.inference_cluster import InferenceCluster
 from modelplane_models.model_deployment import ModelDeployment
 from modelplane_models.model_replica import ModelReplica
-from tests.unit.fleet import Pool, Shape, cluster, deployment, gpu_class, replicas_of
+from tests.unit.fleet import Pool, Shape, cluster, deployment, gpu_class, plan, replicas_of
 
 EXAMPLES = Path(__file__).parents[3] / "examples"
 GPU = ClassDevice(
@@ -74,11 +73,11 @@ def test_match_cel_errors_name_the_expression(expression: str, message: str) -> 
 
 
 def test_default_matcher_reports_a_bad_expression() -> None:
-    got = schedule(
+    got = plan(
         deployment("llama", shape=Shape(cel="device.driver ==")),
         [cluster("a", Pool("h100", "h100", 1))],
         [gpu_class("h100")],
-        [],
+        matcher=match_cel,
     )
     assert got.reason is Reason.CEL_ERROR
     assert "spec.nodeSelector.cel: syntax error" in got.message
@@ -113,7 +112,7 @@ def test_example_fleet_fills_up_deployment_by_deployment() -> None:
     replicas: list[ModelReplica] = []
     got: dict[str, tuple[str, ...]] = {}
     for dep in deployments:
-        result = schedule(dep, clusters, classes, replicas)
+        result = plan(dep, clusters, classes, replicas, matcher=match_cel)
         assert result.complete, result.message
         got |= _placed(result)
         replicas += replicas_of(result, dep)
@@ -136,7 +135,7 @@ def test_example_fleet_fills_up_deployment_by_deployment() -> None:
 def test_example_fleet_before_the_gke_cluster_is_ready() -> None:
     clusters, classes, deployments = _fleet(provisioned=False)
     (deepseek,) = [d for d in deployments if d.metadata and d.metadata.name == "deepseek-r1-pd"]
-    got = schedule(deepseek, clusters, classes, [])
+    got = plan(deepseek, clusters, classes, matcher=match_cel)
     assert got.reason is Reason.NO_MATCHING_POOLS
     assert got.message.startswith("placed 0 of 1: deepseek-r1-pd-0: NoMatchingPools: 3 of 5 clusters match")
     assert "1 NotReady (gke-us-central1: no Ready condition yet)" in got.message

@@ -13,7 +13,6 @@ from modelplane.scheduling import (
     Origin,
     Reason,
     Schedule,
-    schedule,
     serving_shape,
     shape_revision,
 )
@@ -23,7 +22,7 @@ from modelplane_models.inference_class import InferenceClass
 from modelplane_models.inference_cluster import InferenceCluster
 from modelplane_models.model_deployment import ModelDeployment
 from modelplane_models.model_replica import ModelReplica
-from tests.unit.fleet import Pool, Shape, cluster, deployment, fake_matcher, gpu_class, replicas_of
+from tests.unit.fleet import Pool, Shape, cluster, deployment, gpu_class, plan, replicas_of
 
 H100 = gpu_class("h100", per_node=8, ib=8)
 H200 = gpu_class("h200", per_node=8, memory="141Gi")
@@ -66,8 +65,15 @@ def run(
     unreadable: dict[str, str] | None = None,
     deleting: frozenset[str] = frozenset(),
 ) -> Schedule:
-    existing = Existing(own or {}, unreadable or {}, revision(dep), deleting=deleting)
-    return schedule(dep, clusters, CLASSES if classes is None else classes, [], existing=existing, matcher=fake_matcher)
+    existing = Existing(replicas=own or {}, revision=revision(dep))
+    return plan(
+        dep,
+        clusters,
+        CLASSES if classes is None else classes,
+        existing=existing,
+        unreadable=unreadable,
+        deleting=deleting,
+    )
 
 
 def placed(result: Schedule) -> dict[str, tuple[str, ...]]:
@@ -304,19 +310,17 @@ def test_a_replica_holding_more_workers_than_a_pool_has_is_counted_not_walked() 
         "a",
         (RoleHolding(Role.UNIFIED, "h100", Footprint(nodes_per_worker=1, gpus_per_node=8, workers=2**31 - 1)),),
     )
-    got = schedule(deployment("llama", shape=TP8), TWO[:1], CLASSES, [huge], matcher=fake_matcher)
+    got = plan(deployment("llama", shape=TP8), TWO[:1], CLASSES, [huge])
     assert [u.reason for u in got.unplaced] == [Reason.INSUFFICIENT_CAPACITY]
 
 
 def test_a_replica_that_cannot_be_read_counts_and_keeps_its_ordinal() -> None:
     running = observed(_running(), ready=["llama-0", "llama-1"])
     del running[0]  # llama-0 exists but does not read: the caller keeps it as it is
-    existing = Existing(running, {}, revision(LLAMA2), frozenset({0}))
+    existing = Existing(replicas=running, revision=revision(LLAMA2), opaque=frozenset({0}))
     fleet = [*TWO, cluster("c", Pool("h100", "h100", 1))]
-    got = schedule(LLAMA2, fleet, CLASSES, [], existing=existing, matcher=fake_matcher)
+    got = plan(LLAMA2, fleet, CLASSES, existing=existing)
     assert placed(got) == {"llama-1": ("b", "h100")}
     assert got.complete
-    up = schedule(
-        deployment("llama", replicas=3, shape=TP8), fleet, CLASSES, [], existing=existing, matcher=fake_matcher
-    )
+    up = plan(deployment("llama", replicas=3, shape=TP8), fleet, CLASSES, existing=existing)
     assert sorted(placed(up)) == ["llama-1", "llama-2"]

@@ -11,18 +11,18 @@ on its pool, where it is.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from modelplane.capacity import Holding, replica_holding
-from modelplane.scheduling import Existing, Origin, Schedule, schedule, serving_shape, shape_revision
+from modelplane.scheduling import Existing, Origin, Schedule, serving_shape, shape_revision
 from modelplane.scheduling.devices import Claim, class_view
 from modelplane.scheduling.hold import observed_roles
 from modelplane_models.inference_cluster import InferenceCluster
 from modelplane_models.model_deployment import ModelDeployment
-from tests.unit.fleet import fake_matcher, replicas_of
+from tests.unit.fleet import fake_matcher, plan, replicas_of
 from tests.unit.scheduling.test_properties import CLASSES, Fleet, fleets, shapes
 
 
@@ -38,10 +38,22 @@ def _rename_pool(cluster: InferenceCluster) -> InferenceCluster:
     return InferenceCluster.model_validate(body)
 
 
+@dataclass(frozen=True)
+class Perturbed:
+    """A fleet, what the deployment ran on it, and the fleet after a change."""
+
+    fleet: Fleet
+    own: dict[int, Holding]
+    after: Fleet
+    existing: Existing
+    unreadable: dict[str, str]
+    deleting: frozenset[str]
+
+
 @st.composite
-def perturbed(draw: st.DrawFn) -> tuple[Fleet, dict[int, Holding], Fleet, Existing]:
+def perturbed(draw: st.DrawFn) -> Perturbed:
     fleet = draw(fleets())
-    first = schedule(fleet.deployment, fleet.clusters, CLASSES, fleet.replicas, matcher=fake_matcher)
+    first = plan(fleet.deployment, fleet.clusters, CLASSES, fleet.replicas)
     own: dict[int, Holding] = {}
     for replica, placement in zip(replicas_of(first, fleet.deployment), first.placements, strict=True):
         holding = replica_holding(replica)
@@ -71,11 +83,22 @@ def perturbed(draw: st.DrawFn) -> tuple[Fleet, dict[int, Holding], Fleet, Existi
     spec = spec.model_copy(update={"replicas": draw(st.integers(0, 6))})
     dep = dep.model_copy(update={"spec": spec})
     after = Fleet(dep, clusters, fleet.replicas)
-    return fleet, own, after, Existing(own, unreadable, _revision(dep), deleting=frozenset(deleting))
+    return Perturbed(
+        fleet, own, after, Existing(replicas=own, revision=_revision(dep)), unreadable, frozenset(deleting)
+    )
 
 
-def _run(after: Fleet, existing: Existing) -> Schedule:
-    return schedule(after.deployment, after.clusters, CLASSES, after.replicas, existing=existing, matcher=fake_matcher)
+def _run(case: Perturbed) -> Schedule:
+    after = case.after
+    return plan(
+        after.deployment,
+        after.clusters,
+        CLASSES,
+        after.replicas,
+        existing=case.existing,
+        unreadable=case.unreadable,
+        deleting=case.deleting,
+    )
 
 
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -84,17 +107,17 @@ SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[Heal
 @SETTINGS
 @given(perturbed())
 def test_an_existing_replica_is_only_removed_for_the_users_reason(
-    case: tuple[Fleet, dict[int, Holding], Fleet, Existing],
+    case: Perturbed,
 ) -> None:
-    _, own, after, existing = case
-    got = _run(after, existing)
+    own, existing = case.own, case.existing
+    got = _run(case)
     placed = {p.replica for p in got.placements}
-    leaving = {h.name for h in own.values() if h.cluster in existing.deleting}
+    leaving = {h.name for h in own.values() if h.cluster in case.deleting}
     for holding in own.values():
         assert holding.name in placed | set(got.removed) | set(got.retired)
     # Scaling down removes what exceeds spec.replicas (and maxSurge more while a rollout has old replicas
     # left), never a leaving replica (those are retired), and waits while a replica's inputs cannot be read.
-    counting = [h for h in own.values() if h.cluster not in existing.deleting]
+    counting = [h for h in own.values() if h.cluster not in case.deleting]
     allowance = 1 if any(h.revision != existing.revision for h in counting) else 0
     assert len(got.removed) + got.waiting == max(0, len(counting) - got.desired - allowance)
     assert not set(got.removed) & leaving
@@ -116,10 +139,10 @@ def _ready(own: dict[int, Holding], ordinal: int) -> bool:
 @SETTINGS
 @given(perturbed())
 def test_a_kept_replica_keeps_what_it_runs_or_takes_a_shape_that_runs_there(
-    case: tuple[Fleet, dict[int, Holding], Fleet, Existing],
+    case: Perturbed,
 ) -> None:
-    _, own, after, existing = case
-    got = _run(after, existing)
+    own, after, existing = case.own, case.after, case.existing
+    got = _run(case)
     clusters = {c.metadata.name: c for c in after.clusters if c.metadata and c.metadata.name}
     views = {v.name: v for v in map(class_view, CLASSES) if v is not None}
     spec = after.deployment.spec

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from modelplane.capacity import DeploymentKey, cluster_info, pool_capacities
-from modelplane.scheduling import Claim, DecidedBy, Decision, Origin, Schedule, schedule
+from modelplane.scheduling import Claim, DecidedBy, Decision, Origin, Schedule
 from modelplane.scheduling.devices import class_view
 from modelplane.scheduling.explain import explain
 from modelplane.scheduling.labels import label_selector
@@ -28,8 +28,10 @@ from tests.unit.fleet import (
     deployment,
     fake_matcher,
     gpu_class,
+    plan,
     replica,
     replicas_of,
+    view,
 )
 
 CLASSES = [
@@ -124,13 +126,7 @@ def fleets(draw: st.DrawFn) -> Fleet:
 
 
 def run(fleet: Fleet, replicas: list[ModelReplica] | None = None) -> Schedule:
-    return schedule(
-        fleet.deployment,
-        fleet.clusters,
-        CLASSES,
-        fleet.replicas if replicas is None else replicas,
-        matcher=fake_matcher,
-    )
+    return plan(fleet.deployment, fleet.clusters, CLASSES, fleet.replicas if replicas is None else replicas)
 
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -191,7 +187,7 @@ def test_every_placement_says_why_as_explain_does(fleet: Fleet) -> None:
     got = run(fleet)
     assert all(p.decision is not None for p in got.placements)
     recorded = {p.replica: (p.cluster, p.decision) for p in got.placements}
-    explained = explain(fleet.deployment, fleet.clusters, CLASSES, fleet.replicas, matcher=fake_matcher)
+    explained = explain(fleet.deployment, view(fleet.clusters, CLASSES, fleet.replicas))
     said = {s.replica: (s.chosen, Decision(DecidedBy(s.decided_by), s.why)) for s in explained.steps if s.chosen}
     assert said == recorded
 
@@ -202,7 +198,7 @@ def test_result_does_not_depend_on_input_order(fleet: Fleet, rng: random.Random)
     clusters, classes, replicas = list(fleet.clusters), list(CLASSES), list(fleet.replicas)
     for items in (clusters, classes, replicas):
         rng.shuffle(items)
-    shuffled = schedule(fleet.deployment, clusters, classes, replicas, matcher=fake_matcher)
+    shuffled = plan(fleet.deployment, clusters, classes, replicas)
     assert shuffled == run(fleet)
 
 

@@ -10,7 +10,6 @@ from modelplane.scheduling import (
     PoolReason,
     Reason,
     Schedule,
-    schedule,
 )
 from modelplane.topology import Role
 from modelplane_models.inference_cluster import InferenceCluster
@@ -22,8 +21,8 @@ from tests.unit.fleet import (
     Shape,
     cluster,
     deployment,
-    fake_matcher,
     gpu_class,
+    plan,
     replica,
     replicas_of,
 )
@@ -45,7 +44,7 @@ def unplaced(result: Schedule) -> dict[str, Reason]:
 
 
 def run(dep: ModelDeployment, clusters: list[InferenceCluster], replicas: list[ModelReplica] | None = None) -> Schedule:
-    return schedule(dep, clusters, CLASSES, replicas or [], matcher=fake_matcher)
+    return plan(dep, clusters, CLASSES, replicas or [])
 
 
 @dataclass(frozen=True)
@@ -428,7 +427,7 @@ def test_invalid_deployment(dep: ModelDeployment, field: str) -> None:
 
 
 def test_missing_class_rejects_its_pools() -> None:
-    got = schedule(deployment("llama"), [cluster("a", Pool("h100", "h100", 1))], [], [], matcher=fake_matcher)
+    got = plan(deployment("llama"), [cluster("a", Pool("h100", "h100", 1))], [])
     assert got.unplaced[0].reason is Reason.NO_MATCHING_POOLS
     assert got.unplaced[0].rejections[0].pools[0].reason is PoolReason.CLASS_NOT_FOUND
 

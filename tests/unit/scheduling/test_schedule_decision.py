@@ -6,13 +6,13 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from modelplane.scheduling import DecidedBy, Origin, schedule
+from modelplane.scheduling import DecidedBy, Origin
 from modelplane.scheduling.explain import explain
 from modelplane.topology import Role
 from modelplane_models.inference_cluster import InferenceCluster
 from modelplane_models.model_deployment import ModelDeployment
 from modelplane_models.model_replica import ModelReplica
-from tests.unit.fleet import Pool, Shape, cluster, deployment, fake_matcher, gpu_class, replica, replicas_of
+from tests.unit.fleet import Pool, Shape, cluster, deployment, gpu_class, plan, replica, replicas_of, view
 
 CLASSES = [gpu_class("h100", per_node=8)]
 TP4, TP8 = Shape(tensor=4), Shape(tensor=8)
@@ -88,27 +88,21 @@ CASES = [
 
 @pytest.mark.parametrize("case", CASES)
 def test_the_recorded_decision_is_explains(case: Case) -> None:
-    got = schedule(case.deployment, case.clusters, CLASSES, case.others, matcher=fake_matcher)
+    got = plan(case.deployment, case.clusters, CLASSES, case.others)
     recorded = {
         p.replica: (p.cluster, p.decision.decided_by, p.decision.message)
         for p in got.placements
         if p.decision is not None
     }
     assert recorded == case.want
-    explained = explain(case.deployment, case.clusters, CLASSES, case.others, matcher=fake_matcher)
+    explained = explain(case.deployment, view(case.clusters, CLASSES, case.others))
     said = {s.replica: (s.chosen, DecidedBy(s.decided_by), s.why) for s in explained.steps if s.chosen}
     assert said == recorded
 
 
 @pytest.mark.parametrize("case", CASES)
 def test_a_kept_replica_is_not_decided_again(case: Case) -> None:
-    first = schedule(case.deployment, case.clusters, CLASSES, case.others, matcher=fake_matcher)
-    again = schedule(
-        case.deployment,
-        case.clusters,
-        CLASSES,
-        [*case.others, *replicas_of(first, case.deployment)],
-        matcher=fake_matcher,
-    )
+    first = plan(case.deployment, case.clusters, CLASSES, case.others)
+    again = plan(case.deployment, case.clusters, CLASSES, [*case.others, *replicas_of(first, case.deployment)])
     assert [p.replica for p in again.placements] == list(case.want)
     assert all(p.origin is Origin.KEPT and p.decision is None for p in again.placements)

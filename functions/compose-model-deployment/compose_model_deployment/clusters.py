@@ -1,0 +1,126 @@
+"""An InferenceCluster as the scheduler reads it, straight from its protobuf Struct.
+
+What a ModelDeployment needs of a cluster: its facts (labels, cordoned, draining,
+being deleted, Ready and since when), its pools, the usage its scheduler observes,
+and what its own function publishes per pool (free accelerators per node and the
+replicas counted) and found overcommitted. Every field read is checked as
+``InferenceCluster``'s model checks it; a cluster that does not read cleanly goes
+through the model (``structs.read_one``), which gives its facts and no summary.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from compose_model_deployment.structs import (
+    Fields,
+    UnclearError,
+    flag,
+    label,
+    labels,
+    name_and_deleting,
+    need,
+    obj,
+    objects,
+    ready_condition,
+    strings,
+    subdomain,
+    text,
+    whole,
+)
+from modelplane.capacity import ClusterInfo, Observed, PoolInfo, Source
+from modelplane.scheduling.view import ClusterFacts, Published, published_pool
+from modelplane.scheduling.view import cluster_facts as cluster_facts_of
+from modelplane_models.inference_cluster import InferenceCluster
+
+_SOURCES = frozenset(Source)
+
+
+def cluster_facts(fields: Fields) -> ClusterFacts | None:
+    """Read one InferenceCluster in place; None without a name or spec."""
+    metadata, spec = obj(fields.get("metadata")), obj(fields.get("spec"))
+    status = obj(fields.get("status"))
+    name = text(metadata.get("name")) if metadata is not None else None
+    found = labels(metadata.get("labels")) if metadata is not None else {}
+    pools: list[tuple[str, str, int]] = []
+    cordoned = drains = None
+    if spec is not None:
+        cordoned = flag(spec.get("cordoned"))
+        drains = flag(spec.get("drain"))
+        pools = [_node_pool(p) for p in objects(spec.get("nodePools"), 32)]
+    ready = ready_condition(status)
+    not_ready = _not_ready(ready)
+    since = (text(ready.get("lastTransitionTime")) or "") if ready is not None and not_ready else ""
+    capacity = obj(status.get("capacity")) if status is not None else None
+    observed = _observed(capacity, {p[0]: p[1] for p in pools})
+    published = _published(capacity)
+    overcommitted = strings(capacity.get("overcommitted")) if capacity is not None else frozenset()
+    if not name or spec is None:
+        return None
+    info = ClusterInfo(
+        name=name,
+        labels=found,
+        cordoned=bool(cordoned),
+        ready=not not_ready,
+        not_ready=not_ready,
+        pools=tuple(PoolInfo(n, c, nodes, observed.get(n)) for n, c, nodes in pools),
+        draining=bool(drains),
+        deleting=name_and_deleting(fields)[1],
+        not_ready_since=since,
+    )
+    return ClusterFacts(info, published, overcommitted)
+
+
+def model_facts(cluster: InferenceCluster) -> ClusterFacts | None:
+    """A cluster the fast read could not read, as its model reads it."""
+    return cluster_facts_of(cluster)
+
+
+def _node_pool(pool: Fields) -> tuple[str, str, int]:
+    """A ``spec.nodePools[]`` entry as (name, class, nodes)."""
+    name = need(label(pool.get("name"), 40))
+    class_name = need(subdomain(pool.get("className")))
+    count = need(whole(pool.get("nodeCount"), 0, 1000))
+    whole(pool.get("minNodeCount"), 0, 1000)
+    most = whole(pool.get("maxNodeCount"), 0, 1000)
+    return name, class_name, most if most is not None else count
+
+
+def _observed(capacity: Fields | None, classes: Mapping[str, str]) -> dict[str, Observed]:
+    observed: dict[str, Observed] = {}
+    for pool in objects(capacity.get("pools")) if capacity is not None else ():
+        source = text(pool.get("source"))
+        if source is None or source == Source.DECLARED:
+            continue  # derived from ModelReplicas, which the published summary counts
+        if source not in _SOURCES:
+            raise UnclearError
+        name, class_name, in_use = text(pool.get("name")), text(pool.get("className")), whole(pool.get("inUse"))
+        if name is None or in_use is None:
+            continue
+        if name not in classes or (class_name is not None and class_name != classes[name]):
+            continue
+        observed.setdefault(name, Observed(Source(source), max(0, in_use)))
+    return observed
+
+
+def _published(capacity: Fields | None) -> dict[str, Published]:
+    """Each pool's published summary, as ``modelplane.scheduling.view.published_pool`` reads the model's."""
+    out: dict[str, Published] = {}
+    for pool in objects(capacity.get("pools")) if capacity is not None else ():
+        name, per_node = text(pool.get("name")), whole(pool.get("devicesPerNode"))
+        by_free = obj(pool.get("nodesByFree"))
+        counts = {key: need(whole(value)) for key, value in by_free.items()} if by_free is not None else None
+        read = published_pool(per_node, counts, strings(pool.get("replicas")))
+        if name is not None and read is not None:
+            out.setdefault(name, read)
+    return out
+
+
+def _not_ready(condition: Fields | None) -> str:
+    if condition is None:
+        return "no Ready condition yet"
+    status = need(text(condition.get("status")))
+    if status != "True":
+        detail = ": ".join(x for x in (text(condition.get("reason")), text(condition.get("message"))) if x)
+        return f"Ready is {status}" + (f" ({detail})" if detail else "")
+    return ""

@@ -1,0 +1,129 @@
+"""A ModelReplica as the scheduler reads it (``Holding``), straight from its protobuf Struct.
+
+Every field read is checked as ``ModelReplica``'s generated model checks it; a replica that
+does not read cleanly goes through the model (``structs.read_one``). Fields the scheduler does
+not read are not validated: a replica whose pod template the API server would now refuse still
+holds its GPUs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from google.protobuf import struct_pb2 as structpb
+
+from compose_model_deployment.structs import Fields, label, need, obj, objects, read_one, subdomain, text, whole
+from modelplane.capacity import DeploymentKey, Holding, RoleHolding, replica_holding, role_holding
+from modelplane.names import REVISION_LABEL
+from modelplane.topology import Role
+from modelplane_models.model_replica import ModelReplica
+
+
+def read_replica(struct: structpb.Struct) -> tuple[Holding | None, str]:
+    """What one ModelReplica holds; None and why when it cannot be read."""
+    read = read_one("ModelReplica", struct, holding_of, ModelReplica, replica_holding)
+    if read.value is None:
+        return None, read.why or "it has no name or spec"
+    return read.value, ""
+
+
+# ModelReplica -> Holding, as ``modelplane.capacity.replica_holding`` reads the model.
+
+
+@dataclass(frozen=True)
+class _Topology:
+    tensor: int
+    pipeline: int | None
+    data: int | None
+    dataLocal: int | None  # noqa: N815 - the API's field name, as ``TopologyLike`` reads it
+
+
+@dataclass(frozen=True)
+class _Workers:
+    count: int | None
+    topology: _Topology
+
+
+_Shape = tuple[int | None, int, int | None, int | None, int | None]
+
+
+def _shape(workers: Fields) -> _Shape:
+    """A ``workers`` block as (count, tensor, pipeline, data, dataLocal)."""
+    topology = need(obj(workers.get("topology")))
+    return (
+        whole(workers.get("count"), 1, 64),
+        need(whole(topology.get("tensor"), 1, 32)),
+        whole(topology.get("pipeline"), 1, 64),
+        whole(topology.get("data"), 1, 2048),
+        whole(topology.get("dataLocal"), 1, 32),
+    )
+
+
+@lru_cache(maxsize=4096)
+def _role_holding(role: Role, pool: str, shape: _Shape) -> RoleHolding:
+    # Replicas share a few shapes and pools: build each role once.
+    count, tensor, pipeline, data, data_local = shape
+    return role_holding(role, pool, _Workers(count, _Topology(tensor, pipeline, data, data_local)))
+
+
+def _role(role: Role, fields: Fields | None) -> RoleHolding | None:
+    if fields is None:
+        return None
+    pool = need(label(fields.get("poolName"), 63))
+    return _role_holding(role, pool, _shape(need(obj(fields.get("workers")))))
+
+
+def holding_of(fields: Fields) -> Holding | None:
+    """What a ModelReplica holds, read in place; None without a name or spec."""
+    metadata, spec = obj(fields.get("metadata")), obj(fields.get("spec"))
+    status = obj(fields.get("status"))
+    name = text(metadata.get("name")) if metadata is not None else None
+    namespace = text(metadata.get("namespace")) if metadata is not None else None
+    ready = False
+    for condition in objects(status.get("conditions")) if status is not None else ():
+        if need(text(condition.get("type"))) == "Ready" and need(text(condition.get("status"))) == "True":
+            ready = True
+            break
+    if spec is None:
+        return None
+    cluster = need(subdomain(need(obj(spec.get("inferenceClusterRef"))).get("name")))
+    owner = obj(spec.get("deploymentRef"))
+    deployment = need(subdomain(owner.get("name"))) if owner is not None else None
+    pool = label(spec.get("poolName"), 63)
+    workers = obj(spec.get("workers"))
+    unified = _shape(workers) if workers is not None else None
+    prefill = _role(Role.PREFILL, obj(spec.get("prefill")))
+    decode = _role(Role.DECODE, obj(spec.get("decode")))
+    if metadata is None or not name:
+        return None
+    roles: tuple[RoleHolding, ...] = ()
+    if unified is not None and pool:
+        roles = (_role_holding(Role.UNIFIED, pool, unified),)
+    elif unified is None and prefill is not None and decode is not None:
+        roles = (prefill, decode)
+    namespace = namespace or ""
+    return Holding(
+        namespace=namespace,
+        name=name,
+        deployment=DeploymentKey(namespace, deployment) if deployment is not None else None,
+        cluster=cluster,
+        roles=roles,
+        ready=ready,
+        revision=_revision(metadata),
+    )
+
+
+def _revision(metadata: Fields) -> str:
+    """The revision label a replica was composed with ("" without one).
+
+    A replica of this deployment listed in the fleet but missing from its observed resources is then
+    not mistaken for one of an older revision (and retired first) because its observed copy was lost.
+    """
+    labels = metadata.get("labels")
+    label = (
+        labels.struct_value.fields.get(REVISION_LABEL)
+        if labels is not None and labels.HasField("struct_value")
+        else None
+    )
+    return label.string_value if label is not None and label.HasField("string_value") else ""

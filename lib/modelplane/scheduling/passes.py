@@ -1,0 +1,154 @@
+"""One placement pass: account for what exists, place again what must move, then place new replicas.
+
+1. hold what exists: replicas retired or removed still run until deleted; unmanaged
+   replicas and shadows hold their GPUs; kept replicas hold theirs in ordinal order, a
+   reshaped one at its new shape only if its pools have room for it after every other
+   replica (held at its old shape otherwise);
+2. place again, under their names, the replicas that must move (changed between unified
+   and disaggregated, or found beyond a cluster's capacity): one that does not fit stays
+   where it is, held;
+3. place new replicas at the lowest unused ordinals, stopping at the first that does not
+   fit (replicas share one shape and capacity only shrinks): the rest are counted, and the
+   first ``LISTED`` named.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+from itertools import count, islice
+
+from modelplane.capacity import Holding
+from modelplane.scheduling.hold import observed_roles
+from modelplane.scheduling.names import replica_name
+from modelplane.scheduling.placer import Placer
+from modelplane.scheduling.reconcile import Existing, Kept, Own
+from modelplane.scheduling.result import LISTED, Held, HoldReason, Origin, Placement, Unplaced
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A pass's placements, the replicas left unplaced, and how many of the wanted could not be placed."""
+
+    placements: list[Placement]
+    unplaced: list[Unplaced]
+    shortfall: int
+
+
+def place_pass(  # noqa: PLR0913 - one scheduling pass over what exists
+    run: Placer,
+    kept: Kept,
+    add: int,
+    own: Sequence[Own],
+    taken: Sequence[Holding],
+    existing: Existing,
+    *,
+    release: bool = False,
+) -> Outcome:
+    """Account for what exists, then place the replicas to place again and ``add`` new ones.
+
+    With ``release``, the replicas retired or removed now hold no GPUs (as on a later call).
+    """
+    placements = _hold_existing(run, kept, taken, release=release)  # 1.
+    failed = _place_again(run, kept, placements)  # 2.
+    used = {o.ordinal for o in own} | existing.opaque | set(existing.going)
+    unplaced, shortfall = _place_new(run, add, used, failed, placements)  # 3.
+    placements += [p for o in (*kept.leaving, *kept.lost) if (p := kept.placements[o.ordinal]) is not None]
+    return Outcome(placements, unplaced, shortfall)
+
+
+def _hold_existing(run: Placer, kept: Kept, taken: Sequence[Holding], *, release: bool = False) -> list[Placement]:
+    """Account for what exists; return the kept placements, held at their shape where a new one does not fit.
+
+    A replica whose shape changed takes the new shape in place of its old one
+    only if its pools have room for it after every other replica, those held at
+    their old shape included; the check is repeated until no more are held.
+    """
+    for o in () if release else (*kept.removed, *kept.retired):  # Still running until deleted.
+        run.hold(o.holding.cluster, ((r.pool, r.footprint) for r in o.holding.roles), own=False)
+    for h in taken:
+        run.hold(h.cluster, ((r.pool, r.footprint) for r in h.roles), own=bool(h.roles))
+    # Kept replicas in ordinal order, as they were placed: a re-run rebuilds the same nodes.
+    staying = [(o, p) for o in kept.staying if (p := kept.placements[o.ordinal]) is not None]
+    reshaped = {o.ordinal for o, p in staying if p.held is None and p.roles != observed_roles(o.holding)}
+    start = run.snapshot()
+    held: set[int] = set()
+    while True:
+        for o, _ in staying:
+            if o.ordinal not in reshaped or o.ordinal in held:
+                run.hold(o.holding.cluster, ((r.pool, r.footprint) for r in o.holding.roles), own=False)
+        short = [
+            o.ordinal
+            for o, p in staying
+            if o.ordinal in reshaped - held
+            and not run.hold(p.cluster, [(r.pool, r.footprint) for r in p.roles], own=False, strict=True)
+        ]
+        if not short:
+            break
+        held.update(short)
+        run.restore(start)
+    for _, p in staying:
+        run.count(p.cluster)
+    return [_shape_held(p, o.holding) if o.ordinal in held else p for o, p in staying]
+
+
+def _place_again(run: Placer, kept: Kept, placements: list[Placement]) -> Unplaced | None:
+    """Place the replicas that must move; one that does not fit stays where it is, held.
+
+    Returns the first failure of a replica not avoiding a cluster: new replicas of the same shape
+    would fail alike.
+    """
+    failed: Unplaced | None = None
+    for o in kept.staying:
+        if kept.placements[o.ordinal] is not None:
+            continue
+        avoid = kept.moved.get(o.ordinal, "")
+        if failed is not None and not avoid:
+            outcome: Placement | Unplaced = replace(failed, replica=o.name)
+        else:
+            outcome = run.place(o.name, o.ordinal, Origin.MOVED, avoid=avoid)
+        if isinstance(outcome, Placement):
+            placements.append(outcome)
+            continue
+        if not avoid:
+            failed = failed or outcome
+        prefix = f"InferenceCluster {avoid} has no room for it and " if avoid else ""
+        held = Held(HoldReason(str(outcome.reason)), f"{prefix}it cannot be placed again: {outcome.message}")
+        placements.append(
+            Placement(o.name, o.ordinal, o.holding.cluster, observed_roles(o.holding), Origin.KEPT, held=held)
+        )
+    return failed
+
+
+def _place_new(
+    run: Placer, wanted: int, used: set[int], failed: Unplaced | None, placements: list[Placement]
+) -> tuple[list[Unplaced], int]:
+    """Place up to ``wanted`` new replicas at the lowest unused ordinals; return the unplaced and the shortfall."""
+    key = run.request.key
+    ordinals = _unused(used)
+    unplaced: list[Unplaced] = []
+    while wanted and failed is None:
+        ordinal = next(ordinals)
+        wanted -= 1
+        outcome = run.place(replica_name(key.name, ordinal), ordinal, Origin.NEW)
+        if isinstance(outcome, Placement):
+            placements.append(outcome)
+        else:
+            failed = outcome
+            unplaced.append(outcome)
+    shortfall = len(unplaced) + wanted
+    if failed is not None:
+        for ordinal in islice(ordinals, min(wanted, LISTED - len(unplaced))):
+            unplaced.append(replace(failed, replica=replica_name(key.name, ordinal), ordinal=ordinal))
+    return unplaced, shortfall
+
+
+def _unused(used: set[int]) -> Iterator[int]:
+    """The ordinals not in ``used``, lowest first (lazily: never as many as ``spec.replicas``)."""
+    return (i for i in count() if i not in used)
+
+
+def _shape_held(placement: Placement, holding: Holding) -> Placement:
+    pools = ", ".join(r.pool for r in placement.roles)
+    why = f"the new shape does not fit the free capacity of pool(s) {pools} of InferenceCluster {placement.cluster}"
+    return replace(placement, roles=observed_roles(holding), stale="", held=Held(HoldReason.INSUFFICIENT_CAPACITY, why))

@@ -1,0 +1,343 @@
+"""The placement engine: which cluster and pools take one replica, and why the others do not.
+
+A ``Placer`` holds the free GPUs per node of every pool (``modelplane.capacity.NodeFree``)
+as placing uses them up. For one replica it:
+
+1. judges each selected cluster once: a cluster that is cordoned, drains, is being
+   deleted or is not Ready takes nothing; otherwise the pools whose class suits each
+   role's node selector and topology (``modelplane.scheduling.devices``) and that have
+   enough nodes for a worker are eligible;
+2. finds each cluster's best option: one eligible pool per role on which every worker
+   fits (prefill and decode share the cluster and, sharing a pool, are packed together),
+   the fewest GPUs stranded on the nodes taken, then the fewest left free;
+3. scores the clusters with an option: the fewest replicas of this deployment on the
+   cluster (spread), then the option's stranded and left-over GPUs (best fit), then the
+   names (ties), and takes the lowest, recording which part of the score beat the
+   runner-up (``modelplane.scheduling.decision``); with no option anywhere, says why
+   each selected cluster takes nothing.
+
+``--explain`` runs this same engine on the same fleet: what it prints is this decision.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import product
+
+from modelplane.capacity import NodeFree, PoolKey
+from modelplane.capacity.clusters import ClusterInfo
+from modelplane.scheduling.decision import Score, decide
+from modelplane.scheduling.devices import ClassJudge, PoolReason, RoleRequest
+from modelplane.scheduling.request import Request, needs, plural
+from modelplane.scheduling.result import (
+    ClusterRejection,
+    Origin,
+    Placement,
+    PoolRejection,
+    Reason,
+    RolePlacement,
+    Unplaced,
+    pool_message,
+    summarize,
+)
+from modelplane.topology import Footprint, Role
+
+Eligible = Mapping[Role, tuple[PoolKey, ...]]
+"""Per role, the pools of one cluster that can take it."""
+
+
+@dataclass(frozen=True)
+class Option:
+    """The best way one cluster takes one replica.
+
+    Attributes:
+        waste: GPUs a first worker of each role would strand on the nodes it takes.
+        leftover: GPUs left free on the pools used once the replica is on them.
+        pools: Per role, in role order, the pool it takes.
+    """
+
+    waste: int
+    leftover: int
+    pools: tuple[PoolKey, ...]
+
+
+def unschedulable(cluster: ClusterInfo) -> ClusterRejection | None:
+    """Why ``cluster`` takes no new replica whatever its pools (being deleted, draining, cordoned, not Ready)."""
+    if cluster.deleting:
+        return ClusterRejection(cluster.name, Reason.CORDONED, "being deleted")
+    if cluster.draining:
+        return ClusterRejection(cluster.name, Reason.CORDONED, "drains (spec.drain)")
+    if cluster.cordoned:
+        return ClusterRejection(cluster.name, Reason.CORDONED, "cordoned")
+    if not cluster.ready:
+        return ClusterRejection(cluster.name, Reason.NOT_READY, cluster.not_ready)
+    return None
+
+
+class Placer:
+    """One deployment's placements on the fleet, the free capacity used up as it places."""
+
+    def __init__(
+        self,
+        request: Request,
+        clusters: Sequence[ClusterInfo],
+        judge: ClassJudge,
+        free: Mapping[PoolKey, NodeFree],
+    ) -> None:
+        """Start from ``free``, the free GPUs per node of each pool before any of this deployment's replicas.
+
+        Args:
+            request: The deployment.
+            clusters: Every cluster of the fleet, sorted by name.
+            judge: Judges the pools' classes for the roles.
+            free: Per pool whose class has a known accelerator count, its free GPUs per node.
+        """
+        self.request = request
+        self.judge = judge
+        self.clusters = clusters
+        self.selected = [c for c in clusters if request.selector.matches(c.labels)]
+        self._free = dict(free)
+        self._spread: Counter[str] = Counter()
+        self._eligible: dict[str, Eligible | ClusterRejection] = {}
+        # A cluster's best option only changes with its own pools: placing a replica elsewhere keeps it.
+        self._options: dict[str, Option | None] = {}
+
+    def free(self, key: PoolKey) -> NodeFree | None:
+        """A pool's free GPUs per node now; None when its capacity is unknown."""
+        return self._free.get(key)
+
+    def spread(self, cluster: str) -> int:
+        """How many of the deployment's replicas are on ``cluster`` so far."""
+        return self._spread[cluster]
+
+    def hold(self, cluster: str, roles: Iterable[tuple[str, Footprint]], *, own: bool, strict: bool = False) -> bool:
+        """Account for a replica that exists (it may not fit: existing replicas are never refused).
+
+        With ``strict``, a replica that would hold GPUs its pools do not have is
+        not accounted for, and False is returned.
+        """
+        # In the order ``best_option`` takes them, so a kept replica leaves the nodes as placing it did.
+        after: dict[PoolKey, NodeFree] = {}
+        for pool, fp in sorted(roles, key=lambda r: size(r[1])):
+            key = (cluster, pool)
+            if key in self._free:
+                after[key], missing = after.get(key, self._free[key]).hold(fp)
+                if strict and missing:
+                    return False
+        self._free.update(after)
+        self._options.pop(cluster, None)
+        if own:
+            self._spread[cluster] += 1
+        return True
+
+    def snapshot(self) -> dict[PoolKey, NodeFree]:
+        """The free capacity now, to ``restore`` after trying holds."""
+        return dict(self._free)
+
+    def restore(self, free: Mapping[PoolKey, NodeFree]) -> None:
+        """Go back to the free capacity of a ``snapshot``."""
+        self._free = dict(free)
+        self._options.clear()
+
+    def count(self, cluster: str) -> None:
+        """Count one replica of the deployment on ``cluster`` (spread)."""
+        self._spread[cluster] += 1
+
+    def candidates(self) -> list[tuple[Score, Option]]:
+        """Every selected cluster that can take the next replica, with its score, lowest (winning) first."""
+        out = []
+        for cluster in self.selected:
+            option = self.option(cluster)
+            if option is not None:
+                out.append((_score(self._spread[cluster.name], option, cluster.name), option))
+        return sorted(out, key=lambda c: c[0])
+
+    def option(self, cluster: ClusterInfo) -> Option | None:
+        """``cluster``'s best option for the next replica; None when it cannot take one."""
+        eligible = self.eligible(cluster)
+        if isinstance(eligible, ClusterRejection):
+            return None
+        if cluster.name not in self._options:
+            self._options[cluster.name] = self.best_option(eligible)
+        return self._options[cluster.name]
+
+    def place(self, name: str, ordinal: int, origin: Origin, *, avoid: str = "") -> Placement | Unplaced:
+        """Place one replica, or say why it cannot be placed.
+
+        Args:
+            name: The replica's name.
+            ordinal: Its ordinal.
+            origin: Why it is placed (new, or placed again).
+            avoid: A cluster it must not be placed on (it was found beyond that cluster's capacity).
+        """
+        # Plain tuples in the loop (it runs per cluster per replica); the two best become ``Score``s once.
+        best: tuple[tuple[int, int, int, str, tuple[PoolKey, ...]], Option] | None = None
+        second: tuple[tuple[int, int, int, str, tuple[PoolKey, ...]], Option] | None = None
+        for cluster in self.selected:
+            if cluster.name == avoid:
+                continue
+            option = self.option(cluster)
+            if option is None:
+                continue
+            score = (self._spread[cluster.name], option.waste, option.leftover, cluster.name, option.pools)
+            if best is None or score < best[0]:
+                best, second = (score, option), best
+            elif second is None or score < second[0]:
+                second = (score, option)
+        if best is None:
+            rejections = tuple(self.rejection(cluster) for cluster in self.selected if cluster.name != avoid)
+            reason, message = summarize(rejections, len(self.clusters))
+            return Unplaced(name, ordinal, reason, message, len(self.clusters), rejections)
+        decision = decide(_as_score(*best[0]), None if second is None else _as_score(*second[0]))
+        option = best[1]
+        cluster_name = option.pools[0][0]
+        after = self._take(option.pools)
+        if after is None:  # pragma: no cover - the option was found to fit on these very nodes
+            msg = f"option {option.pools} no longer fits"
+            raise AssertionError(msg)
+        self._free.update(after)
+        self._options.pop(cluster_name, None)
+        self._spread[cluster_name] += 1
+        roles = tuple(
+            RolePlacement(r.role, key[1], r.footprint) for r, key in zip(self.request.roles, option.pools, strict=True)
+        )
+        return Placement(name, ordinal, cluster_name, roles, origin, decision=decision)
+
+    def rejection(self, cluster: ClusterInfo) -> ClusterRejection:
+        """Why ``cluster`` takes no replica now."""
+        eligible = self.eligible(cluster)
+        return eligible if isinstance(eligible, ClusterRejection) else self._capacity_rejection(cluster, eligible)
+
+    def eligible(self, cluster: ClusterInfo) -> Eligible | ClusterRejection:
+        """Per role, the pools of ``cluster`` that can take it; or why the cluster cannot take the replica."""
+        if cluster.name not in self._eligible:
+            self._eligible[cluster.name] = self._judge_cluster(cluster)
+        return self._eligible[cluster.name]
+
+    def _judge_cluster(self, cluster: ClusterInfo) -> Eligible | ClusterRejection:
+        refused = unschedulable(cluster)
+        if refused is not None:
+            return refused
+        eligible: dict[Role, tuple[PoolKey, ...]] = {}
+        rejected: list[PoolRejection] = []
+        for request in self.request.roles:
+            keys = []
+            for pool in cluster.pools:
+                fit = self.judge.fit(request, pool.class_name)
+                free = self._free.get((cluster.name, pool.name))
+                if fit.misfit is not None:
+                    rejected.append(PoolRejection(pool.name, request.role, fit.misfit, fit.message))
+                elif free is not None and free.nodes < request.footprint.nodes_per_worker:
+                    # No amount of waiting makes a worker fit a pool with too few nodes.
+                    message = f"{needs(request.footprint)}; the pool has {plural(free.nodes, 'node')}"
+                    rejected.append(PoolRejection(pool.name, request.role, PoolReason.TOO_FEW_NODES, message))
+                elif free is not None:
+                    keys.append((cluster.name, pool.name))
+            eligible[request.role] = tuple(keys)
+        if all(eligible.values()):
+            return eligible
+        empty = [r for r, keys in eligible.items() if not keys]
+        lacking = [p for p in rejected if p.role in empty]
+        reason = (
+            Reason.CEL_ERROR if any(p.reason is PoolReason.CEL_ERROR for p in lacking) else Reason.NO_MATCHING_POOLS
+        )
+        if not cluster.pools:
+            message = "has no pools"
+        else:
+            message = "; ".join(_pool_message(p, self.request.roles) for p in lacking)
+        return ClusterRejection(cluster.name, reason, message, tuple(rejected))
+
+    def best_option(self, eligible: Eligible) -> Option | None:
+        """The best combination of ``eligible`` pools for one replica; None when none fits now."""
+        requests = self.request.roles
+        best: Option | None = None
+        for keys in product(*(eligible[r.role] for r in requests)):
+            leftover = self._leftover(keys)
+            if leftover is None:
+                continue
+            option = Option(self._waste(keys), leftover, keys)
+            if best is None or (option.waste, option.leftover, keys) < (best.waste, best.leftover, best.pools):
+                best = option
+        return best
+
+    def _waste(self, keys: tuple[PoolKey, ...]) -> int:
+        """GPUs a worker of each role strands on the tightest nodes that fit it: best fit by node, not by pool."""
+        waste = 0
+        for key, request in zip(keys, self.request.roles, strict=True):
+            g, k = request.footprint.gpus_per_node, request.footprint.nodes_per_worker
+            counts = self._free[key].counts
+            left = k
+            for f in range(g, len(counts)):
+                take = min(counts[f], left)
+                waste += take * (f - g)
+                left -= take
+                if not left:
+                    break
+        return waste
+
+    def _leftover(self, keys: tuple[PoolKey, ...]) -> int | None:
+        """The GPUs left free on the pools ``keys`` (per role) once the replica is on them; None if it does not fit."""
+        requests = self.request.roles
+        if len(keys) == 1:
+            nodes, fp = self._free[keys[0]], requests[0].footprint
+            return nodes.free - fp.total_gpus if nodes.fits(fp) else None
+        if len(set(keys)) == len(keys):
+            # Roles on pools of their own fit independently, and each takes exactly its GPUs.
+            if all(self._free[k].fits(r.footprint) for k, r in zip(keys, requests, strict=True)):
+                return sum(self._free[k].free - r.footprint.total_gpus for k, r in zip(keys, requests, strict=True))
+            return None
+        after = self._take(keys)
+        return None if after is None else sum(n.free for n in after.values())
+
+    def _take(self, keys: tuple[PoolKey, ...]) -> dict[PoolKey, NodeFree] | None:
+        """The pools ``keys`` (per role) with the replica placed on them; None if it does not fit."""
+        requests = self.request.roles
+        after: dict[PoolKey, NodeFree] = {}
+        # Larger shapes first when roles share a pool (first fit decreasing).
+        for i in sorted(range(len(requests)), key=lambda i: size(requests[i].footprint)):
+            nodes = after.get(keys[i], self._free[keys[i]]).take(requests[i].footprint)
+            if nodes is None:
+                return None
+            after[keys[i]] = nodes
+        return after
+
+    def _capacity_rejection(self, cluster: ClusterInfo, eligible: Eligible) -> ClusterRejection:
+        pools = []
+        alone = True
+        for request in self.request.roles:
+            for key in eligible[request.role]:
+                nodes = self._free[key]
+                if nodes.fits(request.footprint):
+                    continue
+                alone = False
+                g = request.footprint.gpus_per_node
+                with_room = sum(nodes.counts[g:])
+                message = (
+                    f"{needs(request.footprint)}; {nodes.free} of {nodes.nodes * nodes.per_node} GPUs free,"
+                    f" {plural(with_room, 'node')} with {g} free"
+                )
+                pools.append(PoolRejection(key[1], request.role, PoolReason.INSUFFICIENT_CAPACITY, message))
+        if alone:
+            message = "prefill and decode do not fit on its pools together"
+        else:
+            message = "; ".join(_pool_message(p, self.request.roles) for p in pools)
+        return ClusterRejection(cluster.name, Reason.INSUFFICIENT_CAPACITY, message, tuple(pools))
+
+
+def _as_score(spread: int, stranded: int, left: int, cluster: str, pools: tuple[PoolKey, ...]) -> Score:
+    return Score(spread, stranded, left, cluster, tuple(key[1] for key in pools))
+
+
+def _score(spread: int, option: Option, cluster: str) -> Score:
+    return _as_score(spread, option.waste, option.leftover, cluster, option.pools)
+
+
+def size(fp: Footprint) -> tuple[int, int]:
+    """Sort key: larger shapes first (more GPUs per node, then more nodes per worker)."""
+    return (-fp.gpus_per_node, -fp.nodes_per_worker)
+
+
+def _pool_message(rejection: PoolRejection, roles: Sequence[RoleRequest]) -> str:
+    return pool_message(rejection.role, rejection.pool, rejection.message, len(roles))

@@ -1,0 +1,232 @@
+"""What a deployment already runs, and what happens to each existing replica.
+
+For each replica the deployment observes (``Existing``), in ordinal order:
+
+1. read it: the deployment's own copy wins over the fleet's of the same name; a replica
+   named like the deployment's but of another ordinal scheme is *unmanaged* (it holds
+   its GPUs, never scheduled); a fleet copy of one the deployment cannot read is a
+   *shadow* (its GPUs are taken, nothing is scheduled from it);
+2. keep it (``modelplane.scheduling.hold.keep``): sticky where it runs, taking the
+   deployment's shape where that can run there, held at its observed spec otherwise;
+   leaving when its cluster drains or is being deleted, lost past the failover grace;
+   placed again when a cluster found it beyond its capacity and it is not Ready yet;
+3. scale down: beyond ``spec.replicas`` (plus ``maxSurge`` while a rollout runs), remove
+   in order those placed again, held or stale, old, on clusters that take no new
+   replicas, not Ready, then the highest ordinals; and wait instead while any input
+   that choice hangs on cannot be read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+from modelplane.capacity import DeploymentKey, Holding
+from modelplane.capacity.clusters import ClusterInfo
+from modelplane.scheduling.devices import ClassJudge
+from modelplane.scheduling.hold import keep
+from modelplane.scheduling.names import replica_ordinal
+from modelplane.scheduling.request import Request
+from modelplane.scheduling.result import Placement
+from modelplane.scheduling.strategy import Strategy
+from modelplane.scheduling.view import FleetView
+
+
+@dataclass(frozen=True)
+class Existing:
+    """What a deployment observes of what it runs (the fleet's facts are in its ``FleetView``).
+
+    Attributes:
+        replicas: Its replicas as it observes them (its own composed resources), by
+            ordinal: they win over the listed ModelReplicas of the same name, and
+            count even when the list leaves them out.
+        listed: The ModelReplicas the fleet lists as this deployment's (its label), which
+            may include some its composed resources no longer show.
+        revision: The revision of the deployment's serving shape (``shape_revision``):
+            a replica whose ``Holding.revision`` differs runs an older revision and is
+            rolled to it in waves (``modelplane.scheduling.rollout``); with "" there is
+            no rollout and every replica takes the deployment's shape where it can.
+        opaque: Ordinals of replicas that exist but cannot be read: the caller keeps
+            them as they are; they count towards ``spec.replicas`` and their
+            ordinals are never given to another replica.
+        lost: InferenceClusters that are not Ready or absent, by name: for how many
+            seconds (from the caller's clock and a condition's lastTransitionTime) and why.
+        strategy: The rollout and failover settings; None reads them from the deployment's spec.
+        unsure: Ordinals of replicas that do not say whether they are Ready (no status yet, or a
+            Ready condition that is neither True nor False): while there is one, nothing is
+            retired or removed (the choice and the Ready count would hang on it).
+        going: Replicas being deleted (retired or removed by an earlier call, or deleted by
+            hand), by ordinal: they are no longer the deployment's (never counted, kept, updated
+            or retired again) but hold their GPUs until they are gone (None: it cannot be read,
+            so it holds none), and their ordinals are not given to another replica meanwhile.
+    """
+
+    replicas: Mapping[int, Holding] = field(default_factory=dict)
+    listed: Sequence[Holding] = ()
+    revision: str = ""
+    opaque: frozenset[int] = frozenset()
+    lost: Mapping[str, tuple[float, str]] = field(default_factory=dict)
+    strategy: Strategy | None = None
+    unsure: frozenset[int] = frozenset()
+    going: Mapping[int, Holding | None] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Own:
+    """One replica of the deployment: its name, ordinal and what it holds."""
+
+    name: str
+    ordinal: int
+    holding: Holding
+
+
+@dataclass(frozen=True)
+class Kept:
+    """What happens to the existing replicas: kept (None: placed again), leaving, lost, removed, staying, retired."""
+
+    placements: Mapping[int, Placement | None]
+    leaving: list[Own]
+    removed: list[Own]
+    staying: list[Own]
+    waiting: int = 0
+    lost: list[Own] = field(default_factory=list)
+    old: frozenset[int] = frozenset()
+    retired: list[Own] = field(default_factory=list)
+    in_place: frozenset[int] = frozenset()
+    unsettled: bool = False  # an input a retirement would hang on is unknown: retire nothing
+    moved: Mapping[int, str] = field(default_factory=dict)  # placed again off a cluster it overcommits, by ordinal
+
+
+@dataclass(frozen=True)
+class Replicas:
+    """The deployment's replicas by ordinal, the unmanaged ones and the shadows (see the module's step 1)."""
+
+    own: list[Own]
+    unmanaged: list[Holding]
+    shadows: list[Holding]
+
+
+def read_replicas(key: DeploymentKey, existing: Existing) -> Replicas:
+    """Step 1: this deployment's replicas by ordinal (observed first), the unmanaged, and shadows.
+
+    Replicas being deleted (``going``) are shadows as observed, whatever the fleet's copy says.
+    """
+    own = {o: Own(h.name, o, replace(h, deployment=key)) for o, h in existing.replicas.items()}
+    names = {o.name for o in own.values()}
+    unmanaged: list[Holding] = []
+    shadows: list[Holding] = []
+    for holding in existing.listed:
+        if holding.deployment != key or holding.name in names:
+            continue
+        ordinal = replica_ordinal(key.name, holding.name)
+        if ordinal is None:
+            unmanaged.append(holding)
+        elif ordinal in existing.going:
+            continue
+        elif ordinal in existing.opaque:
+            shadows.append(holding)
+        elif ordinal not in own:
+            own[ordinal] = Own(holding.name, ordinal, holding)
+    shadows += [h for o, h in existing.going.items() if h is not None and o not in own]
+    return Replicas(
+        [own[o] for o in sorted(own)],
+        sorted(unmanaged, key=lambda h: h.name),
+        sorted(shadows, key=lambda h: h.name),
+    )
+
+
+def lost_why(o: Own, existing: Existing, after: float | None, replaced: frozenset[str]) -> str:
+    """Why ``o``'s cluster counts as lost past the failover grace; "" when it does not (or failover is off)."""
+    lost = existing.lost.get(o.holding.cluster)
+    if lost is None or after is None:
+        return ""
+    seconds, why = lost
+    if seconds < after and o.name not in replaced:
+        return ""
+    return f"InferenceCluster {o.holding.cluster} {why} for longer than spec.failover.after ({int(after)}s)"
+
+
+def keep_existing(
+    view: FleetView, judge: ClassJudge, request: Request, strategy: Strategy, own: Sequence[Own], existing: Existing
+) -> Kept:
+    """Steps 2 and 3: each existing replica's placement, which are leaving or lost, and which scaling down removes."""
+    replaced = frozenset(o.holding.replaces for o in own if o.holding.replaces)
+    deleting = frozenset(c.name for c in view.clusters.values() if c.deleting)
+    draining = frozenset(c.name for c in view.clusters.values() if c.draining)
+    moved = _overcommitting(view, own)
+    kept = {
+        o.ordinal: None
+        if o.ordinal in moved
+        else keep(
+            o.name,
+            o.ordinal,
+            o.holding,
+            view.clusters.get(o.holding.cluster),
+            unreadable=view.unreadable,
+            deleting=deleting,
+            requests=request.roles,
+            judge=judge,
+            selector=request.selector,
+            changed=not existing.revision or o.holding.revision != existing.revision,
+            draining=draining,
+            lost=lost_why(o, existing, strategy.failover_after, replaced),
+        )
+        for o in own
+    }
+    leaving = [o for o in own if (p := kept[o.ordinal]) is not None and p.held is not None and p.held.leaving]
+    lost = [o for o in own if (p := kept[o.ordinal]) is not None and p.held is not None and p.held.lost]
+    counting = [o for o in own if o not in leaving and o not in lost]
+    old = frozenset(o.ordinal for o in own if existing.revision and o.holding.revision != existing.revision)
+    # While old replicas remain, a rollout may run maxSurge replicas beyond spec.replicas.
+    allowance = strategy.max_surge if any(o.ordinal in old for o in counting) else 0
+    removed = scale_down(counting, kept, request.replicas - len(existing.opaque) + allowance, view.clusters, old)
+    # Which replica scaling down removes must not hang on an input that cannot be read: wait for it.
+    # So must which replica a rollout, a drain or a failover retires, and whether enough are Ready
+    # without it: both wait while a replica does not say whether it is Ready.
+    unknown = (
+        bool(existing.opaque)
+        or any(o.ordinal in existing.unsure for o in own)
+        or any(
+            (p := kept[o.ordinal]) is not None and p.held is not None and p.held.reason.input_missing for o in counting
+        )
+    )
+    waiting = len(removed) if unknown else 0
+    if unknown:
+        removed = []
+    staying = [o for o in counting if o not in removed]
+    return Kept(kept, leaving, removed, staying, waiting, lost, old, unsettled=unknown, moved=moved)
+
+
+def _overcommitting(view: FleetView, own: Iterable[Own]) -> dict[int, str]:
+    """The replicas, not Ready, that their cluster found placed beyond its capacity: each is placed again elsewhere.
+
+    A Ready replica is never moved for this: it runs, so the cluster's figure, not the replica, is wrong.
+    """
+    out = {}
+    for o in own:
+        listed = view.overcommitted.get(o.holding.cluster, frozenset())
+        if not o.holding.ready and f"{o.holding.namespace}/{o.name}" in listed:
+            out[o.ordinal] = o.holding.cluster
+    return out
+
+
+def scale_down(
+    own: Sequence[Own],
+    kept: Mapping[int, Placement | None],
+    replicas: int,
+    clusters: Mapping[str, ClusterInfo],
+    old: frozenset[int] = frozenset(),
+) -> list[Own]:
+    """The replicas beyond ``replicas``: placed again, held, stale, old; on unschedulable clusters; not Ready; highest.
+
+    Like a ReplicaSet, a scale-down never removes a serving replica while one that is not serving can go.
+    """
+
+    def order(o: Own) -> tuple[bool, bool, bool, bool, int]:
+        placement = kept[o.ordinal]
+        cluster = clusters.get(placement.cluster) if placement is not None else None
+        schedulable = cluster is not None and cluster.schedulable
+        fresh = placement is not None and not placement.stale and placement.held is None and o.ordinal not in old
+        return (placement is not None, fresh, schedulable, o.holding.ready, -o.ordinal)
+
+    return sorted(own, key=order)[: max(0, len(own) - replicas)]

@@ -1,0 +1,248 @@
+"""The fleet as every placement reads it: one view, built in one place, shared by all callers.
+
+A ``FleetView`` holds what a scheduler needs of the fleet and nothing of any one
+deployment:
+
+- the clusters (``ClusterInfo``) with the facts that decide whether they take new
+  replicas: labels, cordoned, draining, being deleted, Ready and since when; and the
+  clusters that exist but cannot be read, with why;
+- the classes (``ClassView``), judged by a DRA CEL matcher whose verdicts are kept
+  with the view, so deployments sharing a selector evaluate it once;
+- per pool whose class has an accelerator count, its free GPUs per node and which
+  replicas that figure counts, as the pool's InferenceCluster publishes them
+  (``status.capacity.pools[]``, built by ``modelplane.capacity.summary``). A pool its
+  cluster has not summarized yet (a new cluster, or a status from before the summary)
+  is read as declared, less the usage its cluster's scheduler observes.
+
+A deployment places against ``free_for``: the pools' free capacity with its own counted
+replicas given back, since it accounts for those itself. The scheduler, ``--explain``,
+the preview and the bench all read this view; none builds its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from modelplane.capacity import ClusterInfo, DeploymentKey, Holding, NodeFree, PoolInfo, PoolKey, cluster_info
+from modelplane.capacity.pools import as_cluster_info, as_holding, count_capacities, pool_specs
+from modelplane.scheduling.celmatch import match_cel
+from modelplane.scheduling.devices import ClassJudge, ClassView, DeviceMatcher, SelectorError, class_view
+from modelplane_models.inference_class import InferenceClass
+from modelplane_models.inference_cluster import InferenceCluster
+from modelplane_models.model_replica import ModelReplica
+
+
+@dataclass(frozen=True)
+class PoolState:
+    """One pool's free capacity as its cluster publishes it.
+
+    Attributes:
+        free: Free GPUs per node, after every replica in ``counted``.
+        counted: The replicas ("namespace/name") whose GPUs ``free`` already takes off.
+    """
+
+    free: NodeFree
+    counted: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class FleetView:
+    """The fleet: clusters with their facts, classes, and each pool's free capacity.
+
+    Attributes:
+        clusters: Every readable InferenceCluster by name, sorted by name.
+        classes: Every readable InferenceClass by name.
+        pools: Per pool with a known accelerator count, its published free capacity.
+        unreadable: InferenceClusters that exist but cannot be read, by name, with why.
+        overcommitted: Replicas ("namespace/name") a cluster found beyond its capacity, by cluster.
+        matcher: Evaluates a DRA CEL selector against a device kind.
+    """
+
+    clusters: Mapping[str, ClusterInfo]
+    classes: Mapping[str, ClassView]
+    pools: Mapping[PoolKey, PoolState]
+    unreadable: Mapping[str, str] = field(default_factory=dict)
+    overcommitted: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    matcher: DeviceMatcher = match_cel
+    # Selector verdicts per (expression, class, device kind): shared by every judge of this view.
+    _verdicts: dict[tuple[str, str, int], bool | SelectorError] = field(default_factory=dict, compare=False, repr=False)
+
+    def judge(self) -> ClassJudge:
+        """A judge of this view's classes (one per deployment: its fits are per role)."""
+        return ClassJudge(self.matcher, self.classes, self._verdicts)
+
+    def cluster_list(self) -> list[ClusterInfo]:
+        """The clusters, sorted by name."""
+        return list(self.clusters.values())
+
+    def free_for(self, key: DeploymentKey, own: Iterable[Holding]) -> dict[PoolKey, NodeFree]:
+        """Each pool's free GPUs per node before any of deployment ``key``'s replicas.
+
+        The replicas of ``own`` that a pool counted are given back (``NodeFree.release``):
+        the deployment accounts for its replicas itself. One a pool has not counted yet (placed
+        since its cluster last summarized) was never taken off, so nothing is given back.
+        """
+        free = {k: s.free for k, s in self.pools.items()}
+        for holding in own:
+            if holding.deployment != key:
+                continue
+            name = f"{holding.namespace}/{holding.name}"
+            for role in holding.roles:
+                pool = (holding.cluster, role.pool)
+                state = self.pools.get(pool)
+                if state is not None and name in state.counted:
+                    free[pool] = free[pool].release(role.footprint)
+        return free
+
+
+@dataclass(frozen=True)
+class Published:
+    """One pool's free capacity as its InferenceCluster publishes it (``status.capacity.pools[]``).
+
+    Attributes:
+        per_node: Accelerators per node the summary was made with (``devicesPerNode``).
+        counts: ``counts[f]`` nodes have ``f`` accelerators free (``nodesByFree``).
+        counted: The replicas ("namespace/name") the summary counts (``replicas``).
+    """
+
+    per_node: int
+    counts: tuple[int, ...]
+    counted: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class ClusterFacts:
+    """One InferenceCluster as read: its facts, each pool's published summary, and what it found overcommitted."""
+
+    info: ClusterInfo
+    published: Mapping[str, Published] = field(default_factory=dict)
+    overcommitted: frozenset[str] = frozenset()
+
+
+_MOST_PER_NODE = 64  # no node has more accelerators: a larger figure is no summary
+
+
+def cluster_facts(cluster: InferenceCluster | ClusterInfo) -> ClusterFacts | None:
+    """Read an InferenceCluster's facts and what it publishes (``status.capacity``); None without a name or spec."""
+    if isinstance(cluster, ClusterInfo):
+        return ClusterFacts(cluster)
+    info = cluster_info(cluster)
+    if info is None:
+        return None
+    capacity = cluster.status.capacity if cluster.status is not None else None
+    published: dict[str, Published] = {}
+    for pool in (capacity.pools or []) if capacity is not None else []:
+        read = published_pool(pool.devicesPerNode, pool.nodesByFree, pool.replicas)
+        if pool.name is not None and read is not None:
+            published.setdefault(pool.name, read)
+    overcommitted = frozenset(capacity.overcommitted or ()) if capacity is not None else frozenset()
+    return ClusterFacts(info, published, overcommitted)
+
+
+def published_pool(
+    per_node: int | None, by_free: Mapping[str, int] | None, replicas: Iterable[str] | None
+) -> Published | None:
+    """A pool's published summary; None when it is absent or does not read as one (a key no count of free ones)."""
+    if per_node is None or by_free is None or not 0 < per_node <= _MOST_PER_NODE:
+        return None
+    counts = [0] * (per_node + 1)
+    for key, nodes in by_free.items():
+        if not key.isdigit() or int(key) > per_node or nodes < 0:
+            return None
+        counts[int(key)] += nodes
+    return Published(per_node, tuple(counts), frozenset(replicas or ()))
+
+
+def build_view(
+    clusters: Iterable[ClusterFacts],
+    classes: Iterable[InferenceClass | ClassView],
+    *,
+    matcher: DeviceMatcher = match_cel,
+    unreadable: Mapping[str, str] | None = None,
+) -> FleetView:
+    """The one place a ``FleetView`` is built.
+
+    A pool's free capacity is its published summary when that summary agrees with the pool
+    (same accelerators per node, as many nodes); otherwise, as a cluster that has not summarized
+    yet, the pool's declared nodes less the usage its cluster's scheduler observes.
+
+    Args:
+        clusters: The readable InferenceClusters (the first of a name wins, in name order).
+        classes: The InferenceClasses (models, or ``ClassView``).
+        matcher: The DRA CEL matcher.
+        unreadable: Clusters that exist but cannot be read, by name, with why.
+    """
+    facts: dict[str, ClusterFacts] = {}
+    for fact in sorted(clusters, key=lambda f: f.info.name):
+        facts.setdefault(fact.info.name, fact)
+    views = class_views(classes)
+    pools: dict[PoolKey, PoolState] = {}
+    for name, fact in facts.items():
+        for pool in fact.info.pools:
+            per_node = views[pool.class_name].accelerator_per_node if pool.class_name in views else None
+            if per_node is None or (name, pool.name) in pools:
+                continue
+            pools[name, pool.name] = _pool_state(pool, per_node, fact.published.get(pool.name))
+    overcommitted = {n: f.overcommitted for n, f in facts.items() if f.overcommitted}
+    infos = {n: f.info for n, f in facts.items()}
+    return FleetView(infos, views, pools, dict(unreadable or {}), overcommitted, matcher)
+
+
+def _pool_state(pool: PoolInfo, per_node: int, published: Published | None) -> PoolState:
+    if (
+        published is not None
+        and published.per_node == per_node
+        and len(published.counts) == per_node + 1
+        and sum(published.counts) == pool.nodes
+    ):
+        return PoolState(NodeFree(per_node, published.counts), published.counted)
+    free = NodeFree.empty(nodes=pool.nodes, per_node=per_node)
+    if pool.observed is not None:
+        free, _ = free.use(pool.observed.in_use)
+    return PoolState(free)
+
+
+def fleet_view(
+    clusters: Iterable[InferenceCluster | ClusterInfo],
+    classes: Iterable[InferenceClass | ClassView],
+    replicas: Iterable[ModelReplica | Holding] = (),
+    *,
+    matcher: DeviceMatcher = match_cel,
+    unreadable: Mapping[str, str] | None = None,
+) -> FleetView:
+    """Build the view from typed inputs, each cluster's pools summarized from ``replicas`` as it publishes them.
+
+    Args:
+        clusters: The InferenceClusters (models, or ``ClusterInfo``).
+        classes: The InferenceClasses (models, or ``ClassView``).
+        replicas: Every ModelReplica of the fleet (models, or their ``Holding``).
+        matcher: The DRA CEL matcher.
+        unreadable: Clusters that exist but cannot be read, by name, with why.
+    """
+    infos = [i for i in map(as_cluster_info, clusters) if i is not None]
+    views = class_views(classes)
+    holdings = [h for h in map(as_holding, replicas) if h is not None]
+    per_node = {n: v.accelerator_per_node for n, v in views.items() if v.accelerator_per_node is not None}
+    capacities = count_capacities(pool_specs(infos, per_node), holdings)
+    counted: dict[PoolKey, set[str]] = {}
+    for h in holdings:
+        for role in h.roles:
+            counted.setdefault((h.cluster, role.pool), set()).add(f"{h.namespace}/{h.name}")
+    published: dict[str, dict[str, Published]] = {}
+    for (cluster, pool), c in capacities.items():
+        counts = c.node_free.counts
+        published.setdefault(cluster, {})[pool] = Published(
+            c.per_node, counts, frozenset(counted.get((cluster, pool), ()))
+        )
+    facts = [ClusterFacts(info, published.get(info.name, {})) for info in infos]
+    return build_view(facts, views.values(), matcher=matcher, unreadable=unreadable)
+
+
+def class_views(classes: Iterable[InferenceClass | ClassView]) -> dict[str, ClassView]:
+    """The readable classes by name (the first of a name wins, in name order)."""
+    views: dict[str, ClassView] = {}
+    read = (c if isinstance(c, ClassView) else class_view(c) for c in classes)
+    for view in sorted((v for v in read if v is not None), key=lambda v: v.name):
+        views.setdefault(view.name, view)
+    return views
