@@ -18,6 +18,8 @@ Packing rules (deterministic, and exact for one worker shape):
 
 from __future__ import annotations
 
+from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from modelplane.topology import Footprint
@@ -118,6 +120,24 @@ class NodeFree:
         # real pods were packed differently): take what it is short by off the other nodes, and
         # only count as overcommitted what the pool cannot have at all.
         return NodeFree(self.per_node, tuple(counts)).use(overflow)
+
+    def hold_all(self, roles: Iterable[Footprint]) -> tuple[NodeFree, int]:
+        """Account for the workers of several existing roles at once (see ``hold``).
+
+        Workers of identical shape are held together, larger shapes first (first
+        fit decreasing), so the result does not depend on the order of ``roles``.
+
+        Returns:
+            The nodes afterwards and the GPUs held beyond what the nodes had.
+        """
+        workers: dict[tuple[int, int], int] = defaultdict(int)
+        for role in roles:
+            workers[role.gpus_per_node, role.nodes_per_worker] += role.workers
+        nodes, overflow = self, 0
+        for (g, k), w in sorted(workers.items(), key=lambda i: (-i[0][0] * i[0][1], -i[0][0], i[0][1])):
+            nodes, missing = nodes.hold(Footprint(nodes_per_worker=k, gpus_per_node=g, workers=w))
+            overflow += missing
+        return nodes, overflow
 
     def use(self, gpus: int) -> tuple[NodeFree, int]:
         """Account for ``gpus`` in use of unknown shape, filling the most-used nodes first.

@@ -144,3 +144,11 @@ def test_use_accounts_for_every_gpu(free: list[int], gpus: int) -> None:
     assert after.nodes == nodes.nodes
     assert nodes.free - after.free == gpus - left
     assert left == max(0, gpus - nodes.free)
+
+
+def test_hold_all_is_order_independent() -> None:
+    roles = [Footprint(1, 4, 1), Footprint(2, 8, 1), Footprint(1, 2, 3)]
+    nodes = NodeFree.empty(nodes=3, per_node=8)
+    assert nodes.hold_all(roles) == nodes.hold_all(reversed(roles))
+    after, overflow = nodes.hold_all(roles)
+    assert (free_list(after), overflow) == ([0, 0, 0], 2)  # 26 GPUs on 24
