@@ -1,10 +1,15 @@
-"""An InferenceCluster's capacity status: per pool, what its class offers and what its ModelReplicas hold."""
+"""An InferenceCluster's capacity status: per pool, what its class offers and what its ModelReplicas hold.
+
+The figures are ``modelplane.capacity.summarize``'s: per pool the free
+accelerators of each node, the replicas they account for, and the replicas
+placed concurrently beyond capacity, so a ModelDeployment reads the clusters
+rather than every ModelReplica of the fleet.
+"""
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pydantic
@@ -12,7 +17,7 @@ from crossplane.function import resource
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2 as structpb
 
-from modelplane.capacity import replica_holding
+from modelplane.capacity import ClusterInfo, ClusterSummary, Listed, PoolInfo, cluster_info, replica_holding
 from modelplane.capacity.observed import Source
 from modelplane.capacity.snapshot import PoolObservations, Snapshot
 from modelplane.classes import review_class
@@ -20,6 +25,7 @@ from modelplane.conditions import Condition, Reason, Status, Type
 from modelplane.fnkit import inputs
 from modelplane.fnkit.xr import invalid
 from modelplane_models.inference_class import InferenceClass
+from modelplane_models.inference_cluster import InferenceCluster
 from modelplane_models.model_replica import ModelReplica
 
 
@@ -46,11 +52,24 @@ def pool_classes(specs: Mapping[str, InferenceClass]) -> dict[str, PoolClass]:
     return out
 
 
-def held_by_pool(replicas: Iterable[structpb.Struct], rsp: fnv1.RunFunctionResponse, cluster: str) -> dict[str, int]:
-    """GPUs the ModelReplicas on ``cluster`` hold, per pool."""
-    held: dict[str, int] = defaultdict(int)
+def cluster_pools(xr: InferenceCluster, observations: PoolObservations) -> ClusterInfo:
+    """The cluster as capacity reads it, with the figures its scheduler reports now.
+
+    Not the figures of the XR's own status: this function wrote them, replicas
+    included, and reading them back would count those replicas again.
+    """
+    info = cluster_info(xr)
+    if info is None:
+        name = xr.metadata.name if xr.metadata is not None and xr.metadata.name else ""
+        return ClusterInfo(name=name, labels={}, cordoned=False, ready=False, not_ready="", pools=())
+    return replace(info, pools=tuple(replace(p, observed=observations.pools.get(p.name)) for p in info.pools))
+
+
+def listed_replicas(replicas: Iterable[structpb.Struct], rsp: fnv1.RunFunctionResponse, cluster: str) -> list[Listed]:
+    """The ModelReplicas on ``cluster``: what each holds and when it was created (one that is invalid is reported)."""
+    out: list[Listed] = []
     for struct in replicas:
-        # Only this cluster's replicas are read whole: the fleet's others can be many.
+        # Only this cluster's replicas are read whole: while it drains the list is the fleet's.
         if inputs.string_at(struct, "spec", "inferenceClusterRef", "name") != cluster:
             continue
         try:
@@ -58,39 +77,56 @@ def held_by_pool(replicas: Iterable[structpb.Struct], rsp: fnv1.RunFunctionRespo
         except pydantic.ValidationError as err:
             inputs.report(rsp, f"ModelReplica {inputs.string_at(struct, 'metadata', 'name')}", invalid(err))
             continue
-        for role in holding.roles if holding is not None else ():
-            held[role.pool] += role.footprint.total_gpus
-    return held
+        if holding is not None:
+            out.append(Listed(holding, inputs.string_at(struct, "metadata", "creationTimestamp")))
+    return out
 
 
 def capacity_status(
-    node_pools: Sequence[Mapping[str, Any]],
-    classes: Mapping[str, PoolClass],
-    held: Mapping[str, int],
-    observations: PoolObservations,
+    pools: Sequence[PoolInfo], classes: Mapping[str, PoolClass], summary: ClusterSummary
 ) -> dict[str, Any]:
-    """``status.capacity``: per pool in spec order, and in total."""
-    pools: list[dict[str, Any]] = []
+    """``status.capacity``: per pool in spec order, and in total; the replicas that do not fit, if any."""
+    out: list[dict[str, Any]] = []
     totals = {"declared": 0, "inUse": 0, "free": 0}
-    for pool in node_pools:
-        name, class_name = str(pool["name"]), str(pool["className"])
-        nodes = int(pool.get("maxNodeCount", pool.get("nodeCount", 0)))
-        entry: dict[str, Any] = {"name": name, "className": class_name, "nodes": nodes}
-        klass = classes.get(class_name)
-        if klass is None:
-            pools.append({**entry, "source": str(Source.DECLARED)})
+    for pool in pools:
+        entry: dict[str, Any] = {"name": pool.name, "className": pool.class_name, "nodes": pool.nodes}
+        klass, summed = classes.get(pool.class_name), summary.pools.get(pool.name)
+        if klass is None or summed is None:
+            out.append({**entry, "source": str(Source.DECLARED)})
             continue
-        declared = nodes * klass.per_node
-        observed = observations.pools.get(name)
-        in_use = observed.in_use if observed is not None else held.get(name, 0)
-        figures = {"declared": declared, "inUse": in_use, "free": max(0, declared - in_use)}
         entry["devicesPerNode"] = klass.per_node
         if klass.memory:
             entry["deviceMemory"] = klass.memory
-        pools.append({**entry, **figures, "source": str(observed.source if observed is not None else Source.DECLARED)})
+        declared = summed.nodes * summed.per_node
+        free = summed.node_free.free
+        figures = {"declared": declared, "inUse": declared - free, "free": free}
+        counts = summed.node_free.counts
+        entry["nodesByFree"] = {str(f): counts[f] for f in range(len(counts) - 1, -1, -1) if counts[f]}
+        if summed.counted:
+            entry["replicas"] = list(summed.counted)
+        if summed.overflow:
+            entry["overcommitted"] = summed.overflow
+        source = summed.observed.source if summed.observed is not None else Source.DECLARED
+        out.append({**entry, **figures, "source": str(source)})
         for k, v in figures.items():
             totals[k] += v
-    return {**totals, "pools": pools}
+    overcommitted = {"overcommitted": list(summary.overcommitted)} if summary.overcommitted else {}
+    return {**totals, "pools": out, **overcommitted}
+
+
+_NAMED_REPLICAS = 10
+
+
+def overcommitted_condition(summary: ClusterSummary) -> Condition:
+    """Overcommitted: whether replicas not Ready yet were placed together beyond the pools' capacity."""
+    names = summary.overcommitted
+    if not names:
+        message = "every ModelReplica fits the pools' free capacity"
+        return Condition(Type.OVERCOMMITTED, Status.FALSE, Reason.WITHIN_CAPACITY, message)
+    more = len(names) - _NAMED_REPLICAS
+    named = ", ".join(names[:_NAMED_REPLICAS]) + (f" and {more} more" if more > 0 else "")
+    message = f"ModelReplica(s) {named} placed concurrently beyond capacity; their ModelDeployments move them"
+    return Condition(Type.OVERCOMMITTED, Status.TRUE, Reason.OVERCOMMITTED, message)
 
 
 def capacity_condition(

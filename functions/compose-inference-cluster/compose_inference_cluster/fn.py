@@ -12,7 +12,7 @@ goes missing never drops what was composed: it is kept, and a condition says why
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +22,15 @@ from crossplane.function import resource, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2 as structpb
 
-from compose_inference_cluster.capacity import capacity_condition, capacity_status, held_by_pool, pool_classes
+from compose_inference_cluster.capacity import (
+    capacity_condition,
+    capacity_status,
+    cluster_pools,
+    listed_replicas,
+    overcommitted_condition,
+    pool_classes,
+)
+from modelplane.capacity import summarize
 from modelplane.capacity.adapters import scheduler_snapshot
 from modelplane.capacity.kai import QUEUE as KAI_QUEUE
 from modelplane.capacity.kueue import API_VERSION as KUEUE_API_VERSION
@@ -97,7 +105,7 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: st
         message = f"invalid: {describe(read)}"
         hold(req, rsp, log, Condition(Type.PROVISIONED, Status.FALSE, Reason.INVALID_SPEC, message))
         return
-    name, spec = read
+    xr, name, spec = read
     source = str(spec.get("cluster", {}).get("source", ""))
     existing = spec.get("cluster", {}).get("existing", {}).get("secretRef", {})
     if source == "Existing":
@@ -123,17 +131,8 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: st
         provisioned = _write_cloud(req, rsp, name, source, spec, class_specs)
     _write_provider_configs(req, rsp, name, kubeconfig)
     stack_ready, address = _write_stack(req, rsp, name, spec)
-    scheduler = str(spec.get("scheduler", {}).get("type", "None"))
     objects = _write_scheduler_objects(req, rsp, name, spec.get("scheduler", {}))
-    classes = pool_classes(class_specs)
-    pools = [str(p["name"]) for p in spec.get("nodePools") or []]
-    device_classes = sorted({c.device_class for c in classes.values() if c.device_class})
-    # Kueue without a ClusterQueue to observe has no figures of its own: capacity is the declared one.
-    observable = scheduler != "Kueue" or bool(spec.get("scheduler", {}).get("kueue", {}).get("clusterQueueName"))
-    snapshot = scheduler_snapshot(scheduler, objects, device_classes) if observable else None
-    observations = pool_observations(snapshot, pools) if snapshot is not None else PoolObservations({})
-    held = held_by_pool(REPLICAS.structs(req), rsp, name)
-    capacity = capacity_status(spec.get("nodePools") or [], classes, held, observations)
+    capacity, known, overcommitted = _capacity(req, rsp, xr, spec, objects, class_specs)
     drain = _drain(req, name) if spec.get("drain") is True else None
     status: dict[str, Any] = {
         # A draining cluster takes no new replicas, as kubectl drain cordons first.
@@ -150,8 +149,7 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: st
         if stack_ready
         else Condition(Type.STACK_READY, Status.FALSE, Reason.INSTALLING, f"ServingStack {name} is not ready yet")
     )
-    known = capacity_condition(spec, classes, snapshot, observations)
-    set_conditions(rsp, provisioned, stack, known, _drained(drain))
+    set_conditions(rsp, provisioned, stack, known, _drained(drain), overcommitted)
     if provisioned.status != Status.TRUE and provisioned.reason != Reason.PROVISIONING:
         response.warning(rsp, f"{provisioned.reason}: {provisioned.message}")
     ready = provisioned.status == Status.TRUE and stack_ready
@@ -159,8 +157,32 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: st
     log.debug("composed", cluster=name, ready=ready, capacity_source=known.reason)
 
 
-def _read_xr(req: fnv1.RunFunctionRequest) -> tuple[str, dict[str, Any]] | list[Problem]:
-    """The cluster's name and its spec as written, every field checked by its model; or why it cannot be read."""
+def _capacity(
+    req: fnv1.RunFunctionRequest,
+    rsp: fnv1.RunFunctionResponse,
+    xr: InferenceCluster,
+    spec: Mapping[str, Any],
+    objects: Sequence[Mapping[str, Any]],
+    class_specs: Mapping[str, InferenceClass],
+) -> tuple[dict[str, Any], Condition, Condition]:
+    """``status.capacity`` from the scheduler's observed ``objects`` and the replicas, and its two conditions."""
+    scheduler = str(spec.get("scheduler", {}).get("type", "None"))
+    classes = pool_classes(class_specs)
+    pools = [str(p["name"]) for p in spec.get("nodePools") or []]
+    device_classes = sorted({c.device_class for c in classes.values() if c.device_class})
+    # Kueue without a ClusterQueue to observe has no figures of its own: capacity is the declared one.
+    observable = scheduler != "Kueue" or bool(spec.get("scheduler", {}).get("kueue", {}).get("clusterQueueName"))
+    snapshot = scheduler_snapshot(scheduler, objects, device_classes) if observable else None
+    observations = pool_observations(snapshot, pools) if snapshot is not None else PoolObservations({})
+    cluster = cluster_pools(xr, observations)
+    replicas = listed_replicas(REPLICAS.structs(req), rsp, cluster.name)
+    summary = summarize(cluster, {n: c.per_node for n, c in classes.items()}, replicas)
+    known = capacity_condition(spec, classes, snapshot, observations)
+    return capacity_status(cluster.pools, classes, summary), known, overcommitted_condition(summary)
+
+
+def _read_xr(req: fnv1.RunFunctionRequest) -> tuple[InferenceCluster, str, dict[str, Any]] | list[Problem]:
+    """The cluster, its name and its spec as written, every field checked by its model; or why it cannot be read."""
     try:
         xr = parse_composite(req, InferenceCluster)
     except InvalidXRError as err:
@@ -169,7 +191,7 @@ def _read_xr(req: fnv1.RunFunctionRequest) -> tuple[str, dict[str, Any]] | list[
     if problems or xr.spec is None:
         return problems
     name = xr.metadata.name if xr.metadata is not None and xr.metadata.name else ""
-    return name, xr.spec.model_dump(mode="json", by_alias=True, exclude_unset=True, exclude_none=True)
+    return xr, name, xr.spec.model_dump(mode="json", by_alias=True, exclude_unset=True, exclude_none=True)
 
 
 def _spec_problems(spec: Spec | None) -> list[Problem]:
