@@ -27,6 +27,8 @@ class Type(StrEnum):
     FAILOVER = "Failover"
     # An InferenceCluster's drain (spec.drain).
     DRAINED = "Drained"
+    # An InferenceCluster's ModelReplicas placed concurrently beyond its capacity.
+    OVERCOMMITTED = "Overcommitted"
 
 
 class Reason(StrEnum):
@@ -66,6 +68,9 @@ class Reason(StrEnum):
     DRAINING = "Draining"
     DRAIN_BLOCKED = "DrainBlocked"
     NOT_DRAINING = "NotDraining"
+    # An InferenceCluster's ModelReplicas against its capacity (Overcommitted).
+    WITHIN_CAPACITY = "WithinCapacity"
+    OVERCOMMITTED = "Overcommitted"
     # Routing (InferenceGateway, ModelEndpoint, ModelService).
     PROGRAMMED = "Programmed"
     WAITING_FOR_ADDRESS = "WaitingForAddress"

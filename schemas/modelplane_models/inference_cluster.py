@@ -65,6 +65,10 @@ class Capacity(BaseModel):
     """
     Accelerators in use in all pools.
     """
+    overcommitted: list[str] | None = None
+    """
+    ModelReplicas (namespace/name), sorted, that are not Ready yet and do not fit the pools' free capacity. When replicas are placed concurrently beyond capacity, the newest placements are the ones listed; they hold nothing here and their ModelDeployments move them. Absent when every ModelReplica fits.
+    """
     pools: list[Pool] | None = None
     """
     Capacity per node pool, in spec order.
@@ -382,11 +386,11 @@ class Pool(BaseModel):
     """
     free: int | None = None
     """
-    Accelerators free (declared - inUse, never negative).
+    Accelerators free over the pool's nodes (see nodesByFree), never negative.
     """
     inUse: int | None = None
     """
-    Accelerators in use, as observed by the scheduler or held by ModelReplicas.
+    Accelerators in use (declared - free): held by the ModelReplicas listed in replicas, plus what the scheduler observes in use that no Ready ModelReplica explains.
     """
     name: str | None = None
     """
@@ -395,6 +399,18 @@ class Pool(BaseModel):
     nodes: int | None = None
     """
     The most nodes the pool has (maxNodeCount, else nodeCount).
+    """
+    nodesByFree: dict[str, int] | None = None
+    """
+    How many nodes have each number of free accelerators, keyed by that number ("0" to devicesPerNode); numbers no node has are left out. E.g. {"8": 2, "0": 1}: two idle nodes and a full one. Where each replica sits is modelled from its topology, not read from the nodes.
+    """
+    overcommitted: int | None = None
+    """
+    Accelerators in use beyond what the pool's nodes have: Ready ModelReplicas and observed usage that do not fit. Running replicas are never moved for it. Absent when everything fits.
+    """
+    replicas: list[str] | None = None
+    """
+    The ModelReplicas (namespace/name), sorted, whose accelerators inUse counts on this pool; absent when none.
     """
     source: Literal["Declared", "KAI", "Kueue"] | None = None
     """

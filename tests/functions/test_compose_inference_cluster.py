@@ -76,18 +76,34 @@ def _cluster(
     }
 
 
-def _replica() -> dict[str, Any]:
-    return {
+def _replica(
+    name: str = "m-0",
+    *,
+    tensor: int = 4,
+    pool: str = "h100",
+    cluster: str = "c",
+    ready: bool = False,
+    created: str = "",
+) -> dict[str, Any]:
+    replica: dict[str, Any] = {
         "apiVersion": "modelplane.ai/v1alpha1",
         "kind": "ModelReplica",
-        "metadata": {"name": "m-0", "namespace": "ml"},
+        "metadata": {"name": name, "namespace": "ml"},
         "spec": {
-            "inferenceClusterRef": {"name": "c"},
-            "poolName": "h100",
+            "inferenceClusterRef": {"name": cluster},
+            "poolName": pool,
             "nodeSelector": {"cel": "true"},
-            "workers": {"topology": {"tensor": 4}, "template": {"spec": {"containers": [{"name": "e", "image": "x"}]}}},
+            "workers": {
+                "topology": {"tensor": tensor},
+                "template": {"spec": {"containers": [{"name": "e", "image": "x"}]}},
+            },
         },
     }
+    if created:
+        replica["metadata"]["creationTimestamp"] = created
+    if ready:
+        replica["status"] = {"conditions": [{"type": "Ready", "status": "True", "reason": "Available"}]}
+    return replica
 
 
 def _observed_object(manifests: list[dict[str, Any]]) -> dict[str, Any]:
@@ -105,6 +121,7 @@ def _req(
     secret: bool = True,
     fetched: bool = True,
     observed: dict[str, dict[str, Any]] | None = None,
+    replicas: list[dict[str, Any]] | None = None,
 ) -> fnv1.RunFunctionRequest:
     req = fnv1.RunFunctionRequest(
         meta=fnv1.RequestMeta(tag="t"),
@@ -115,7 +132,7 @@ def _req(
     if fetched:
         for name, items in (
             ("classes", [_class("h100")] if classes is None else classes),
-            ("replicas", [_replica()]),
+            ("replicas", [_replica()] if replicas is None else replicas),
             ("kubeconfig", [{"apiVersion": "v1", "kind": "Secret", "data": {"kubeconfig": "eA=="}}] if secret else []),
         ):
             req.required_resources[name].SetInParent()
@@ -174,6 +191,8 @@ def test_existing_cluster_composes_provider_configs_and_stack() -> None:
                     "declared": 32,
                     "inUse": 4,
                     "free": 28,
+                    "nodesByFree": {"8": 3, "4": 1},
+                    "replicas": ["ml/m-0"],
                     "source": "Declared",
                 }
             ],
@@ -185,6 +204,7 @@ def test_existing_cluster_composes_provider_configs_and_stack() -> None:
         "CapacityKnown": ("TRUE", "Declared"),
         # Always set, so a Drained=True of an earlier drain never outlives it.
         "Drained": ("FALSE", "NotDraining"),
+        "Overcommitted": ("FALSE", "WithinCapacity"),
     }
     assert rsp.desired.composite.ready == fnv1.READY_FALSE
     assert rsp.requirements.resources["kubeconfig"].match_name == "c-kubeconfig"
@@ -302,7 +322,8 @@ def test_kai_queue_status_becomes_capacity() -> None:
         "metadata": {"name": "inference"},
     }
     pool = _status(rsp)["capacity"]["pools"][0]
-    assert (pool["inUse"], pool["free"], pool["source"]) == (12, 20, "KAI")
+    # KAI's 12 and, on top, the 4 of m-0: a replica not Ready yet may not show in KAI's figure.
+    assert (pool["inUse"], pool["free"], pool["source"]) == (16, 16, "KAI")
     assert _conditions(rsp)["CapacityKnown"] == ("TRUE", "Observed")
 
 
@@ -328,7 +349,7 @@ def test_kueue_cluster_queue_and_its_flavors() -> None:
         "scheduler-queue",
     ]
     pool = _status(rsp)["capacity"]["pools"][0]
-    assert (pool["inUse"], pool["free"], pool["source"]) == (16, 16, "Kueue")
+    assert (pool["inUse"], pool["free"], pool["source"]) == (20, 12, "Kueue")
 
 
 def _no_flavors(cq: dict[str, Any]) -> None:
@@ -386,3 +407,155 @@ def test_an_invalid_xr_keeps_everything() -> None:
     rsp = _run(_req(xr, observed={"serving-stack": kept}))
     assert _desired(rsp) == {"serving-stack": kept}
     assert _conditions(rsp)["Provisioned"] == ("FALSE", "InvalidSpec")
+
+
+T0, T1 = "2026-11-26T10:00:00Z", "2026-11-26T10:01:00Z"
+WITHIN = ("False", "WithinCapacity", "every ModelReplica fits the pools' free capacity")
+KAI = {"type": "KAI", "kai": {"queue": "inference"}}
+
+
+def _beyond(names: str) -> tuple[str, str, str]:
+    message = f"ModelReplica(s) {names} placed concurrently beyond capacity; their ModelDeployments move them"
+    return ("True", "Overcommitted", message)
+
+
+def _summary(rsp: fnv1.RunFunctionResponse) -> dict[str, Any]:
+    """What a user reads of the summary: per pool its figures, the replicas beyond capacity and why."""
+    capacity = _status(rsp)["capacity"]
+    keys = ("inUse", "free", "nodesByFree", "replicas", "overcommitted")
+    condition = next(c for c in rsp.conditions if c.type == "Overcommitted")
+    status = fnv1.Status.Name(condition.status).removeprefix("STATUS_CONDITION_").title()
+    return {
+        "pools": {p["name"]: {k: p[k] for k in keys if k in p} for p in capacity["pools"]},
+        "overcommitted": capacity.get("overcommitted"),
+        "condition": (status, condition.reason, condition.message),
+    }
+
+
+@pytest.mark.parametrize(
+    ("scheduler", "replicas", "want"),
+    [
+        pytest.param(
+            None,
+            [],
+            {"pools": {"h100": {"inUse": 0, "free": 32, "nodesByFree": {"8": 4}}}, "overcommitted": None},
+            id="no-replicas",
+        ),
+        # a-0 runs; b-0 (4 GPUs) joins it on its node rather than breaking a whole one.
+        pytest.param(
+            None,
+            [_replica("a-0", ready=True), _replica("b-0"), _replica("c-0", tensor=8)],
+            {
+                "pools": {
+                    "h100": {
+                        "inUse": 16,
+                        "free": 16,
+                        "nodesByFree": {"8": 2, "0": 2},
+                        "replicas": ["ml/a-0", "ml/b-0", "ml/c-0"],
+                    }
+                },
+                "overcommitted": None,
+            },
+            id="replicas-share-nodes",
+        ),
+        # Two ModelDeployments placed a replica on the last free node at once: the newer one moves.
+        pytest.param(
+            None,
+            [
+                *(_replica(f"x-{i}", tensor=8, ready=True) for i in range(3)),
+                _replica("b-0", tensor=8, created=T1),
+                _replica("a-0", tensor=8, created=T0),
+            ],
+            {
+                "pools": {
+                    "h100": {
+                        "inUse": 32,
+                        "free": 0,
+                        "nodesByFree": {"0": 4},
+                        "replicas": ["ml/a-0", "ml/x-0", "ml/x-1", "ml/x-2"],
+                    }
+                },
+                "overcommitted": ["ml/b-0"],
+                "condition": _beyond("ml/b-0"),
+            },
+            id="race-the-newer-placement-moves",
+        ),
+        # Running replicas are never moved for capacity: the GPUs beyond the nodes are only reported.
+        pytest.param(
+            None,
+            [_replica(f"x-{i}", tensor=8, ready=True) for i in range(5)],
+            {
+                "pools": {
+                    "h100": {
+                        "inUse": 32,
+                        "free": 0,
+                        "nodesByFree": {"0": 4},
+                        "replicas": [f"ml/x-{i}" for i in range(5)],
+                        "overcommitted": 8,
+                    }
+                },
+                "overcommitted": None,
+            },
+            id="running-beyond-capacity-is-reported-not-moved",
+        ),
+        pytest.param(
+            None,
+            [
+                *(_replica(f"x-{i}", tensor=8, ready=True) for i in range(4)),
+                *(_replica(f"p-{i:02}", created=T0) for i in range(12)),
+            ],
+            {
+                "pools": {
+                    "h100": {
+                        "inUse": 32,
+                        "free": 0,
+                        "nodesByFree": {"0": 4},
+                        "replicas": [f"ml/x-{i}" for i in range(4)],
+                    }
+                },
+                "overcommitted": [f"ml/p-{i:02}" for i in range(12)],
+                "condition": _beyond(", ".join(f"ml/p-{i:02}" for i in range(10)) + " and 2 more"),
+            },
+            id="the-first-ten-are-named",
+        ),
+        pytest.param(
+            None,
+            [_replica("o-0", cluster="other"), _replica("g-0", pool="gone")],
+            {"pools": {"h100": {"inUse": 0, "free": 32, "nodesByFree": {"8": 4}}}, "overcommitted": None},
+            id="other-clusters-and-unknown-pools-are-ignored",
+        ),
+        # KAI sees 12 in use, 4 of them a-0's: 8 are other work, on the most-used nodes; b-0 comes on top.
+        pytest.param(
+            KAI,
+            [_replica("a-0", ready=True), _replica("b-0", tensor=8)],
+            {
+                "pools": {
+                    "h100": {
+                        "inUse": 20,
+                        "free": 12,
+                        "nodesByFree": {"8": 1, "4": 1, "0": 2},
+                        "replicas": ["ml/a-0", "ml/b-0"],
+                    }
+                },
+                "overcommitted": None,
+            },
+            id="observed-usage-no-replica-explains",
+        ),
+    ],
+)
+def test_published_summary(
+    scheduler: dict[str, Any] | None, replicas: list[dict[str, Any]], want: dict[str, Any]
+) -> None:
+    queue = yaml.safe_load((STATUS / "kai-queue-busy.yaml").read_text())
+    observed = {"scheduler-queue": _observed_object([queue])} if scheduler is not None else None
+    rsp = _run(_req(_cluster(scheduler=scheduler), replicas=replicas, observed=observed))
+    assert _summary(rsp) == {"condition": WITHIN, **want}
+
+
+def test_a_replica_that_does_not_validate_is_reported_and_skipped() -> None:
+    bad = _replica("bad-0")
+    bad["spec"]["workers"]["topology"]["tensor"] = "many"
+    rsp = _run(_req(_cluster(), replicas=[bad, _replica("m-0", tensor=8)]))
+    assert _summary(rsp)["pools"]["h100"]["replicas"] == ["ml/m-0"]
+    warnings = [r.message for r in rsp.results if r.severity == fnv1.SEVERITY_WARNING]
+    assert any(w.startswith("ModelReplica bad-0 is malformed") for w in warnings), warnings

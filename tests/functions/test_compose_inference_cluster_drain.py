@@ -129,3 +129,17 @@ def test_replicas_are_required_by_the_cluster_label_except_while_draining(
     status = _status(_run(req))
     assert status["capacity"]["inUse"] == in_use
     assert (status.get("drain") or {}).get("remaining") == remaining
+
+
+@pytest.mark.parametrize(
+    ("drain", "want"),
+    [
+        pytest.param(False, (["ml/m-0", "ml/x-0"], {"8": 3, "0": 1}), id="serving"),
+        # While draining the whole fleet's list is read: another cluster's replicas are not counted here.
+        pytest.param(True, (["ml/m-0", "ml/x-0"], {"8": 3, "0": 1}), id="draining-counts-only-its-own"),
+    ],
+)
+def test_the_summary_counts_the_replicas_on_this_cluster(drain: bool, want: tuple[list[str], dict[str, int]]) -> None:
+    capacity = _status(_drain_run(drain, [_on("m-0", "c"), _on("m-1", "other"), _on("x-0", "c", "x")]))["capacity"]
+    assert (capacity["pools"][0]["replicas"], capacity["pools"][0]["nodesByFree"]) == want
+    assert "overcommitted" not in capacity

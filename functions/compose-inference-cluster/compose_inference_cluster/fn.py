@@ -12,7 +12,6 @@ goes missing never drops what was composed: it is kept, and a condition says why
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,14 +22,20 @@ from crossplane.function import resource, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2 as structpb
 
-from modelplane.capacity import replica_holding
+from compose_inference_cluster.capacity import (
+    capacity_condition,
+    capacity_status,
+    cluster_pools,
+    listed_replicas,
+    overcommitted_condition,
+    pool_classes,
+)
+from modelplane.capacity import summarize
 from modelplane.capacity.adapters import scheduler_snapshot
 from modelplane.capacity.kai import QUEUE as KAI_QUEUE
 from modelplane.capacity.kueue import API_VERSION as KUEUE_API_VERSION
 from modelplane.capacity.kueue import CLUSTER_QUEUE, RESOURCE_FLAVOR, flavor_names, flavors_whole
-from modelplane.capacity.observed import Source
-from modelplane.capacity.snapshot import PoolObservations, Snapshot, pool_observations
-from modelplane.classes import review_class
+from modelplane.capacity.snapshot import PoolObservations, pool_observations
 from modelplane.clusters import compose_cloud, plan_pools
 from modelplane.clusters.types import pool_key
 from modelplane.conditions import Condition, Reason, Status, Type
@@ -55,7 +60,6 @@ from modelplane.remote import Readiness, ReadinessRule, observed_manifest, wrap
 from modelplane.shapes import METADATA, Shape
 from modelplane_models.inference_class import InferenceClass
 from modelplane_models.inference_cluster import InferenceCluster, Spec
-from modelplane_models.model_replica import ModelReplica
 
 CLASSES = Requirement("classes", API_VERSION, "InferenceClass")
 REPLICAS = Requirement("replicas", API_VERSION, "ModelReplica")
@@ -92,15 +96,6 @@ class _Kubeconfig:
     key: str
 
 
-@dataclass(frozen=True)
-class _Class:
-    """What capacity needs of a pool's class."""
-
-    per_node: int
-    memory: str | None
-    device_class: str | None
-
-
 def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: structlog.stdlib.BoundLogger) -> None:
     """Resolve inputs, compose the cluster, its ProviderConfigs, stack and scheduler Objects, then status."""
     CLASSES.request(rsp)
@@ -110,7 +105,7 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: st
         message = f"invalid: {describe(read)}"
         hold(req, rsp, log, Condition(Type.PROVISIONED, Status.FALSE, Reason.INVALID_SPEC, message))
         return
-    name, spec = read
+    xr, name, spec = read
     source = str(spec.get("cluster", {}).get("source", ""))
     existing = spec.get("cluster", {}).get("existing", {}).get("secretRef", {})
     if source == "Existing":
@@ -136,16 +131,8 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: st
         provisioned = _write_cloud(req, rsp, name, source, spec, class_specs)
     _write_provider_configs(req, rsp, name, kubeconfig)
     stack_ready, address = _write_stack(req, rsp, name, spec)
-    scheduler = str(spec.get("scheduler", {}).get("type", "None"))
     objects = _write_scheduler_objects(req, rsp, name, spec.get("scheduler", {}))
-    classes = _classes(class_specs)
-    pools = [str(p["name"]) for p in spec.get("nodePools") or []]
-    device_classes = sorted({c.device_class for c in classes.values() if c.device_class})
-    # Kueue without a ClusterQueue to observe has no figures of its own: capacity is the declared one.
-    observable = scheduler != "Kueue" or bool(spec.get("scheduler", {}).get("kueue", {}).get("clusterQueueName"))
-    snapshot = scheduler_snapshot(scheduler, objects, device_classes) if observable else None
-    observations = pool_observations(snapshot, pools) if snapshot is not None else PoolObservations({})
-    capacity = _capacity(spec.get("nodePools") or [], classes, _held(req, rsp, name), observations)
+    capacity, known, overcommitted = _capacity(req, rsp, xr, spec, objects, class_specs)
     drain = _drain(req, name) if spec.get("drain") is True else None
     status: dict[str, Any] = {
         # A draining cluster takes no new replicas, as kubectl drain cordons first.
@@ -162,8 +149,7 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: st
         if stack_ready
         else Condition(Type.STACK_READY, Status.FALSE, Reason.INSTALLING, f"ServingStack {name} is not ready yet")
     )
-    known = _capacity_condition(spec, classes, snapshot, observations)
-    set_conditions(rsp, provisioned, stack, known, _drained(drain))
+    set_conditions(rsp, provisioned, stack, known, _drained(drain), overcommitted)
     if provisioned.status != Status.TRUE and provisioned.reason != Reason.PROVISIONING:
         response.warning(rsp, f"{provisioned.reason}: {provisioned.message}")
     ready = provisioned.status == Status.TRUE and stack_ready
@@ -171,8 +157,32 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: st
     log.debug("composed", cluster=name, ready=ready, capacity_source=known.reason)
 
 
-def _read_xr(req: fnv1.RunFunctionRequest) -> tuple[str, dict[str, Any]] | list[Problem]:
-    """The cluster's name and its spec as written, every field checked by its model; or why it cannot be read."""
+def _capacity(
+    req: fnv1.RunFunctionRequest,
+    rsp: fnv1.RunFunctionResponse,
+    xr: InferenceCluster,
+    spec: Mapping[str, Any],
+    objects: Sequence[Mapping[str, Any]],
+    class_specs: Mapping[str, InferenceClass],
+) -> tuple[dict[str, Any], Condition, Condition]:
+    """``status.capacity`` from the scheduler's observed ``objects`` and the replicas, and its two conditions."""
+    scheduler = str(spec.get("scheduler", {}).get("type", "None"))
+    classes = pool_classes(class_specs)
+    pools = [str(p["name"]) for p in spec.get("nodePools") or []]
+    device_classes = sorted({c.device_class for c in classes.values() if c.device_class})
+    # Kueue without a ClusterQueue to observe has no figures of its own: capacity is the declared one.
+    observable = scheduler != "Kueue" or bool(spec.get("scheduler", {}).get("kueue", {}).get("clusterQueueName"))
+    snapshot = scheduler_snapshot(scheduler, objects, device_classes) if observable else None
+    observations = pool_observations(snapshot, pools) if snapshot is not None else PoolObservations({})
+    cluster = cluster_pools(xr, observations)
+    replicas = listed_replicas(REPLICAS.structs(req), rsp, cluster.name)
+    summary = summarize(cluster, {n: c.per_node for n, c in classes.items()}, replicas)
+    known = capacity_condition(spec, classes, snapshot, observations)
+    return capacity_status(cluster.pools, classes, summary), known, overcommitted_condition(summary)
+
+
+def _read_xr(req: fnv1.RunFunctionRequest) -> tuple[InferenceCluster, str, dict[str, Any]] | list[Problem]:
+    """The cluster, its name and its spec as written, every field checked by its model; or why it cannot be read."""
     try:
         xr = parse_composite(req, InferenceCluster)
     except InvalidXRError as err:
@@ -181,7 +191,7 @@ def _read_xr(req: fnv1.RunFunctionRequest) -> tuple[str, dict[str, Any]] | list[
     if problems or xr.spec is None:
         return problems
     name = xr.metadata.name if xr.metadata is not None and xr.metadata.name else ""
-    return name, xr.spec.model_dump(mode="json", by_alias=True, exclude_unset=True, exclude_none=True)
+    return xr, name, xr.spec.model_dump(mode="json", by_alias=True, exclude_unset=True, exclude_none=True)
 
 
 def _spec_problems(spec: Spec | None) -> list[Problem]:
@@ -256,17 +266,6 @@ def _class_specs(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) ->
             continue
         if klass.spec is not None:
             out[str(name)] = klass
-    return out
-
-
-def _classes(specs: Mapping[str, InferenceClass]) -> dict[str, _Class]:
-    out: dict[str, _Class] = {}
-    for name, klass in sorted(specs.items()):
-        accelerator = review_class(klass.spec).accelerator if klass.spec is not None else None
-        if accelerator is None:
-            continue
-        device = next((d for d in klass.spec.devices if d.name == accelerator.device), None) if klass.spec else None
-        out[name] = _Class(accelerator.count_per_node, accelerator.memory, device.deviceClassName if device else None)
     return out
 
 
@@ -452,77 +451,3 @@ def _drained(drain: Mapping[str, Any] | None) -> Condition:
         return Condition(Type.DRAINED, Status.FALSE, Reason.DRAINING, f"{head}: moving a wave at a time")
     why = "; ".join(f"{b['deployment']} ({b['replicas']}): {b['reason']}" for b in blocked)
     return Condition(Type.DRAINED, Status.FALSE, Reason.DRAIN_BLOCKED, f"{head}; cannot move: {why}")
-
-
-def _held(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, cluster: str) -> dict[str, int]:
-    """GPUs the ModelReplicas on ``cluster`` hold, per pool."""
-    held: dict[str, int] = defaultdict(int)
-    for struct in REPLICAS.structs(req):
-        # Only this cluster's replicas are read whole: the fleet's others can be many.
-        if inputs.string_at(struct, "spec", "inferenceClusterRef", "name") != cluster:
-            continue
-        try:
-            holding = replica_holding(ModelReplica.model_validate(resource.struct_to_dict(struct)))
-        except pydantic.ValidationError as err:
-            inputs.report(rsp, f"ModelReplica {inputs.string_at(struct, 'metadata', 'name')}", invalid(err))
-            continue
-        for role in holding.roles if holding is not None else ():
-            held[role.pool] += role.footprint.total_gpus
-    return held
-
-
-def _capacity(
-    node_pools: Sequence[Mapping[str, Any]],
-    classes: Mapping[str, _Class],
-    held: Mapping[str, int],
-    observations: PoolObservations,
-) -> dict[str, Any]:
-    pools: list[dict[str, Any]] = []
-    totals = {"declared": 0, "inUse": 0, "free": 0}
-    for pool in node_pools:
-        name, class_name = str(pool["name"]), str(pool["className"])
-        nodes = int(pool.get("maxNodeCount", pool.get("nodeCount", 0)))
-        entry: dict[str, Any] = {"name": name, "className": class_name, "nodes": nodes}
-        klass = classes.get(class_name)
-        if klass is None:
-            pools.append({**entry, "source": str(Source.DECLARED)})
-            continue
-        declared = nodes * klass.per_node
-        observed = observations.pools.get(name)
-        in_use = observed.in_use if observed is not None else held.get(name, 0)
-        figures = {"declared": declared, "inUse": in_use, "free": max(0, declared - in_use)}
-        entry["devicesPerNode"] = klass.per_node
-        if klass.memory:
-            entry["deviceMemory"] = klass.memory
-        pools.append({**entry, **figures, "source": str(observed.source if observed is not None else Source.DECLARED)})
-        for k, v in figures.items():
-            totals[k] += v
-    return {**totals, "pools": pools}
-
-
-def _capacity_condition(
-    spec: Mapping[str, Any],
-    classes: Mapping[str, _Class],
-    snapshot: Snapshot | None,
-    observations: PoolObservations,
-) -> Condition:
-    unknown = sorted({str(p["className"]) for p in spec.get("nodePools") or [] if p["className"] not in classes})
-    if unknown:
-        message = f"no accelerator known for InferenceClass(es) {', '.join(unknown)}: those pools have no capacity"
-        return Condition(Type.CAPACITY_KNOWN, Status.FALSE, Reason.CLASS_NOT_FOUND, message)
-    if snapshot is None:
-        scheduler = spec.get("scheduler", {})
-        if scheduler.get("type") == "Kueue":
-            message = "no kueue.clusterQueueName to observe: declared pool sizes minus what ModelReplicas hold"
-        else:
-            message = "declared pool sizes minus what ModelReplicas hold"
-        return Condition(Type.CAPACITY_KNOWN, Status.TRUE, Reason.DECLARED, message)
-    if not snapshot.known:
-        message = f"{snapshot.missing}; using declared pool sizes minus what ModelReplicas hold"
-        return Condition(Type.CAPACITY_KNOWN, Status.FALSE, Reason.SCHEDULER_STATUS_UNAVAILABLE, message)
-    parts = [f"{pool}: {o.in_use} GPU(s) in use" for pool, o in sorted(observations.pools.items())]
-    quotas = [f"{f.flavor or f.resource} quota {f.quota}" for f in snapshot.figures if f.quota is not None]
-    if observations.unassigned:
-        parts.append(f"{observations.unassigned} GPU(s) in use on no particular pool (those pools stay Declared)")
-    message = f"from {', '.join(snapshot.read)}: " + "; ".join(parts + quotas)
-    return Condition(Type.CAPACITY_KNOWN, Status.TRUE, Reason.OBSERVED, message)

@@ -5,20 +5,25 @@ from modelplane.capacity.holdings import DeploymentKey, Holding, RoleHolding, re
 from modelplane.capacity.nodes import NodeFree
 from modelplane.capacity.observed import Observed, Source
 from modelplane.capacity.pools import PoolCapacity, PoolKey, pool_capacities
+from modelplane.capacity.summary import ClusterSummary, Listed, PoolSummary, summarize
 
 __all__ = [
     "ClusterInfo",
+    "ClusterSummary",
     "DeploymentKey",
     "Holding",
+    "Listed",
     "NodeFree",
     "Observed",
     "PoolCapacity",
     "PoolInfo",
     "PoolKey",
+    "PoolSummary",
     "RoleHolding",
     "Source",
     "cluster_info",
     "pool_capacities",
     "replica_holding",
     "role_holding",
+    "summarize",
 ]

@@ -13,11 +13,16 @@ Packing rules (deterministic, and exact for one worker shape):
   ``g``-sized shares (ties: the fewest free GPUs), which is the greedy that
   always fits a set of identical workers whenever any assignment does;
 - usage of unknown shape (observed GPUs no ModelReplica explains) fills the
-  most-used nodes first, as a bin-packing cluster scheduler would have.
+  most-used nodes first, as a bin-packing cluster scheduler would have;
+- workers given back (``release``) return to the nodes with the fewest free
+  GPUs that can take them: the real pods may not have been packed as this
+  model packed them, so freed GPUs are never assumed to sit together.
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from modelplane.topology import Footprint
@@ -119,24 +124,49 @@ class NodeFree:
         # only count as overcommitted what the pool cannot have at all.
         return NodeFree(self.per_node, tuple(counts)).use(overflow)
 
-    def release(self, role: Footprint) -> NodeFree:
-        """Give back the GPUs of workers that held ``role``: an estimate, since which nodes they held is not known.
+    def hold_all(self, roles: Iterable[Footprint]) -> tuple[NodeFree, int]:
+        """Account for the workers of several existing roles at once (see ``hold``).
 
-        Each worker gives ``gpus_per_node`` back to ``nodes_per_worker`` distinct nodes, the most
-        used that can take them: conservative, it never makes free GPUs whole on one node that the
-        real pods may have spread over several. What no node can take back is dropped.
+        Workers of identical shape are held together, larger shapes first (first
+        fit decreasing), so the result does not depend on the order of ``roles``.
+
+        Returns:
+            The nodes afterwards and the GPUs held beyond what the nodes had.
+        """
+        workers: dict[tuple[int, int], int] = defaultdict(int)
+        for role in roles:
+            workers[role.gpus_per_node, role.nodes_per_worker] += role.workers
+        nodes, overflow = self, 0
+        for (g, k), w in sorted(workers.items(), key=lambda i: (-i[0][0] * i[0][1], -i[0][0], i[0][1])):
+            nodes, missing = nodes.hold(Footprint(nodes_per_worker=k, gpus_per_node=g, workers=w))
+            overflow += missing
+        return nodes, overflow
+
+    def release(self, role: Footprint) -> NodeFree:
+        """Give back the GPUs of ``role``'s workers: the approximate inverse of ``take`` and ``hold``.
+
+        Each worker gives ``gpus_per_node`` GPUs back to ``nodes_per_worker``
+        distinct nodes: the nodes with the fewest free GPUs among those that can
+        take them back (free <= ``per_node - gpus_per_node``). That is
+        conservative: it never gathers free GPUs on one node that the real pods
+        may have left on several. A worker with fewer such nodes than it spans
+        gives back what fits; nothing ever exceeds ``per_node`` on a node.
+
+        Returns:
+            The nodes afterwards (this pool when nothing can be given back).
         """
         g, k = role.gpus_per_node, role.nodes_per_worker
+        if g < 1 or k < 1 or g > self.per_node:
+            return self
         counts = list(self.counts)
         for _ in range(role.workers):
             chosen: list[int] = []
-            for f in range(0, self.per_node - g + 1):
-                take = min(counts[f], k - len(chosen))
-                chosen.extend([f] * take)
+            for f in range(self.per_node - g + 1):
+                chosen.extend([f] * min(counts[f], k - len(chosen)))
                 if len(chosen) == k:
                     break
             if not chosen:
-                break
+                break  # no node can take a share back: neither can it for the workers left
             for f in chosen:
                 counts[f] -= 1
                 counts[f + g] += 1

@@ -125,18 +125,6 @@ def pool_specs(clusters: Iterable[ClusterInfo], per_node: Mapping[str, int]) -> 
     return [specs[k] for k in sorted(specs)]
 
 
-def _hold_all(nodes: NodeFree, footprints: Iterable[Footprint]) -> tuple[NodeFree, int]:
-    # Identical shapes are held together; larger shapes first (first fit decreasing).
-    workers: dict[tuple[int, int], int] = defaultdict(int)
-    for f in footprints:
-        workers[f.gpus_per_node, f.nodes_per_worker] += f.workers
-    overflow = 0
-    for (g, k), w in sorted(workers.items(), key=lambda i: (-i[0][0] * i[0][1], -i[0][0], i[0][1])):
-        nodes, missing = nodes.hold(Footprint(nodes_per_worker=k, gpus_per_node=g, workers=w))
-        overflow += missing
-    return nodes, overflow
-
-
 def _tally(
     holdings: Iterable[Holding], exclude_deployment: DeploymentKey | None
 ) -> tuple[dict[PoolKey, list[Footprint]], dict[PoolKey, int]]:
@@ -163,7 +151,7 @@ def _pool_nodes(spec: PoolSpec, footprints: tuple[Footprint, ...], explained: in
     """
     nodes, overflow = NodeFree.empty(nodes=spec.nodes, per_node=spec.per_node), 0
     if footprints:
-        nodes, overflow = _hold_all(nodes, footprints)
+        nodes, overflow = nodes.hold_all(footprints)
     if spec.observed is not None:
         nodes, missing = nodes.use(max(0, spec.observed.in_use - explained))
         overflow += missing

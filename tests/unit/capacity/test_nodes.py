@@ -4,7 +4,7 @@ from collections import Counter
 from itertools import combinations
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from modelplane.capacity import NodeFree
@@ -144,3 +144,58 @@ def test_use_accounts_for_every_gpu(free: list[int], gpus: int) -> None:
     assert after.nodes == nodes.nodes
     assert nodes.free - after.free == gpus - left
     assert left == max(0, gpus - nodes.free)
+
+
+@pytest.mark.parametrize(
+    ("free", "role", "want"),
+    [
+        pytest.param([0], Footprint(1, 8, 1), [8], id="whole-node-back"),
+        pytest.param([4, 0, 8], Footprint(1, 4, 1), [4, 4, 8], id="to-the-fewest-free-node"),
+        pytest.param([0, 0, 4, 8], Footprint(2, 4, 1), [4, 4, 4, 8], id="multi-node-to-the-two-fewest-free"),
+        # Conservative: the second worker's GPUs may well be on the other node, so they are not gathered.
+        pytest.param([0, 0], Footprint(1, 4, 3), [4, 8], id="workers-spread-before-they-gather"),
+        pytest.param([0, 8], Footprint(2, 8, 1), [8, 8], id="fewer-nodes-than-the-worker-gives-what-fits"),
+        pytest.param([8, 8], Footprint(1, 4, 1), [8, 8], id="an-idle-pool-takes-nothing-back"),
+        pytest.param([0, 0], Footprint(1, 16, 1), [0, 0], id="more-than-a-node-has"),
+        pytest.param([], Footprint(1, 1, 1), [], id="empty-pool"),
+    ],
+)
+def test_release(free: list[int], role: Footprint, want: list[int]) -> None:
+    assert free_list(nodes_of(8, free).release(role)) == sorted(want)
+
+
+def test_hold_all_is_order_independent() -> None:
+    roles = [Footprint(1, 4, 1), Footprint(2, 8, 1), Footprint(1, 2, 3)]
+    nodes = NodeFree.empty(nodes=3, per_node=8)
+    assert nodes.hold_all(roles) == nodes.hold_all(reversed(roles))
+    after, overflow = nodes.hold_all(roles)
+    assert (free_list(after), overflow) == ([0, 0, 0], 2)  # 26 GPUs on 24
+
+
+shapes = st.sampled_from([1, 2, 4, 8]).flatmap(
+    lambda p: st.tuples(st.just(p), st.integers(1, p), st.integers(1, 3), st.integers(1, 6))
+)
+
+
+@given(st.integers(0, 6), shapes)
+def test_release_undoes_the_only_replica_of_a_pool(nodes: int, shape: tuple[int, int, int, int]) -> None:
+    per_node, g, k, workers = shape
+    empty = NodeFree.empty(nodes=nodes, per_node=per_node)
+    role = Footprint(k, g, workers)
+    taken = empty.take(role)
+    assume(taken is not None)
+    assert taken is not None
+    assert taken.release(role) == empty
+
+
+@given(small_pools, st.integers(1, 6))
+def test_release_gives_back_at_most_the_footprint(case: tuple[tuple[int, list[int]], int, int], workers: int) -> None:
+    (per_node, free), g, k = case
+    nodes = nodes_of(per_node, free)
+    role = Footprint(k, g, workers)
+    after = nodes.release(role)
+    assert after.per_node == per_node
+    assert len(after.counts) == per_node + 1
+    assert all(n >= 0 for n in after.counts)
+    assert after.nodes == nodes.nodes
+    assert 0 <= after.free - nodes.free <= role.total_gpus

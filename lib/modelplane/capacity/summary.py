@@ -1,0 +1,212 @@
+"""What an InferenceCluster publishes for schedulers: per pool, the free GPUs per node and what holds the rest.
+
+The cluster's function reads only its own ModelReplicas; a ModelDeployment then
+reads the clusters' summaries instead of every ModelReplica of the fleet.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from modelplane.capacity.clusters import ClusterInfo, PoolInfo
+from modelplane.capacity.holdings import Holding, RoleHolding
+from modelplane.capacity.nodes import NodeFree
+from modelplane.capacity.observed import Observed
+
+
+@dataclass(frozen=True)
+class Listed:
+    """One ModelReplica as its cluster lists it.
+
+    Attributes:
+        holding: What it holds, from its spec, and whether it is Ready.
+        created: Its ``metadata.creationTimestamp`` as written (RFC 3339), "" when unknown.
+    """
+
+    holding: Holding
+    created: str = ""
+
+
+@dataclass(frozen=True)
+class PoolSummary:
+    """One pool of the cluster, as a scheduler needs it.
+
+    Attributes:
+        name: The pool's name.
+        class_name: Its InferenceClass.
+        nodes: Its nodes.
+        per_node: Accelerators per node.
+        node_free: Free accelerators per node once the counted replicas and the
+            observed usage no Ready replica explains are on the nodes.
+        counted: ``namespace/name`` of every replica whose GPUs ``node_free``
+            holds on this pool, sorted.
+        held: Accelerators the counted replicas hold on this pool.
+        observed: What the cluster's scheduler reports in use, if it does.
+        overflow: Accelerators in use beyond what the nodes have: Ready replicas
+            that do not fit and observed usage that does not fit (0 normally).
+    """
+
+    name: str
+    class_name: str
+    nodes: int
+    per_node: int
+    node_free: NodeFree
+    counted: tuple[str, ...]
+    held: int
+    observed: Observed | None
+    overflow: int
+
+
+@dataclass(frozen=True)
+class ClusterSummary:
+    """The capacity summary of one InferenceCluster.
+
+    Attributes:
+        pools: By pool name, in spec order; only pools whose class has an accelerator count.
+        overcommitted: ``namespace/name`` of the replicas not Ready that do not fit, sorted.
+    """
+
+    pools: Mapping[str, PoolSummary]
+    overcommitted: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class _Replica:
+    """A replica of this cluster, with only its roles on pools of known size."""
+
+    namespace: str
+    name: str
+    created: str
+    ready: bool
+    roles: tuple[RoleHolding, ...]
+
+    @property
+    def key(self) -> str:
+        """``namespace/name``."""
+        return f"{self.namespace}/{self.name}"
+
+
+def summarize(cluster: ClusterInfo, per_node: Mapping[str, int], replicas: Iterable[Listed]) -> ClusterSummary:
+    """Summarize a cluster's pools from its ModelReplicas.
+
+    1. Only replicas whose ``holding.cluster`` is the cluster count; each role
+       holds on the pool it names; a role whose pool is not in the cluster, or
+       whose class has no known accelerator count, is ignored.
+    2. Ready replicas first: they run, so they are held whatever happens (first
+       fit decreasing, ``NodeFree.hold_all``) and never overcommitted; GPUs
+       beyond the nodes go to the pool's overflow.
+    3. Then the observed usage no Ready replica explains (the scheduler's figure
+       minus the GPUs Ready replicas hold on the pool, at least 0) is taken off
+       the most-used nodes first (``NodeFree.use``); what does not fit is overflow.
+    4. Then replicas not Ready, oldest first by (created, namespace, name), ""
+       created first. Each is taken strictly on all its roles at once (roles
+       sharing a pool taken together, larger shapes first); if any role does
+       not fit, the replica is overcommitted: it holds nothing and is listed in
+       ``overcommitted``. These are the newest placements beyond capacity, not
+       serving yet: the ModelDeployment that owns one moves it.
+
+    A replica listed twice (same namespace and name) counts once: Ready before
+    not Ready, then the oldest.
+
+    Args:
+        cluster: The InferenceCluster.
+        per_node: Accelerators per node by InferenceClass name.
+        replicas: The cluster's ModelReplicas (others are ignored), in any order.
+
+    Returns:
+        The summary; the same for the same replicas in any order.
+    """
+    pools = _pools(cluster, per_node)
+    # 1. This cluster's replicas, each role on a pool of known size.
+    own = _own(cluster.name, pools, replicas)
+    nodes = {name: NodeFree.empty(nodes=max(0, p.nodes), per_node=per_node[p.class_name]) for name, p in pools.items()}
+    overflow = dict.fromkeys(pools, 0)
+    counted: dict[str, set[str]] = defaultdict(set)
+    held: dict[str, int] = defaultdict(int)
+    # 2. Ready replicas run: held whatever happens, first fit decreasing; what does not fit is overflow.
+    ready = [r for r in own if r.ready]
+    for pool in pools:
+        roles = [(r.key, role) for r in ready for role in r.roles if role.pool == pool]
+        nodes[pool], overflow[pool] = nodes[pool].hold_all(role.footprint for _, role in roles)
+        for key, role in roles:
+            counted[pool].add(key)
+            held[pool] += role.footprint.total_gpus
+    # 3. Observed usage no Ready replica explains is other work: off the most-used nodes first.
+    for pool, info in pools.items():
+        if info.observed is not None:
+            nodes[pool], missing = nodes[pool].use(max(0, info.observed.in_use - held[pool]))
+            overflow[pool] += missing
+    # 4. Replicas not Ready, oldest first, all roles or nothing; the ones that do not fit are overcommitted.
+    overcommitted = []
+    for replica in sorted((r for r in own if not r.ready), key=lambda r: (r.created, r.namespace, r.name)):
+        after = _take(nodes, replica.roles)
+        if after is None:
+            overcommitted.append(replica.key)
+            continue
+        nodes.update(after)
+        for role in replica.roles:
+            counted[role.pool].add(replica.key)
+            held[role.pool] += role.footprint.total_gpus
+    summaries = {
+        name: PoolSummary(
+            name=name,
+            class_name=info.class_name,
+            nodes=nodes[name].nodes,
+            per_node=nodes[name].per_node,
+            node_free=nodes[name],
+            counted=tuple(sorted(counted[name])),
+            held=held[name],
+            observed=info.observed,
+            overflow=overflow[name],
+        )
+        for name, info in pools.items()
+    }
+    return ClusterSummary(summaries, tuple(sorted(overcommitted)))
+
+
+def _pools(cluster: ClusterInfo, per_node: Mapping[str, int]) -> dict[str, PoolInfo]:
+    """The cluster's pools whose class has a known accelerator count, by name (the first of a repeated name)."""
+    out: dict[str, PoolInfo] = {}
+    for pool in cluster.pools:
+        if per_node.get(pool.class_name, 0) >= 1:
+            out.setdefault(pool.name, pool)
+    return out
+
+
+def _own(cluster: str, pools: Mapping[str, PoolInfo], listed: Iterable[Listed]) -> list[_Replica]:
+    """The replicas of ``cluster``, one per namespace/name, with their roles on ``pools`` only."""
+    out: dict[str, _Replica] = {}
+    for item in listed:
+        h = item.holding
+        if h.cluster != cluster:
+            continue
+        replica = _Replica(h.namespace, h.name, item.created, h.ready, tuple(r for r in h.roles if r.pool in pools))
+        kept = out.get(replica.key)
+        if kept is None or _rank(replica) < _rank(kept):
+            out[replica.key] = replica
+    return [out[k] for k in sorted(out)]
+
+
+_Rank = tuple[bool, str, tuple[tuple[str, str, int, int, int], ...]]
+
+
+def _rank(replica: _Replica) -> _Rank:
+    """Which of two listings of one replica counts: Ready, then the oldest, then a stable order of roles."""
+    roles = tuple(
+        (r.role, r.pool, r.footprint.gpus_per_node, r.footprint.nodes_per_worker, r.footprint.workers)
+        for r in replica.roles
+    )
+    return (not replica.ready, replica.created, roles)
+
+
+def _take(nodes: Mapping[str, NodeFree], roles: Iterable[RoleHolding]) -> dict[str, NodeFree] | None:
+    """The pools with every role placed, larger shapes first when roles share a pool; None if one does not fit."""
+    after: dict[str, NodeFree] = {}
+    for role in sorted(roles, key=lambda r: (-r.footprint.gpus_per_node, -r.footprint.nodes_per_worker)):
+        taken = after.get(role.pool, nodes[role.pool]).take(role.footprint)
+        if taken is None:
+            return None
+        after[role.pool] = taken
+    return after
