@@ -28,11 +28,16 @@ from modelplane.scheduling.result import LISTED, Held, HoldReason, Origin, Place
 
 @dataclass(frozen=True)
 class Outcome:
-    """A pass's placements, the replicas left unplaced, and how many of the wanted could not be placed."""
+    """A pass's placements, the replicas left unplaced, and how many of the wanted could not be placed.
+
+    ``withdrawn`` names the replicas, not serving, that a cluster found beyond its capacity and that
+    fit nowhere else: they are removed and counted as unplaced (placed again once room appears).
+    """
 
     placements: list[Placement]
     unplaced: list[Unplaced]
     shortfall: int
+    withdrawn: tuple[str, ...] = ()
 
 
 def place_pass(  # noqa: PLR0913 - one scheduling pass over what exists
@@ -50,11 +55,12 @@ def place_pass(  # noqa: PLR0913 - one scheduling pass over what exists
     With ``release``, the replicas retired or removed now hold no GPUs (as on a later call).
     """
     placements = _hold_existing(run, kept, taken, release=release)  # 1.
-    failed = _place_again(run, kept, placements)  # 2.
+    failed, withdrawn = _place_again(run, kept, placements)  # 2.
     used = {o.ordinal for o in own} | existing.opaque | set(existing.going)
     unplaced, shortfall = _place_new(run, add, used, failed, placements)  # 3.
     placements += [p for o in (*kept.leaving, *kept.lost) if (p := kept.placements[o.ordinal]) is not None]
-    return Outcome(placements, unplaced, shortfall)
+    names = tuple(u.replica for u in withdrawn)
+    return Outcome(placements, [*withdrawn, *unplaced], shortfall + len(withdrawn), names)
 
 
 def _hold_existing(run: Placer, kept: Kept, taken: Sequence[Holding], *, release: bool = False) -> list[Placement]:
@@ -92,13 +98,15 @@ def _hold_existing(run: Placer, kept: Kept, taken: Sequence[Holding], *, release
     return [_shape_held(p, o.holding) if o.ordinal in held else p for o, p in staying]
 
 
-def _place_again(run: Placer, kept: Kept, placements: list[Placement]) -> Unplaced | None:
-    """Place the replicas that must move; one that does not fit stays where it is, held.
+def _place_again(run: Placer, kept: Kept, placements: list[Placement]) -> tuple[Unplaced | None, list[Unplaced]]:
+    """Place the replicas that must move; return the first failure and the replicas withdrawn.
 
-    Returns the first failure of a replica not avoiding a cluster: new replicas of the same shape
-    would fail alike.
+    One that changed shape kind and does not fit stays where it is, held; its failure is returned:
+    new replicas of the same shape would fail alike. One found beyond its cluster's capacity (not
+    serving) that fits nowhere else is withdrawn: it cannot run where it is either.
     """
     failed: Unplaced | None = None
+    withdrawn: list[Unplaced] = []
     for o in kept.staying:
         if kept.placements[o.ordinal] is not None:
             continue
@@ -109,15 +117,16 @@ def _place_again(run: Placer, kept: Kept, placements: list[Placement]) -> Unplac
             outcome = run.place(o.name, o.ordinal, Origin.MOVED, avoid=avoid)
         if isinstance(outcome, Placement):
             placements.append(outcome)
-            continue
-        if not avoid:
+        elif avoid:
+            why = f"InferenceCluster {avoid} has no room for it (placed concurrently beyond its capacity), and"
+            withdrawn.append(replace(outcome, message=f"{why} {outcome.message}"))
+        else:
             failed = failed or outcome
-        prefix = f"InferenceCluster {avoid} has no room for it and " if avoid else ""
-        held = Held(HoldReason(str(outcome.reason)), f"{prefix}it cannot be placed again: {outcome.message}")
-        placements.append(
-            Placement(o.name, o.ordinal, o.holding.cluster, observed_roles(o.holding), Origin.KEPT, held=held)
-        )
-    return failed
+            held = Held(HoldReason(str(outcome.reason)), f"it cannot be placed again: {outcome.message}")
+            placements.append(
+                Placement(o.name, o.ordinal, o.holding.cluster, observed_roles(o.holding), Origin.KEPT, held=held)
+            )
+    return failed, withdrawn
 
 
 def _place_new(

@@ -153,7 +153,7 @@ def keep_existing(
     replaced = frozenset(o.holding.replaces for o in own if o.holding.replaces)
     deleting = frozenset(c.name for c in view.clusters.values() if c.deleting)
     draining = frozenset(c.name for c in view.clusters.values() if c.draining)
-    moved = _overcommitting(view, own)
+    moved = _overcommitting(view, [o for o in own if o.ordinal not in existing.unsure])
     kept = {
         o.ordinal: None
         if o.ordinal in moved
@@ -200,7 +200,8 @@ def keep_existing(
 def _overcommitting(view: FleetView, own: Iterable[Own]) -> dict[int, str]:
     """The replicas, not Ready, that their cluster found placed beyond its capacity: each is placed again elsewhere.
 
-    A Ready replica is never moved for this: it runs, so the cluster's figure, not the replica, is wrong.
+    A Ready replica is never moved for this: it runs, so the cluster's figure, not the replica, is wrong;
+    nor is one that does not say whether it is Ready (the caller leaves those out).
     """
     out = {}
     for o in own:

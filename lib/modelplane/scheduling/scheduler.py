@@ -100,7 +100,7 @@ def schedule(deployment: ModelDeployment, fleet: FleetView, *, existing: Existin
         # fits then waits for them (progress), it is not unplaced.
         freed = run(kept, add, release=True)
         pending = pending_of(outcome.placements, freed.placements, kept)
-        outcome = Outcome(outcome.placements, freed.unplaced, freed.shortfall)
+        outcome = Outcome(outcome.placements, freed.unplaced, freed.shortfall, outcome.withdrawn)
     # Leaving replicas that cannot move: say why (their replacement's reason).
     stuck = blocked(why_stuck) if why_stuck is not None and (retried or (outcome.unplaced and kept.leaving)) else ""
     # 8. States and the rollout's summary.
@@ -112,7 +112,7 @@ def schedule(deployment: ModelDeployment, fleet: FleetView, *, existing: Existin
         desired=request.replicas,
         placements=tuple(sorted(placements, key=lambda p: p.ordinal)),
         unplaced=tuple(outcome.unplaced),
-        removed=tuple(o.name for o in kept.removed),
+        removed=(*(o.name for o in kept.removed), *outcome.withdrawn),
         unmanaged=tuple(h.name for h in replicas.unmanaged),
         shortfall=outcome.shortfall,
         retired=tuple(o.name for o in sorted(kept.retired, key=lambda o: o.ordinal)),

@@ -25,7 +25,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from modelplane.capacity import ClusterInfo, DeploymentKey, Holding, NodeFree, PoolInfo, PoolKey, cluster_info
-from modelplane.capacity.pools import as_cluster_info, as_holding, count_capacities, pool_specs
+from modelplane.capacity.pools import as_cluster_info, as_holding
+from modelplane.capacity.summary import ClusterSummary, Listed, summarize
 from modelplane.scheduling.celmatch import match_cel
 from modelplane.scheduling.devices import ClassJudge, ClassView, DeviceMatcher, SelectorError, class_view
 from modelplane_models.inference_class import InferenceClass
@@ -203,40 +204,50 @@ def _pool_state(pool: PoolInfo, per_node: int, published: Published | None) -> P
     return PoolState(free)
 
 
+def summary_facts(info: ClusterInfo, summary: ClusterSummary) -> ClusterFacts:
+    """A cluster's facts with the summary its function publishes (``modelplane.capacity.summary``)."""
+    published = {
+        name: Published(pool.per_node, pool.node_free.counts, frozenset(pool.counted))
+        for name, pool in summary.pools.items()
+    }
+    return ClusterFacts(info, published, frozenset(summary.overcommitted))
+
+
 def fleet_view(
     clusters: Iterable[InferenceCluster | ClusterInfo],
     classes: Iterable[InferenceClass | ClassView],
-    replicas: Iterable[ModelReplica | Holding] = (),
+    replicas: Iterable[ModelReplica | Holding | Listed] = (),
     *,
     matcher: DeviceMatcher = match_cel,
     unreadable: Mapping[str, str] | None = None,
 ) -> FleetView:
-    """Build the view from typed inputs, each cluster's pools summarized from ``replicas`` as it publishes them.
+    """Build the view from typed inputs, each cluster summarized from ``replicas`` as its function would.
+
+    A cluster's ``PoolInfo.observed`` is read as its scheduler's own figure (what KAI or Kueue
+    reports), as the cluster's function reads it.
 
     Args:
         clusters: The InferenceClusters (models, or ``ClusterInfo``).
         classes: The InferenceClasses (models, or ``ClassView``).
-        replicas: Every ModelReplica of the fleet (models, or their ``Holding``).
+        replicas: Every ModelReplica of the fleet (models, their ``Holding``, or as listed with their age).
         matcher: The DRA CEL matcher.
         unreadable: Clusters that exist but cannot be read, by name, with why.
     """
     infos = [i for i in map(as_cluster_info, clusters) if i is not None]
     views = class_views(classes)
-    holdings = [h for h in map(as_holding, replicas) if h is not None]
     per_node = {n: v.accelerator_per_node for n, v in views.items() if v.accelerator_per_node is not None}
-    capacities = count_capacities(pool_specs(infos, per_node), holdings)
-    counted: dict[PoolKey, set[str]] = {}
-    for h in holdings:
-        for role in h.roles:
-            counted.setdefault((h.cluster, role.pool), set()).add(f"{h.namespace}/{h.name}")
-    published: dict[str, dict[str, Published]] = {}
-    for (cluster, pool), c in capacities.items():
-        counts = c.node_free.counts
-        published.setdefault(cluster, {})[pool] = Published(
-            c.per_node, counts, frozenset(counted.get((cluster, pool), ()))
-        )
-    facts = [ClusterFacts(info, published.get(info.name, {})) for info in infos]
+    by_cluster: dict[str, list[Listed]] = {}
+    for replica in replicas:
+        listed = replica if isinstance(replica, Listed) else _listed(replica)
+        if listed is not None:
+            by_cluster.setdefault(listed.holding.cluster, []).append(listed)
+    facts = [summary_facts(info, summarize(info, per_node, by_cluster.get(info.name, ()))) for info in infos]
     return build_view(facts, views.values(), matcher=matcher, unreadable=unreadable)
+
+
+def _listed(replica: ModelReplica | Holding) -> Listed | None:
+    holding = as_holding(replica)  # the generated model has no creationTimestamp: oldest first by name
+    return Listed(holding) if holding is not None else None
 
 
 def class_views(classes: Iterable[InferenceClass | ClassView]) -> dict[str, ClassView]:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from modelplane.capacity import DeploymentKey, cluster_info, pool_capacities
-from modelplane.scheduling import Claim, DecidedBy, Decision, Origin, Schedule
+from modelplane.scheduling import Claim, DecidedBy, Decision, FleetView, Origin, Schedule
 from modelplane.scheduling.devices import class_view
 from modelplane.scheduling.explain import explain
 from modelplane.scheduling.labels import label_selector
@@ -49,6 +49,20 @@ class Fleet:
     deployment: ModelDeployment
     clusters: list[InferenceCluster]
     replicas: list[ModelReplica]
+    draining: frozenset[str] = frozenset()
+    deleting: frozenset[str] = frozenset()
+    unreadable: dict[str, str] = field(default_factory=dict)
+
+    def view(self) -> FleetView:
+        """The fleet as the scheduler and explain read it."""
+        return view(
+            self.clusters,
+            CLASSES,
+            self.replicas,
+            unreadable=self.unreadable,
+            deleting=self.deleting,
+            draining=self.draining,
+        )
 
 
 @st.composite
@@ -122,11 +136,33 @@ def fleets(draw: st.DrawFn) -> Fleet:
             decode=draw(shapes()),
             match_labels=selector,
         )
-    return Fleet(dep, clusters, others)
+    # Clusters that take no new replicas for a reason of their own: draining, being deleted, unreadable.
+    fates = {
+        c.metadata.name: draw(st.sampled_from(["as-is"] * 5 + ["draining", "deleting", "unreadable"]))
+        for c in clusters
+        if c.metadata and c.metadata.name
+    }
+    readable = [c for c in clusters if c.metadata and fates.get(c.metadata.name) != "unreadable"]
+    return Fleet(
+        dep,
+        readable,
+        others,
+        draining=frozenset(n for n, f in fates.items() if f == "draining"),
+        deleting=frozenset(n for n, f in fates.items() if f == "deleting"),
+        unreadable={n: "spec.nodePools: Input should be a valid list" for n, f in fates.items() if f == "unreadable"},
+    )
 
 
 def run(fleet: Fleet, replicas: list[ModelReplica] | None = None) -> Schedule:
-    return plan(fleet.deployment, fleet.clusters, CLASSES, fleet.replicas if replicas is None else replicas)
+    return plan(
+        fleet.deployment,
+        fleet.clusters,
+        CLASSES,
+        fleet.replicas if replicas is None else replicas,
+        unreadable=fleet.unreadable,
+        deleting=fleet.deleting,
+        draining=fleet.draining,
+    )
 
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -153,6 +189,7 @@ def test_placements_satisfy_selector_cel_and_topology(fleet: Fleet) -> None:
         info = clusters[placement.cluster]  # every role on this one cluster
         assert selector.matches(info.labels)
         assert info.ready and not info.cordoned
+        assert placement.cluster not in fleet.draining | fleet.deleting | set(fleet.unreadable)
         pools = {p.name: p for p in info.pools}
         for role in placement.roles:
             klass = classes[pools[role.pool].class_name]
@@ -183,13 +220,23 @@ def test_no_placement_exceeds_capacity(fleet: Fleet) -> None:
 
 @SETTINGS
 @given(fleets())
-def test_every_placement_says_why_as_explain_does(fleet: Fleet) -> None:
+def test_explain_chooses_what_the_scheduler_places_and_says_why_alike(fleet: Fleet) -> None:
     got = run(fleet)
     assert all(p.decision is not None for p in got.placements)
-    recorded = {p.replica: (p.cluster, p.decision) for p in got.placements}
-    explained = explain(fleet.deployment, view(fleet.clusters, CLASSES, fleet.replicas))
-    said = {s.replica: (s.chosen, Decision(DecidedBy(s.decided_by), s.why)) for s in explained.steps if s.chosen}
+    recorded = {
+        p.replica: (p.cluster, tuple(dict.fromkeys(r.pool for r in p.roles)), p.decision) for p in got.placements
+    }
+    explained = explain(fleet.deployment, fleet.view())
+    said = {
+        s.replica: (s.chosen, tuple(pool for _, pool, _ in s.after), Decision(DecidedBy(s.decided_by), s.why))
+        for s in explained.steps
+        if s.chosen
+    }
     assert said == recorded
+    # A cluster that takes no new replicas is never eligible, whatever room it has.
+    for check in explained.clusters:
+        if check.cluster in fleet.draining | fleet.deleting:
+            assert check.verdict != "eligible", check
 
 
 @SETTINGS
@@ -198,7 +245,15 @@ def test_result_does_not_depend_on_input_order(fleet: Fleet, rng: random.Random)
     clusters, classes, replicas = list(fleet.clusters), list(CLASSES), list(fleet.replicas)
     for items in (clusters, classes, replicas):
         rng.shuffle(items)
-    shuffled = plan(fleet.deployment, clusters, classes, replicas)
+    shuffled = plan(
+        fleet.deployment,
+        clusters,
+        classes,
+        replicas,
+        unreadable=fleet.unreadable,
+        deleting=fleet.deleting,
+        draining=fleet.draining,
+    )
     assert shuffled == run(fleet)
 
 
