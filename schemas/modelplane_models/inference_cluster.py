@@ -404,6 +404,10 @@ class Pool(BaseModel):
     """
     How many nodes have each number of free accelerators, keyed by that number ("0" to devicesPerNode); numbers no node has are left out. E.g. {"8": 2, "0": 1}: two idle nodes and a full one. Where each replica sits is modelled from its topology, not read from the nodes.
     """
+    observedInUse: int | None = None
+    """
+    What the cluster's scheduler (KAI or Kueue, see source) reports in use on the pool, as read; absent when the figures are Declared.
+    """
     overcommitted: int | None = None
     """
     Accelerators in use beyond what the pool's nodes have: Ready ModelReplicas and observed usage that do not fit. Running replicas are never moved for it. Absent when everything fits.

@@ -21,6 +21,7 @@ from compose_model_deployment.fleet import FleetReader
 from compose_model_deployment.replicas import holding_of
 from compose_model_deployment.structs import Read, read_one
 from modelplane.capacity import DeploymentKey, replica_holding
+from modelplane.scheduling.view import Published
 from modelplane_models.inference_cluster import InferenceCluster
 from modelplane_models.model_replica import ModelReplica
 
@@ -51,9 +52,19 @@ CLUSTER: dict[str, Any] = {
         "conditions": _CONDITIONS,
         "capacity": {
             "pools": [
-                {"name": "h100", "className": "nvidia-h100-8", "inUse": 12, "source": "KAI"},
+                {
+                    "name": "h100",
+                    "className": "nvidia-h100-8",
+                    "inUse": 12,
+                    "observedInUse": 10,
+                    "source": "KAI",
+                    "devicesPerNode": 8,
+                    "nodesByFree": {"8": 2, "4": 1, "0": 1},
+                    "replicas": ["ml/llm-0", "research/mixtral-0"],
+                },
                 {"name": "h200", "className": "nvidia.h200", "inUse": 3, "source": "Declared"},
-            ]
+            ],
+            "overcommitted": ["ml/late-0"],
         },
     },
 }
@@ -105,7 +116,14 @@ CLUSTER_FIELDS: list[tuple[Any, ...]] = [
     ("status", "capacity"),
     ("status", "capacity", "pools"),
     ("status", "capacity", "pools", 0),
-    *[("status", "capacity", "pools", 0, f) for f in ("name", "className", "inUse", "source")],
+    *[
+        ("status", "capacity", "pools", 0, f)
+        for f in ("name", "className", "inUse", "observedInUse", "source", "devicesPerNode", "nodesByFree", "replicas")
+    ],
+    ("status", "capacity", "pools", 0, "nodesByFree", "8"),
+    ("status", "capacity", "pools", 0, "replicas", 0),
+    ("status", "capacity", "overcommitted"),
+    ("status", "capacity", "overcommitted", 0),
     ("status", "capacity", "pools", 1, "source"),
 ]
 _ROLE_FIELDS: list[tuple[Any, ...]] = [
@@ -201,11 +219,8 @@ def test_reads_as_the_model_does(kind: str, body: dict[str, Any]) -> None:
     got: Read[Any]
     want: Read[Any]
     if kind == "cluster":
-        fast = read_one("InferenceCluster", struct, cluster_facts, InferenceCluster, model_facts)
-        model = read_one("InferenceCluster", struct, None, InferenceCluster, model_facts)
-        # The facts the scheduler judges a cluster by (its published summary is checked on its own).
-        got = Read(fast.value.info if fast.value else None, fast.skipped, fast.why)
-        want = Read(model.value.info if model.value else None, model.skipped, model.why)
+        got = read_one("InferenceCluster", struct, cluster_facts, InferenceCluster, model_facts)
+        want = read_one("InferenceCluster", struct, None, InferenceCluster, model_facts)
     else:
         got = read_one("ModelReplica", struct, holding_of, ModelReplica, replica_holding)
         want = read_one("ModelReplica", struct, None, ModelReplica, replica_holding)
@@ -248,3 +263,13 @@ def test_only_its_own_replicas_in_its_namespace_are_listed() -> None:
     elsewhere = _mutated(REPLICA, ("metadata", "namespace"), "other")
     got = FleetReader().read(_request(REPLICA, PD_REPLICA, elsewhere), LLM).listed
     assert [(h.namespace, h.name) for h in got] == [("ml", "llm-0")]
+
+
+def test_a_cluster_reads_with_what_it_publishes() -> None:
+    read = read_one("InferenceCluster", resource.dict_to_struct(CLUSTER), cluster_facts, InferenceCluster, model_facts)
+    assert read.value is not None
+    # h100 publishes its free GPUs per node; h200 publishes none yet (read as declared by the view).
+    assert read.value.published == {
+        "h100": Published(8, (1, 0, 0, 0, 1, 0, 0, 0, 2), frozenset({"ml/llm-0", "research/mixtral-0"}))
+    }
+    assert read.value.overcommitted == {"ml/late-0"}

@@ -24,17 +24,16 @@ from google.protobuf import struct_pb2 as structpb
 
 from compose_inference_cluster.capacity import (
     capacity_condition,
-    capacity_status,
     cluster_pools,
     listed_replicas,
     overcommitted_condition,
-    pool_classes,
 )
 from modelplane.capacity import summarize
 from modelplane.capacity.adapters import scheduler_snapshot
 from modelplane.capacity.kai import QUEUE as KAI_QUEUE
 from modelplane.capacity.kueue import API_VERSION as KUEUE_API_VERSION
 from modelplane.capacity.kueue import CLUSTER_QUEUE, RESOURCE_FLAVOR, flavor_names, flavors_whole
+from modelplane.capacity.published import capacity_status, pool_classes
 from modelplane.capacity.snapshot import PoolObservations, pool_observations
 from modelplane.clusters import compose_cloud, plan_pools
 from modelplane.clusters.types import pool_key

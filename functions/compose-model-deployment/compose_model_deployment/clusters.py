@@ -29,6 +29,7 @@ from compose_model_deployment.structs import (
     whole,
 )
 from modelplane.capacity import ClusterInfo, Observed, PoolInfo, Source
+from modelplane.capacity.observed import observed_figure
 from modelplane.scheduling.view import ClusterFacts, Published, published_pool
 from modelplane.scheduling.view import cluster_facts as cluster_facts_of
 from modelplane_models.inference_cluster import InferenceCluster
@@ -94,7 +95,9 @@ def _observed(capacity: Fields | None, classes: Mapping[str, str]) -> dict[str, 
             continue  # derived from ModelReplicas, which the published summary counts
         if source not in _SOURCES:
             raise UnclearError
-        name, class_name, in_use = text(pool.get("name")), text(pool.get("className")), whole(pool.get("inUse"))
+        name, class_name = text(pool.get("name")), text(pool.get("className"))
+        summarized = obj(pool.get("nodesByFree")) is not None
+        in_use = observed_figure(whole(pool.get("observedInUse")), whole(pool.get("inUse")), summarized=summarized)
         if name is None or in_use is None:
             continue
         if name not in classes or (class_name is not None and class_name != classes[name]):

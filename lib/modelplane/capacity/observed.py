@@ -1,8 +1,9 @@
 """Observed capacity figures from an InferenceCluster's status.
 
 ``compose-inference-cluster`` writes ``status.capacity.pools[]``; when the
-cluster has a scheduler (KAI or Kueue), ``inUse`` there is what that scheduler
-observed. Adapters that read KAI Queues or Kueue ClusterQueues directly belong
+cluster has a scheduler (KAI or Kueue), ``observedInUse`` there is what that
+scheduler observed (a status written before that field, without ``nodesByFree``,
+had the figure in ``inUse``). Adapters that read KAI Queues or Kueue ClusterQueues directly belong
 beside this module (one per scheduler) and return the same ``Observed``.
 """
 
@@ -49,9 +50,17 @@ def observed_usage(cluster: InferenceCluster) -> dict[str, Observed]:
     classes = {p.name: p.className for p in (cluster.spec.nodePools or [])} if cluster.spec is not None else {}
     observed: dict[str, Observed] = {}
     for pool in status.capacity.pools:
-        if pool.name is None or pool.inUse is None or pool.source in (None, Source.DECLARED):
+        figure = observed_figure(pool.observedInUse, pool.inUse, summarized=pool.nodesByFree is not None)
+        if pool.name is None or figure is None or pool.source in (None, Source.DECLARED):
             continue
         if pool.name not in classes or (pool.className is not None and pool.className != classes[pool.name]):
             continue
-        observed.setdefault(pool.name, Observed(Source(pool.source), max(0, pool.inUse)))
+        observed.setdefault(pool.name, Observed(Source(pool.source), max(0, figure)))
     return observed
+
+
+def observed_figure(observed_in_use: int | None, in_use: int | None, *, summarized: bool) -> int | None:
+    """A pool's scheduler figure: ``observedInUse``, or ``inUse`` of a status from before the summary."""
+    if observed_in_use is not None:
+        return observed_in_use
+    return None if summarized else in_use

@@ -153,7 +153,7 @@ def preview_loaded(
         compositions,
         max_passes=max_passes,
         world=healthy if assume_ready else None,
-        observe=observed_status if assume_ready else None,
+        observe=observed_status,
     )
     return Preview(admission, fleet, build(fleet, source), notes)
 

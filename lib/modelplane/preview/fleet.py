@@ -178,6 +178,9 @@ def simulate(
             if _children(out.composed) != _children(state.composed) or key not in decided:
                 decided[key] = tuple(required)
             states = _apply(sources, states, key, out, observe)
+            if observe is not None and key[0] == "ModelDeployment":
+                # Its replicas' clusters publish what they now hold before the next deployment reads them.
+                states = _refresh(sources, states, _hosts(state.composed) | _hosts(out.composed), observe)
         if observe is not None:
             states = _observe(sources, states, observe)
         after = _fingerprint(states)
@@ -210,6 +213,28 @@ def _simulated(
     if key not in sources:
         return None
     return observe(sources[key], states) if observe is not None else sources[key].get("status")
+
+
+def _hosts(composed: Iterable[Manifest]) -> set[Key]:
+    """The InferenceClusters the ModelReplicas among ``composed`` run on."""
+    return {
+        ("InferenceCluster", "", str(c.get("spec", {}).get("inferenceClusterRef", {}).get("name", "")))
+        for c in composed
+        if c.get("kind") == "ModelReplica"
+    }
+
+
+def _refresh(
+    sources: Mapping[Key, Manifest], states: Mapping[Key, XRState], keys: Iterable[Key], observe: Observer
+) -> dict[Key, XRState]:
+    """Bring the simulated status of ``keys`` up to date with the fleet now."""
+    after = dict(states)
+    for key in keys:
+        state = states.get(key)
+        simulated = _simulated(key, sources, states, observe) if state is not None else None
+        if state is not None and simulated is not None:
+            after[key] = replace(state, xr={**state.xr, "status": merge_status(simulated, state.xr.get("status"))})
+    return after
 
 
 def _observe(sources: Mapping[Key, Manifest], states: Mapping[Key, XRState], observe: Observer) -> dict[Key, XRState]:

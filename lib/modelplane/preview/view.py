@@ -12,10 +12,11 @@ from typing import Any, TypeVar
 
 import pydantic
 
-from modelplane.capacity import PoolCapacity, PoolKey, pool_capacities
+from modelplane.capacity import PoolCapacity, PoolKey, Source
 from modelplane.preview.fleet import Fleet, XRState
 from modelplane.preview.manifests import Key, Manifest
 from modelplane.preview.targets import helm_targets
+from modelplane.scheduling.view import build_view, cluster_facts
 from modelplane.topology import TopologyError, replica_footprint
 from modelplane_models.inference_class import InferenceClass
 from modelplane_models.inference_cluster import InferenceCluster
@@ -215,12 +216,34 @@ def _models(fleet: Fleet, kind: str, model: type[M]) -> list[M]:
 
 
 def _capacities(fleet: Fleet) -> dict[PoolKey, PoolCapacity]:
-    """Pool capacity as the scheduler counts it: declared or observed, minus what replicas hold."""
-    return pool_capacities(
-        _models(fleet, "InferenceCluster", InferenceCluster),
-        _models(fleet, "InferenceClass", InferenceClass),
-        _models(fleet, "ModelReplica", ModelReplica),
+    """Pool capacity as the scheduler reads it: the fleet view of what each cluster publishes."""
+    clusters = _models(fleet, "InferenceCluster", InferenceCluster)
+    view = build_view(
+        [f for f in map(cluster_facts, clusters) if f is not None], _models(fleet, "InferenceClass", InferenceClass)
     )
+    overflow = {
+        (c.metadata.name, p.name): p.overcommitted or 0
+        for c in clusters
+        if c.metadata is not None and c.status is not None and c.status.capacity is not None
+        for p in c.status.capacity.pools or []
+    }
+    out: dict[PoolKey, PoolCapacity] = {}
+    for (cluster, name), state in view.pools.items():
+        pool = next(p for p in view.clusters[cluster].pools if p.name == name)
+        declared = pool.nodes * state.free.per_node
+        out[cluster, name] = PoolCapacity(
+            cluster=cluster,
+            pool=name,
+            class_name=pool.class_name,
+            per_node=state.free.per_node,
+            nodes=pool.nodes,
+            held=declared - state.free.free,
+            observed_in_use=pool.observed.in_use if pool.observed is not None else None,
+            source=pool.observed.source if pool.observed is not None else Source.DECLARED,
+            overcommitted=overflow.get((cluster, name), 0),
+            node_free=state.free,
+        )
+    return out
 
 
 def _classes(fleet: Fleet) -> tuple[ClassView, ...]:

@@ -16,17 +16,20 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections import defaultdict
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 import pydantic
 
-from modelplane.capacity import replica_holding
+from modelplane.capacity import Holding, Listed, Observed, cluster_info, replica_holding, summarize
 from modelplane.capacity.observed import Source
+from modelplane.capacity.published import capacity_status, pool_classes
 from modelplane.names import KUBECONFIG_KEY
 from modelplane.preview.fleet import XRState, merge_status
 from modelplane.preview.manifests import Key, Loaded, key_of
+from modelplane_models.inference_class import InferenceClass
+from modelplane_models.inference_cluster import InferenceCluster
 from modelplane_models.model_replica import ModelReplica
 
 Manifest = Mapping[str, Any]
@@ -183,9 +186,9 @@ def healthy(composed: Manifest) -> dict[str, Any]:
     return {**composed, "status": merge_status(composed.get("status"), simulate(composed))}
 
 
-def _gpus_by_pool(cluster: str, states: Mapping[Key, XRState]) -> dict[str, int]:
-    """GPUs held, per pool of ``cluster``, by the Ready replicas the simulation composed (not the manifests')."""
-    held: dict[str, int] = defaultdict(int)
+def _composed_replicas(cluster: str, states: Mapping[Key, XRState]) -> list[Holding]:
+    """What the replicas the simulation composed on ``cluster`` hold (not the manifests' own replicas)."""
+    out = []
     for key, state in states.items():
         if key[0] != "ModelReplica" or state.parent is None:
             continue
@@ -195,35 +198,62 @@ def _gpus_by_pool(cluster: str, states: Mapping[Key, XRState]) -> dict[str, int]
             holding = replica_holding(ModelReplica.model_validate(state.xr))
         except pydantic.ValidationError:
             continue
-        if holding is None or not holding.ready:
-            continue
-        for role in holding.roles:
-            held[role.pool] += role.footprint.total_gpus
-    return held
+        if holding is not None:
+            out.append(holding)
+    return out
+
+
+def _classes(states: Mapping[Key, XRState]) -> dict[str, InferenceClass]:
+    out = {}
+    for key, state in states.items():
+        if key[0] == "InferenceClass":
+            try:
+                out[key[2]] = InferenceClass.model_validate(state.xr)
+            except pydantic.ValidationError:
+                continue
+    return out
 
 
 def observed_status(manifest: Manifest, states: Mapping[Key, XRState]) -> dict[str, Any] | None:
-    """A manifest's status as a live system would report it now: what a scheduler observes grows with our replicas.
+    """A manifest's status as a live system would report it now.
 
-    A figure KAI or Kueue observed (in an InferenceCluster's ``status.capacity``)
-    counts what ran when it was written. Once the simulation makes a replica it
-    composed Ready there, the live scheduler would count that replica too, so its
-    GPUs are added; otherwise the replica would "explain" GPUs that other
-    workloads hold and the pool would look emptier than it is.
+    An InferenceCluster publishes the summary of the replicas the simulation composed there
+    (``modelplane.capacity.published``), as its function would on its next reconcile, which a
+    labelled ModelReplica's change triggers at once. Its simulated ``status.capacity``, if any,
+    says what its scheduler (KAI or Kueue) observes in use when it was written. A replica the
+    simulation made Ready there is one the scheduler now counts too, so its GPUs are added to
+    what was written; otherwise the replica would "explain" GPUs that other workloads hold and
+    the pool would look emptier than it is.
     """
     status = manifest.get("status")
-    capacity = status.get("capacity") if isinstance(status, Mapping) else None
-    if manifest.get("kind") != "InferenceCluster" or not isinstance(capacity, Mapping) or not capacity.get("pools"):
+    if manifest.get("kind") != "InferenceCluster":
         return dict(status) if isinstance(status, Mapping) else None
-    held = _gpus_by_pool(str(manifest.get("metadata", {}).get("name", "")), states)
+    written_capacity = status.get("capacity") if isinstance(status, Mapping) else None
+    capacity = written_capacity if isinstance(written_capacity, Mapping) else {}
+    try:
+        cluster = InferenceCluster.model_validate({**manifest, "status": None})
+    except pydantic.ValidationError:
+        return dict(status or {})
+    info = cluster_info(cluster)
+    if info is None:
+        return dict(status or {})
+    replicas = _composed_replicas(info.name, states)
+    written = {str(p.get("name")): p for p in capacity.get("pools") or []}
     pools = []
-    for written in capacity["pools"]:
-        extra = held.get(str(written.get("name")), 0) if written.get("source") in _OBSERVING_SOURCES else 0
-        in_use = int(written.get("inUse", 0)) + extra
-        free = max(0, int(written.get("declared", 0)) - in_use)
-        pools.append({**written, "inUse": in_use, "free": free} if extra else written)
-    totals = {"inUse": sum(int(p.get("inUse", 0)) for p in pools), "free": sum(int(p.get("free", 0)) for p in pools)}
-    return {**dict(status or {}), "capacity": {**capacity, **totals, "pools": pools}}
+    for pool in info.pools:
+        entry = written.get(pool.name, {})
+        source = entry.get("source")
+        if source not in _OBSERVING_SOURCES or entry.get("className", pool.class_name) != pool.class_name:
+            pools.append(pool)
+            continue
+        seen = int(entry.get("observedInUse", entry.get("inUse", 0)))
+        ready = sum(r.footprint.total_gpus for h in replicas if h.ready for r in h.roles if r.pool == pool.name)
+        pools.append(replace(pool, observed=Observed(Source(source), seen + ready)))
+    classes = pool_classes(_classes(states))
+    summary = summarize(
+        replace(info, pools=tuple(pools)), {n: c.per_node for n, c in classes.items()}, map(Listed, replicas)
+    )
+    return {**dict(status or {}), "capacity": capacity_status(tuple(pools), classes, summary)}
 
 
 def assumed_kubeconfigs(loaded: Loaded) -> tuple[tuple[dict[str, Any], ...], tuple[str, ...]]:

@@ -309,6 +309,7 @@ def test_a_replica_holding_more_workers_than_a_pool_has_is_counted_not_walked() 
         DeploymentKey("ml", "other"),
         "a",
         (RoleHolding(Role.UNIFIED, "h100", Footprint(nodes_per_worker=1, gpus_per_node=8, workers=2**31 - 1)),),
+        ready=True,  # Ready: its cluster counts it, whatever it claims (one not Ready would be moved)
     )
     got = plan(deployment("llama", shape=TP8), TWO[:1], CLASSES, [huge])
     assert [u.reason for u in got.unplaced] == [Reason.INSUFFICIENT_CAPACITY]

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import random
-from collections import defaultdict
 from dataclasses import dataclass, field
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from modelplane.capacity import DeploymentKey, cluster_info, pool_capacities
+from modelplane.capacity import DeploymentKey, Holding, RoleHolding, cluster_info, replica_holding
+from modelplane.capacity.summary import Listed, summarize
 from modelplane.scheduling import Claim, DecidedBy, Decision, FleetView, Origin, Schedule
 from modelplane.scheduling.devices import class_view
 from modelplane.scheduling.explain import explain
@@ -207,15 +207,17 @@ def test_placements_satisfy_selector_cel_and_topology(fleet: Fleet) -> None:
 @given(fleets())
 def test_no_placement_exceeds_capacity(fleet: Fleet) -> None:
     got = run(fleet)
-    others = pool_capacities(
-        fleet.clusters, CLASSES, fleet.replicas, exclude_deployment=DeploymentKey(NAMESPACE, "llm")
-    )
-    mine: dict[tuple[str, str], int] = defaultdict(int)
-    for placement in got.placements:
-        for role in placement.roles:
-            mine[placement.cluster, role.pool] += role.footprint.total_gpus
-    for key, gpus in mine.items():
-        assert gpus <= others[key].free, key
+    # Each cluster, counting the others' replicas and then these placements as the newest, finds room for all.
+    infos = {c.name: c for c in map(cluster_info, fleet.clusters) if c is not None}
+    per_node = {v.name: v.accelerator_per_node for v in map(class_view, CLASSES) if v and v.accelerator_per_node}
+    listed = [Listed(h) for h in map(replica_holding, fleet.replicas) if h is not None]
+    for p in got.placements:
+        roles = tuple(RoleHolding(r.role, r.pool, r.footprint) for r in p.roles)
+        mine = Holding(NAMESPACE, p.replica, DeploymentKey(NAMESPACE, "llm"), p.cluster, roles)
+        listed.append(Listed(mine, created="2026-01-01T00:00:00Z"))
+    for name, info in infos.items():
+        summary = summarize(info, per_node, [r for r in listed if r.holding.cluster == name])
+        assert not [r for r in summary.overcommitted if r.startswith(f"{NAMESPACE}/llm-")], name
 
 
 @SETTINGS

@@ -1,0 +1,74 @@
+"""What an InferenceCluster publishes in ``status.capacity``, from its summary (``modelplane.capacity.summary``).
+
+One layout, written by ``compose-inference-cluster`` and by the preview's simulation of a live
+cluster alike, and read back by every ModelDeployment through ``modelplane.scheduling.view``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from modelplane.capacity.clusters import PoolInfo
+from modelplane.capacity.observed import Source
+from modelplane.capacity.summary import ClusterSummary
+from modelplane.classes import review_class
+from modelplane_models.inference_class import InferenceClass
+
+
+@dataclass(frozen=True)
+class PoolClass:
+    """What capacity needs of a pool's class."""
+
+    per_node: int
+    memory: str | None
+    device_class: str | None
+
+
+def pool_classes(specs: Mapping[str, InferenceClass]) -> dict[str, PoolClass]:
+    """What capacity needs of each class that has an accelerator, by name."""
+    out: dict[str, PoolClass] = {}
+    for name, klass in sorted(specs.items()):
+        accelerator = review_class(klass.spec).accelerator if klass.spec is not None else None
+        if accelerator is None:
+            continue
+        device = next((d for d in klass.spec.devices if d.name == accelerator.device), None) if klass.spec else None
+        out[name] = PoolClass(
+            accelerator.count_per_node, accelerator.memory, device.deviceClassName if device else None
+        )
+    return out
+
+
+def capacity_status(
+    pools: Sequence[PoolInfo], classes: Mapping[str, PoolClass], summary: ClusterSummary
+) -> dict[str, Any]:
+    """``status.capacity``: per pool in spec order, and in total; the replicas that do not fit, if any."""
+    out: list[dict[str, Any]] = []
+    totals = {"declared": 0, "inUse": 0, "free": 0}
+    for pool in pools:
+        entry: dict[str, Any] = {"name": pool.name, "className": pool.class_name, "nodes": pool.nodes}
+        klass, summed = classes.get(pool.class_name), summary.pools.get(pool.name)
+        if klass is None or summed is None:
+            out.append({**entry, "source": str(Source.DECLARED)})
+            continue
+        entry["devicesPerNode"] = klass.per_node
+        if klass.memory:
+            entry["deviceMemory"] = klass.memory
+        declared = summed.nodes * summed.per_node
+        free = summed.node_free.free
+        figures = {"declared": declared, "inUse": declared - free, "free": free}
+        counts = summed.node_free.counts
+        entry["nodesByFree"] = {str(f): counts[f] for f in range(len(counts) - 1, -1, -1) if counts[f]}
+        if summed.counted:
+            entry["replicas"] = list(summed.counted)
+        if summed.overflow:
+            entry["overcommitted"] = summed.overflow
+        source = summed.observed.source if summed.observed is not None else Source.DECLARED
+        if summed.observed is not None:
+            entry["observedInUse"] = summed.observed.in_use
+        out.append({**entry, **figures, "source": str(source)})
+        for k, v in figures.items():
+            totals[k] += v
+    overcommitted = {"overcommitted": list(summary.overcommitted)} if summary.overcommitted else {}
+    return {**totals, "pools": out, **overcommitted}
