@@ -100,3 +100,38 @@ def test_explain_shows_every_cluster_and_each_message_once(tmp_path: Path, capsy
 def test_explain_an_unknown_deployment_fails(capsys: pytest.CaptureFixture[str]) -> None:
     assert command.main(["--explain", "default/nope", str(EXAMPLES / "quickstart")]) == 1
     assert "no ModelDeployment default/nope among the manifests (there are: default/qwen)" in capsys.readouterr().err
+
+
+def test_explain_never_offers_a_draining_cluster(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Reported: with a cluster set to spec.drain, the scheduler placed every replica elsewhere while
+    # --explain listed the drained cluster as "cordoned: no ... eligible" and chose it for a replica.
+    scenario = EXAMPLES / "scheduling" / "drain"
+    docs = list(yaml.safe_load_all((scenario / "fleet.yaml").read_text()))
+    for doc in docs:
+        if doc and doc.get("kind") == "InferenceCluster" and doc["metadata"]["name"] == "drain-a":
+            doc["spec"]["drain"] = True
+    (tmp_path / "fleet.yaml").write_text(yaml.safe_dump_all(docs))
+    (tmp_path / "deployment.yaml").write_text((scenario / "deployment.yaml").read_text())
+    preview = run_preview([tmp_path], assume_ready=True)
+    explanation = explain_deployment(preview.fleet, "ml-team/llama-70b-drain")
+    checks = {c.cluster: c for c in explanation.clusters}
+    assert checks["drain-a"].draining
+    assert checks["drain-a"].verdict == "Cordoned"
+    assert "drains (spec.drain)" in checks["drain-a"].message
+    assert {s.chosen for s in explanation.steps} == {"drain-b"}
+    assert all(c.cluster != "drain-a" for s in explanation.steps for c in s.candidates)
+    placed = {
+        p["cluster"]
+        for k, s in preview.fleet.states.items()
+        if k[0] == "ModelDeployment"
+        for p in s.xr.get("status", {}).get("placements", [])
+    }
+    assert placed == {"drain-b"}
+    # And as a user reads it.
+    assert (
+        command.main(["--assume-ready", "--width", "120", "--explain", "ml-team/llama-70b-drain", str(tmp_path)]) == 0
+    )
+    table = capsys.readouterr().out
+    row = next(line for line in table.splitlines() if line.startswith(" drain-a ") and "match" in line)
+    assert "draining" in row
+    assert "eligible" not in row
