@@ -22,7 +22,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     print(f"RunFunction of compose-model-deployment, in-process ({args.calls} calls per figure)", flush=True)
     print(
-        latency.report([latency.run_configuration(c, o, args.calls) for c in latency.CLUSTERS for o in latency.OTHERS])
+        latency.report([latency.run_configuration(c, o, args.calls) for c in latency.CLUSTERS for o in latency.OTHERS]),
+        flush=True,
     )
     print(
         f"\nFleet scale: {args.scale_clusters} InferenceClusters x 2 pools, {args.scale_replicas} ModelReplicas"
@@ -30,6 +31,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         flush=True,
     )
     print(scale.report(*scale.measure_all(args.scale_clusters, args.scale_replicas, args.scale_calls)), flush=True)
+    print(scale.fleet_header(args.scale_clusters, args.scale_replicas), flush=True)
+    print(
+        scale.report_fleet(*scale.measure_fleet(args.scale_clusters, args.scale_replicas, args.scale_calls)),
+        flush=True,
+    )
     print(f"\nFunction start-up: process start to first gRPC answer (median of {args.runs}), idle RSS after it")
     print(startup.report([startup.measure(kind, args.runs) for kind in KINDS]), flush=True)
     print("\nPlacement quality")
