@@ -1,7 +1,9 @@
 """Placement quality: replicas the scheduler places versus the most any placement could.
 
 On small random fleets, deployments are scheduled one after another, each
-seeing the replicas of those before it (as the function would compose them).
+seeing the replicas of those before it (as the function would compose them)
+through what each cluster publishes of them (``modelplane.scheduling.fleet_view``
+summarizes every cluster as its function would).
 Two optima are found by exhaustive search over every assignment of replicas to
 clusters and pools, with an exact node-level packing check:
 
@@ -30,7 +32,7 @@ from dataclasses import dataclass
 from functools import cache
 from itertools import combinations_with_replacement
 
-from modelplane.scheduling import schedule
+from modelplane.scheduling import fleet_view, schedule
 from modelplane_models.model_replica import ModelReplica
 from tests.unit.fleet import Pool, Shape, cluster, deployment, gpu_class, replicas_of
 
@@ -299,7 +301,8 @@ def run_scheduler(scene: Scenario) -> list[Step]:
                 dep.name, replicas=dep.replicas, prefill=shapes[0], decode=shapes[1], match_labels=labels
             )
         optimum = best_step(scene, placed, dep)
-        result = schedule(model, clusters, classes, replicas)
+        # A new deployment has no replicas of its own: it sees the others through the clusters' summaries.
+        result = schedule(model, fleet_view(clusters, classes, replicas))
         replicas.extend(replicas_of(result, model))
         for p in result.placements:
             for role, rp in zip(dep.roles, p.roles, strict=True):
