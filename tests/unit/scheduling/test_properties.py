@@ -142,7 +142,7 @@ def fleets(draw: st.DrawFn) -> Fleet:
         for c in clusters
         if c.metadata and c.metadata.name
     }
-    readable = [c for c in clusters if c.metadata and fates.get(c.metadata.name) != "unreadable"]
+    readable = [c for c in clusters if c.metadata and fates.get(c.metadata.name or "") != "unreadable"]
     return Fleet(
         dep,
         readable,
