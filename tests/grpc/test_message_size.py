@@ -25,14 +25,14 @@ def _run(address: str, req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse
 
 
 def test_a_fleet_over_the_default_limit_is_answered() -> None:
-    # 20 clusters and 1,600 other replicas: the kind of request that was refused with RESOURCE_EXHAUSTED.
-    req = request(FleetSize(clusters=20, others=1600))
+    # A deployment of 1,000 running replicas, its own required and observed: over gRPC's default 4 MiB.
+    req = request(FleetSize(clusters=20, others=0, own_kept=1000, own_new=0))
     assert req.ByteSize() > _GRPC_DEFAULT_LIMIT
     with _serving(_DEPLOYMENT, "--insecure") as (address, proc):
         _wait_listening(address, proc)
         rsp = _run(address, req)
     assert rsp.meta.tag == "bench"
-    assert [c.message for c in rsp.conditions if c.type == "Scheduled"] == ["placed 4 of 4"]
+    assert [c.message for c in rsp.conditions if c.type == "Scheduled"] == ["placed 1000 of 1000"]
 
 
 def test_a_request_over_the_limit_is_refused() -> None:

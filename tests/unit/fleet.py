@@ -9,6 +9,7 @@ from typing import Any
 
 from modelplane.capacity import ClusterInfo, Holding
 from modelplane.capacity.pools import as_cluster_info, as_holding
+from modelplane.capacity.summary import Listed
 from modelplane.cel.k8s import exact, parse_quantity
 from modelplane.scheduling import (
     ClassDevice,
@@ -269,10 +270,13 @@ def fake_matcher(expression: str, device: ClassDevice) -> bool:
     return result
 
 
+PLACED_LATER = "2026-01-01T00:00:00Z"  # when the deployment under test placed its replicas
+
+
 def view(
     clusters: Sequence[InferenceCluster | ClusterInfo],
     classes: Sequence[InferenceClass],
-    replicas: Sequence[ModelReplica | Holding] = (),
+    replicas: Sequence[ModelReplica | Holding | Listed] = (),
     *,
     unreadable: Mapping[str, str] | None = None,
     deleting: Collection[str] = (),
@@ -299,9 +303,11 @@ def plan(
 ) -> Schedule:
     """``schedule`` as the function calls it: the fleet's view from every replica, its own ones listed."""
     holdings = [h for h in map(as_holding, replicas) if h is not None]
-    fleet = view(
-        clusters, classes, holdings, unreadable=unreadable, deleting=deleting, draining=draining, matcher=matcher
-    )
     key = request_of(dep).key
     mine = [h for h in holdings if h.deployment == key]
+    # The deployment's replicas were placed after the fleet's others: its clusters count them last.
+    listed = [Listed(h, created=PLACED_LATER if h.deployment == key else "") for h in holdings]
+    fleet = view(
+        clusters, classes, listed, unreadable=unreadable, deleting=deleting, draining=draining, matcher=matcher
+    )
     return schedule(dep, fleet, existing=replace(existing or Existing(), listed=mine))

@@ -3,7 +3,9 @@
 1. hold what exists: replicas retired or removed still run until deleted; unmanaged
    replicas and shadows hold their GPUs; kept replicas hold theirs in ordinal order, a
    reshaped one at its new shape only if its pools have room for it after every other
-   replica (held at its old shape otherwise);
+   replica (held at its old shape otherwise). A replica its pool's published figure
+   counts already holds its GPUs there: holding it takes nothing more, and one that
+   moves, is reshaped or released gives them back;
 2. place again, under their names, the replicas that must move (changed between unified
    and disaggregated, or found beyond a cluster's capacity): one that does not fit stays
    where it is, held;
@@ -24,6 +26,7 @@ from modelplane.scheduling.names import replica_name
 from modelplane.scheduling.placer import Placer
 from modelplane.scheduling.reconcile import Existing, Kept, Own
 from modelplane.scheduling.result import LISTED, Held, HoldReason, Origin, Placement, Unplaced
+from modelplane.topology import Footprint
 
 
 @dataclass(frozen=True)
@@ -70,10 +73,7 @@ def _hold_existing(run: Placer, kept: Kept, taken: Sequence[Holding], *, release
     only if its pools have room for it after every other replica, those held at
     their old shape included; the check is repeated until no more are held.
     """
-    for o in () if release else (*kept.removed, *kept.retired):  # Still running until deleted.
-        run.hold(o.holding.cluster, ((r.pool, r.footprint) for r in o.holding.roles), own=False)
-    for h in taken:
-        run.hold(h.cluster, ((r.pool, r.footprint) for r in h.roles), own=bool(h.roles))
+    _hold_others(run, kept, taken, release=release)
     # Kept replicas in ordinal order, as they were placed: a re-run rebuilds the same nodes.
     staying = [(o, p) for o in kept.staying if (p := kept.placements[o.ordinal]) is not None]
     reshaped = {o.ordinal for o, p in staying if p.held is None and p.roles != observed_roles(o.holding)}
@@ -82,13 +82,14 @@ def _hold_existing(run: Placer, kept: Kept, taken: Sequence[Holding], *, release
     while True:
         for o, _ in staying:
             if o.ordinal not in reshaped or o.ordinal in held:
-                run.hold(o.holding.cluster, ((r.pool, r.footprint) for r in o.holding.roles), own=False)
-        short = [
-            o.ordinal
-            for o, p in staying
-            if o.ordinal in reshaped - held
-            and not run.hold(p.cluster, [(r.pool, r.footprint) for r in p.roles], own=False, strict=True)
-        ]
+                run.hold(o.holding.cluster, _roles(o.holding), own=False, name=_name(o.holding))
+        short = []
+        for o, p in staying:
+            if o.ordinal not in reshaped - held:
+                continue
+            run.release(_name(o.holding), o.holding.cluster, _roles(o.holding))
+            if not run.hold(p.cluster, [(r.pool, r.footprint) for r in p.roles], own=False, strict=True):
+                short.append(o.ordinal)
         if not short:
             break
         held.update(short)
@@ -96,6 +97,20 @@ def _hold_existing(run: Placer, kept: Kept, taken: Sequence[Holding], *, release
     for _, p in staying:
         run.count(p.cluster)
     return [_shape_held(p, o.holding) if o.ordinal in held else p for o, p in staying]
+
+
+def _hold_others(run: Placer, kept: Kept, taken: Sequence[Holding], *, release: bool) -> None:
+    """Account for the replicas that go (retired or removed), the taken ones, and those placed again."""
+    for o in (*kept.removed, *kept.retired):  # Still running until deleted, unless released.
+        if release:
+            run.release(_name(o.holding), o.holding.cluster, _roles(o.holding))
+        else:
+            run.hold(o.holding.cluster, _roles(o.holding), own=False, name=_name(o.holding))
+    for h in taken:
+        run.hold(h.cluster, _roles(h), own=bool(h.roles), name=_name(h))
+    for o in kept.staying:  # placed again: what it held where it runs is free once it moves
+        if kept.placements[o.ordinal] is None:
+            run.release(_name(o.holding), o.holding.cluster, _roles(o.holding))
 
 
 def _place_again(run: Placer, kept: Kept, placements: list[Placement]) -> tuple[Unplaced | None, list[Unplaced]]:
@@ -118,8 +133,8 @@ def _place_again(run: Placer, kept: Kept, placements: list[Placement]) -> tuple[
         if isinstance(outcome, Placement):
             placements.append(outcome)
         elif avoid:
-            why = f"InferenceCluster {avoid} has no room for it (placed concurrently beyond its capacity), and"
-            withdrawn.append(replace(outcome, message=f"{why} {outcome.message}"))
+            # Its own cluster, which found it placed concurrently beyond capacity, is among the rejections.
+            withdrawn.append(outcome)
         else:
             failed = failed or outcome
             held = Held(HoldReason(str(outcome.reason)), f"it cannot be placed again: {outcome.message}")
@@ -150,6 +165,14 @@ def _place_new(
         for ordinal in islice(ordinals, min(wanted, LISTED - len(unplaced))):
             unplaced.append(replace(failed, replica=replica_name(key.name, ordinal), ordinal=ordinal))
     return unplaced, shortfall
+
+
+def _name(holding: Holding) -> str:
+    return f"{holding.namespace}/{holding.name}"
+
+
+def _roles(holding: Holding) -> list[tuple[str, Footprint]]:
+    return [(r.pool, r.footprint) for r in holding.roles]
 
 
 def _unused(used: set[int]) -> Iterator[int]:

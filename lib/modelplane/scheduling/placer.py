@@ -44,6 +44,8 @@ from modelplane.scheduling.result import (
 )
 from modelplane.topology import Footprint, Role
 
+_OVERCOMMITTED = "it has no room for this replica: replicas placed there concurrently took it"
+
 Eligible = Mapping[Role, tuple[PoolKey, ...]]
 """Per role, the pools of one cluster that can take it."""
 
@@ -85,20 +87,26 @@ class Placer:
         clusters: Sequence[ClusterInfo],
         judge: ClassJudge,
         free: Mapping[PoolKey, NodeFree],
+        counted: Mapping[PoolKey, frozenset[str]] | None = None,
     ) -> None:
-        """Start from ``free``, the free GPUs per node of each pool before any of this deployment's replicas.
+        """Start from ``free``, the free GPUs per node of each pool as its cluster published them.
 
         Args:
             request: The deployment.
             clusters: Every cluster of the fleet, sorted by name.
             judge: Judges the pools' classes for the roles.
             free: Per pool whose class has a known accelerator count, its free GPUs per node.
+            counted: Per pool, the replicas ("namespace/name") ``free`` already takes off: holding
+                one of them at the shape it runs takes nothing more, and releasing it gives its
+                GPUs back.
         """
         self.request = request
         self.judge = judge
         self.clusters = clusters
         self.selected = [c for c in clusters if request.selector.matches(c.labels)]
         self._free = dict(free)
+        self._counted = counted or {}
+        self._released: set[tuple[str, PoolKey]] = set()
         self._spread: Counter[str] = Counter()
         self._eligible: dict[str, Eligible | ClusterRejection] = {}
         # A cluster's best option only changes with its own pools: placing a replica elsewhere keeps it.
@@ -112,17 +120,26 @@ class Placer:
         """How many of the deployment's replicas are on ``cluster`` so far."""
         return self._spread[cluster]
 
-    def hold(self, cluster: str, roles: Iterable[tuple[str, Footprint]], *, own: bool, strict: bool = False) -> bool:
+    def hold(
+        self,
+        cluster: str,
+        roles: Iterable[tuple[str, Footprint]],
+        *,
+        own: bool,
+        strict: bool = False,
+        name: str = "",
+    ) -> bool:
         """Account for a replica that exists (it may not fit: existing replicas are never refused).
 
-        With ``strict``, a replica that would hold GPUs its pools do not have is
-        not accounted for, and False is returned.
+        With ``name`` ("namespace/name"), the roles are the shape the replica runs: on a pool whose
+        published figure counts it already, nothing more is taken. With ``strict``, a replica that
+        would hold GPUs its pools do not have is not accounted for, and False is returned.
         """
         # In the order ``best_option`` takes them, so a kept replica leaves the nodes as placing it did.
         after: dict[PoolKey, NodeFree] = {}
         for pool, fp in sorted(roles, key=lambda r: size(r[1])):
             key = (cluster, pool)
-            if key in self._free:
+            if key in self._free and not (name and self._is_counted(name, key)):
                 after[key], missing = after.get(key, self._free[key]).hold(fp)
                 if strict and missing:
                     return False
@@ -132,13 +149,26 @@ class Placer:
             self._spread[cluster] += 1
         return True
 
-    def snapshot(self) -> dict[PoolKey, NodeFree]:
-        """The free capacity now, to ``restore`` after trying holds."""
-        return dict(self._free)
+    def release(self, name: str, cluster: str, roles: Iterable[tuple[str, Footprint]]) -> None:
+        """Give back what a replica the published figures count holds (it moves, is reshaped or goes)."""
+        for pool, fp in roles:
+            key = (cluster, pool)
+            if key in self._free and self._is_counted(name, key):
+                self._free[key] = self._free[key].release(fp)
+                self._released.add((name, key))
+        self._options.pop(cluster, None)
 
-    def restore(self, free: Mapping[PoolKey, NodeFree]) -> None:
+    def _is_counted(self, name: str, key: PoolKey) -> bool:
+        return name in self._counted.get(key, ()) and (name, key) not in self._released
+
+    def snapshot(self) -> tuple[dict[PoolKey, NodeFree], frozenset[tuple[str, PoolKey]]]:
+        """The free capacity now, to ``restore`` after trying holds."""
+        return dict(self._free), frozenset(self._released)
+
+    def restore(self, state: tuple[Mapping[PoolKey, NodeFree], frozenset[tuple[str, PoolKey]]]) -> None:
         """Go back to the free capacity of a ``snapshot``."""
-        self._free = dict(free)
+        self._free = dict(state[0])
+        self._released = set(state[1])
         self._options.clear()
 
     def count(self, cluster: str) -> None:
@@ -187,7 +217,12 @@ class Placer:
             elif second is None or score < second[0]:
                 second = (score, option)
         if best is None:
-            rejections = tuple(self.rejection(cluster) for cluster in self.selected if cluster.name != avoid)
+            rejections = tuple(
+                ClusterRejection(avoid, Reason.INSUFFICIENT_CAPACITY, _OVERCOMMITTED)
+                if cluster.name == avoid
+                else self.rejection(cluster)
+                for cluster in self.selected
+            )
             reason, message = summarize(rejections, len(self.clusters))
             return Unplaced(name, ordinal, reason, message, len(self.clusters), rejections)
         decision = decide(_as_score(*best[0]), None if second is None else _as_score(*second[0]))

@@ -5,8 +5,9 @@
 own replicas (``Existing``), and:
 
 1. reads the deployment (``request``) and its existing replicas (``reconcile``);
-2. starts from each pool's published free capacity with the deployment's own counted
-   replicas given back (it accounts for them itself);
+2. starts from each pool's published free capacity, in which a replica the pool counted
+   already holds its GPUs: kept where it runs it takes nothing more, moved, reshaped or
+   released it gives them back;
 3. decides each existing replica (``reconcile.keep_existing``): sticky, held, leaving,
    lost, moved, or removed by a scale-down;
 4. applies one wave of the rollout (``waves.apply_wave``) and places (``passes``) with
@@ -67,13 +68,13 @@ def schedule(deployment: ModelDeployment, fleet: FleetView, *, existing: Existin
     strategy = existing.strategy or request.strategy
     replicas = read_replicas(request.key, existing)
     own, taken = replicas.own, [*replicas.unmanaged, *replicas.shadows]
-    # 2. Free capacity before any of its replicas: it holds each of them itself below.
-    free = fleet.free_for(request.key, [*(o.holding for o in own), *taken])
+    # 2. Free capacity as published; the placer knows which of its replicas that already counts.
+    free, counted = fleet.free(), fleet.counted()
     clusters = fleet.cluster_list()
     judge = fleet.judge()
 
     def run(kept_now: Kept, add: int, *, release: bool = False) -> Outcome:
-        placer = Placer(request, clusters, judge, free)
+        placer = Placer(request, clusters, judge, free, counted)
         return place_pass(placer, kept_now, add, own, taken, existing, release=release)
 
     # 3. Each existing replica; 4. one wave of the rollout, then the placements.

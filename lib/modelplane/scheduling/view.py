@@ -14,8 +14,9 @@ deployment:
   cluster has not summarized yet (a new cluster, or a status from before the summary)
   is read as declared, less the usage its cluster's scheduler observes.
 
-A deployment places against ``free_for``: the pools' free capacity with its own counted
-replicas given back, since it accounts for those itself. The scheduler, ``--explain``,
+The scheduler starts from the published figures and knows which replicas they count
+(a kept replica counted there takes nothing more); ``--explain`` places afresh against
+``free_for``, the figures with the deployment's own counted replicas given back. The scheduler, ``--explain``,
 the preview and the bench all read this view; none builds its own.
 """
 
@@ -76,6 +77,14 @@ class FleetView:
     def cluster_list(self) -> list[ClusterInfo]:
         """The clusters, sorted by name."""
         return list(self.clusters.values())
+
+    def free(self) -> dict[PoolKey, NodeFree]:
+        """Each pool's free GPUs per node, as published."""
+        return {k: s.free for k, s in self.pools.items()}
+
+    def counted(self) -> dict[PoolKey, frozenset[str]]:
+        """Each pool's replicas ("namespace/name") its published figure counts."""
+        return {k: s.counted for k, s in self.pools.items() if s.counted}
 
     def free_for(self, key: DeploymentKey, own: Iterable[Holding]) -> dict[PoolKey, NodeFree]:
         """Each pool's free GPUs per node before any of deployment ``key``'s replicas.

@@ -308,12 +308,30 @@ def test_sticky_on_cordoned_and_not_ready_clusters() -> None:
     assert placed(again) == placed(first) == {"llama-0": ("a", "h100"), "llama-1": ("b", "h100")}
 
 
-def test_sticky_even_when_overcommitted() -> None:
+def test_a_ready_replica_is_sticky_even_when_its_pool_is_overcommitted() -> None:
+    dep = deployment("llama", shape=Shape(tensor=8))
+    first = run(dep, [cluster("a", Pool("h100", "h100", 1))])
+    other = replica("other-0", cluster="a", pools={Role.UNIFIED: "h100"}, shapes={Role.UNIFIED: Shape(tensor=8)})
+    ready = {"conditions": [{"type": "Ready", "status": "True"}]}
+    mine = [
+        ModelReplica.model_validate({**r.model_dump(exclude_none=True), "status": ready})
+        for r in replicas_of(first, dep)
+    ]
+    again = run(dep, [cluster("a", Pool("h100", "h100", 1))], [*mine, other])
+    assert placed(again) == {"llama-0": ("a", "h100")}
+
+
+def test_the_newer_replica_not_serving_yields_an_overcommitted_pool() -> None:
+    # Placed concurrently with an older replica into the same node: its cluster lists it overcommitted,
+    # and with nowhere else to go it is withdrawn (unplaced), never left holding what the other runs on.
     dep = deployment("llama", shape=Shape(tensor=8))
     first = run(dep, [cluster("a", Pool("h100", "h100", 1))])
     other = replica("other-0", cluster="a", pools={Role.UNIFIED: "h100"}, shapes={Role.UNIFIED: Shape(tensor=8)})
     again = run(dep, [cluster("a", Pool("h100", "h100", 1))], [*replicas_of(first, dep), other])
-    assert placed(again) == {"llama-0": ("a", "h100")}
+    assert placed(again) == {}
+    assert again.removed == ("llama-0",)
+    assert [u.reason for u in again.unplaced] == [Reason.INSUFFICIENT_CAPACITY]
+    assert "a: it has no room for this replica: replicas placed there concurrently took it" in again.unplaced[0].message
 
 
 def test_scale_three_to_one_to_three() -> None:
