@@ -201,7 +201,7 @@ def explain(deployment: ModelDeployment, fleet: FleetView, *, own: Iterable[Hold
         outcome = run.place(name, ordinal, Origin.NEW)
         if isinstance(outcome, Placement) and outcome.decision is not None:
             keys = list(dict.fromkeys((outcome.cluster, r.pool) for r in outcome.roles))
-            before = tuple((c, p, snapshot[0][c, p].free) for c, p in keys)
+            before = tuple((c, p, snapshot.free[c, p].free) for c, p in keys)
             after = tuple((c, p, free.free) for c, p in keys if (free := run.free((c, p))) is not None)
             # The placement's own decision: the table and the reason are the scheduler's.
             decision = outcome.decision

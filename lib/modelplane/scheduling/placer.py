@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import product
 
 from modelplane.capacity import NodeFree, PoolKey
@@ -48,6 +48,28 @@ _OVERCOMMITTED = "it has no room for this replica: replicas placed there concurr
 
 Eligible = Mapping[Role, tuple[PoolKey, ...]]
 """Per role, the pools of one cluster that can take it."""
+
+
+@dataclass
+class Judged:
+    """What is known of each cluster for one set of roles on one fleet: eligibility, and best option as published."""
+
+    eligible: dict[str, Eligible | ClusterRejection] = field(default_factory=dict)
+    options: dict[str, Option | None] = field(default_factory=dict)
+
+
+Memo = dict[tuple[RoleRequest, ...], Judged]
+"""Judgements of clusters on one fleet, per set of roles (see ``Placer``)."""
+_MEMO_LIMIT = 256  # sets of roles: beyond it (many shapes on one fleet) start again rather than grow
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A placer's free capacity at one moment (``Placer.snapshot``)."""
+
+    free: Mapping[PoolKey, NodeFree]
+    released: frozenset[tuple[str, PoolKey]]
+    touched: frozenset[str]
 
 
 @dataclass(frozen=True)
@@ -88,6 +110,7 @@ class Placer:
         judge: ClassJudge,
         free: Mapping[PoolKey, NodeFree],
         counted: Mapping[PoolKey, frozenset[str]] | None = None,
+        memo: Memo | None = None,
     ) -> None:
         """Start from ``free``, the free GPUs per node of each pool as its cluster published them.
 
@@ -99,6 +122,9 @@ class Placer:
             counted: Per pool, the replicas ("namespace/name") ``free`` already takes off: holding
                 one of them at the shape it runs takes nothing more, and releasing it gives its
                 GPUs back.
+            memo: Judgements of clusters kept with the fleet they were made on (``FleetView.memo``),
+                shared by every placer of the same ``free``: a cluster's eligibility for a set of
+                roles, and its best option while its pools are as published.
         """
         self.request = request
         self.judge = judge
@@ -106,9 +132,13 @@ class Placer:
         self.selected = [c for c in clusters if request.selector.matches(c.labels)]
         self._free = dict(free)
         self._counted = counted or {}
+        memo = {} if memo is None else memo
+        if len(memo) > _MEMO_LIMIT:
+            memo.clear()
+        self._judged = memo.setdefault(request.roles, Judged())
         self._released: set[tuple[str, PoolKey]] = set()
+        self._touched: set[str] = set()  # clusters whose pools differ from ``free`` as given
         self._spread: Counter[str] = Counter()
-        self._eligible: dict[str, Eligible | ClusterRejection] = {}
         # A cluster's best option only changes with its own pools: placing a replica elsewhere keeps it.
         self._options: dict[str, Option | None] = {}
 
@@ -144,7 +174,9 @@ class Placer:
                 if strict and missing:
                     return False
         self._free.update(after)
-        self._options.pop(cluster, None)
+        if after:
+            self._touched.add(cluster)
+            self._options.pop(cluster, None)
         if own:
             self._spread[cluster] += 1
         return True
@@ -156,19 +188,21 @@ class Placer:
             if key in self._free and self._is_counted(name, key):
                 self._free[key] = self._free[key].release(fp)
                 self._released.add((name, key))
-        self._options.pop(cluster, None)
+                self._touched.add(cluster)
+                self._options.pop(cluster, None)
 
     def _is_counted(self, name: str, key: PoolKey) -> bool:
         return name in self._counted.get(key, ()) and (name, key) not in self._released
 
-    def snapshot(self) -> tuple[dict[PoolKey, NodeFree], frozenset[tuple[str, PoolKey]]]:
+    def snapshot(self) -> Snapshot:
         """The free capacity now, to ``restore`` after trying holds."""
-        return dict(self._free), frozenset(self._released)
+        return Snapshot(dict(self._free), frozenset(self._released), frozenset(self._touched))
 
-    def restore(self, state: tuple[Mapping[PoolKey, NodeFree], frozenset[tuple[str, PoolKey]]]) -> None:
+    def restore(self, state: Snapshot) -> None:
         """Go back to the free capacity of a ``snapshot``."""
-        self._free = dict(state[0])
-        self._released = set(state[1])
+        self._free = dict(state.free)
+        self._released = set(state.released)
+        self._touched = set(state.touched)
         self._options.clear()
 
     def count(self, cluster: str) -> None:
@@ -186,12 +220,21 @@ class Placer:
 
     def option(self, cluster: ClusterInfo) -> Option | None:
         """``cluster``'s best option for the next replica; None when it cannot take one."""
+        name = cluster.name
+        if name in self._options:
+            return self._options[name]
         eligible = self.eligible(cluster)
         if isinstance(eligible, ClusterRejection):
             return None
-        if cluster.name not in self._options:
-            self._options[cluster.name] = self.best_option(eligible)
-        return self._options[cluster.name]
+        if name in self._touched:
+            option = self.best_option(eligible)
+        else:  # its pools are as published: as judged for any deployment of these roles
+            options = self._judged.options
+            if name not in options:
+                options[name] = self.best_option(eligible)
+            option = options[name]
+        self._options[name] = option
+        return option
 
     def place(self, name: str, ordinal: int, origin: Origin, *, avoid: str = "") -> Placement | Unplaced:
         """Place one replica, or say why it cannot be placed.
@@ -233,6 +276,7 @@ class Placer:
             msg = f"option {option.pools} no longer fits"
             raise AssertionError(msg)
         self._free.update(after)
+        self._touched.add(cluster_name)
         self._options.pop(cluster_name, None)
         self._spread[cluster_name] += 1
         roles = tuple(
@@ -246,10 +290,14 @@ class Placer:
         return eligible if isinstance(eligible, ClusterRejection) else self._capacity_rejection(cluster, eligible)
 
     def eligible(self, cluster: ClusterInfo) -> Eligible | ClusterRejection:
-        """Per role, the pools of ``cluster`` that can take it; or why the cluster cannot take the replica."""
-        if cluster.name not in self._eligible:
-            self._eligible[cluster.name] = self._judge_cluster(cluster)
-        return self._eligible[cluster.name]
+        """Per role, the pools of ``cluster`` that can take it; or why the cluster cannot take the replica.
+
+        It depends on the roles, the cluster and its pools' node counts only: judged once per fleet.
+        """
+        judged = self._judged.eligible
+        if cluster.name not in judged:
+            judged[cluster.name] = self._judge_cluster(cluster)
+        return judged[cluster.name]
 
     def _judge_cluster(self, cluster: ClusterInfo) -> Eligible | ClusterRejection:
         refused = unschedulable(cluster)

@@ -74,7 +74,7 @@ def schedule(deployment: ModelDeployment, fleet: FleetView, *, existing: Existin
     judge = fleet.judge()
 
     def run(kept_now: Kept, add: int, *, release: bool = False) -> Outcome:
-        placer = Placer(request, clusters, judge, free, counted)
+        placer = Placer(request, clusters, judge, free, counted, fleet.memo)
         return place_pass(placer, kept_now, add, own, taken, existing, release=release)
 
     # 3. Each existing replica; 4. one wave of the rollout, then the placements.

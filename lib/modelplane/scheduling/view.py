@@ -30,6 +30,7 @@ from modelplane.capacity.pools import as_cluster_info, as_holding
 from modelplane.capacity.summary import ClusterSummary, Listed, summarize
 from modelplane.scheduling.celmatch import match_cel
 from modelplane.scheduling.devices import ClassJudge, ClassView, DeviceMatcher, SelectorError, class_view
+from modelplane.scheduling.placer import Memo
 from modelplane_models.inference_class import InferenceClass
 from modelplane_models.inference_cluster import InferenceCluster
 from modelplane_models.model_replica import ModelReplica
@@ -69,6 +70,8 @@ class FleetView:
     matcher: DeviceMatcher = match_cel
     # Selector verdicts per (expression, class, device kind): shared by every judge of this view.
     _verdicts: dict[tuple[str, str, int], bool | SelectorError] = field(default_factory=dict, compare=False, repr=False)
+    # Clusters judged per set of roles on this view's published figures (``Placer``'s memo).
+    memo: Memo = field(default_factory=dict, compare=False, repr=False)
 
     def judge(self) -> ClassJudge:
         """A judge of this view's classes (one per deployment: its fits are per role)."""
