@@ -48,6 +48,7 @@ from compose_model_deployment import replicas, structs
 from compose_model_deployment.fn import FunctionRunner
 from modelplane.capacity import holdings
 from modelplane.fnkit import serve
+from modelplane.scheduling import placer
 
 _ROOT = Path(__file__).resolve().parent.parent
 CLUSTERS = (10, 100, 1000)
@@ -128,8 +129,8 @@ def _forget() -> None:
     """Drop what earlier calls left: the read path's process-wide caches, and the runners they ran on.
 
     The caches are those of pure functions, keyed by content: the Struct readers' field checks,
-    the replicas' role holdings and the footprints of their shapes. The compiled CEL expressions
-    and RE2 patterns stay (compiling is once per process). A runner refers to itself (its compose
+    the replicas' role holdings, the footprints of their shapes and how a shape fits a pool. The
+    compiled CEL expressions and RE2 patterns stay (compiling is once per process). A runner refers to itself (its compose
     callback), so what an earlier runner read is freed only by a full collection: it is collected
     here, outside the timing, as a served function, with its one runner, never has such garbage.
     """
@@ -137,6 +138,7 @@ def _forget() -> None:
     structs._is_subdomain.cache_clear()
     replicas._role_holding.cache_clear()
     holdings._footprint.cache_clear()
+    placer.pool_fit.cache_clear()
     gc.collect()
 
 

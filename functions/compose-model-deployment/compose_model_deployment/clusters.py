@@ -18,7 +18,6 @@ from compose_model_deployment.structs import (
     flag,
     label,
     labels,
-    name_and_deleting,
     need,
     obj,
     objects,
@@ -53,8 +52,7 @@ def cluster_facts(fields: Fields) -> ClusterFacts | None:
     not_ready = _not_ready(ready)
     since = (text(ready.get("lastTransitionTime")) or "") if ready is not None and not_ready else ""
     capacity = obj(status.get("capacity")) if status is not None else None
-    observed = _observed(capacity, {p[0]: p[1] for p in pools})
-    published = _published(capacity)
+    observed, published = _capacity(capacity, {p[0]: p[1] for p in pools})
     overcommitted = strings(capacity.get("overcommitted")) if capacity is not None else frozenset()
     if not name or spec is None:
         return None
@@ -66,7 +64,7 @@ def cluster_facts(fields: Fields) -> ClusterFacts | None:
         not_ready=not_ready,
         pools=tuple(PoolInfo(n, c, nodes, observed.get(n)) for n, c, nodes in pools),
         draining=bool(drains),
-        deleting=name_and_deleting(fields)[1],
+        deleting=metadata is not None and _deleting(metadata),
         not_ready_since=since,
     )
     return ClusterFacts(info, published, overcommitted)
@@ -87,36 +85,31 @@ def _node_pool(pool: Fields) -> tuple[str, str, int]:
     return name, class_name, most if most is not None else count
 
 
-def _observed(capacity: Fields | None, classes: Mapping[str, str]) -> dict[str, Observed]:
+def _capacity(capacity: Fields | None, classes: Mapping[str, str]) -> tuple[dict[str, Observed], dict[str, Published]]:
+    """Each pool's observed usage and published summary, in one pass over ``status.capacity.pools``.
+
+    Read as ``modelplane.capacity.observed.observed_usage`` and ``modelplane.scheduling.view.published_pool``
+    read the model's.
+    """
     observed: dict[str, Observed] = {}
+    published: dict[str, Published] = {}
     for pool in objects(capacity.get("pools")) if capacity is not None else ():
-        source = text(pool.get("source"))
-        if source is None or source == Source.DECLARED:
-            continue  # derived from ModelReplicas, which the published summary counts
-        if source not in _SOURCES:
-            raise UnclearError
-        name, class_name = text(pool.get("name")), text(pool.get("className"))
-        summarized = obj(pool.get("nodesByFree")) is not None
-        in_use = observed_figure(whole(pool.get("observedInUse")), whole(pool.get("inUse")), summarized=summarized)
-        if name is None or in_use is None:
-            continue
-        if name not in classes or (class_name is not None and class_name != classes[name]):
-            continue
-        observed.setdefault(name, Observed(Source(source), max(0, in_use)))
-    return observed
-
-
-def _published(capacity: Fields | None) -> dict[str, Published]:
-    """Each pool's published summary, as ``modelplane.scheduling.view.published_pool`` reads the model's."""
-    out: dict[str, Published] = {}
-    for pool in objects(capacity.get("pools")) if capacity is not None else ():
-        name, per_node = text(pool.get("name")), whole(pool.get("devicesPerNode"))
-        by_free = obj(pool.get("nodesByFree"))
-        counts = {key: need(whole(value)) for key, value in by_free.items()} if by_free is not None else None
-        read = published_pool(per_node, counts, strings(pool.get("replicas")))
+        get = pool.get
+        name, source = text(get("name")), text(get("source"))
+        by_free = obj(get("nodesByFree"))
+        if source is not None and source != Source.DECLARED:  # Declared: derived from the replicas counted
+            if source not in _SOURCES:
+                raise UnclearError
+            class_name = text(get("className"))
+            in_use = observed_figure(whole(get("observedInUse")), whole(get("inUse")), summarized=by_free is not None)
+            if name is not None and in_use is not None and name in classes and class_name in (None, classes[name]):
+                observed.setdefault(name, Observed(Source(source), max(0, in_use)))
+        per_node = whole(get("devicesPerNode"))
+        counts = {key: need(whole(value)) for key, value in by_free.items()} if by_free else by_free
+        read = published_pool(per_node, counts, strings(get("replicas")))
         if name is not None and read is not None:
-            out.setdefault(name, read)
-    return out
+            published.setdefault(name, read)
+    return observed, published
 
 
 def _not_ready(condition: Fields | None) -> str:
@@ -127,3 +120,8 @@ def _not_ready(condition: Fields | None) -> str:
         detail = ": ".join(x for x in (text(condition.get("reason")), text(condition.get("message"))) if x)
         return f"Ready is {status}" + (f" ({detail})" if detail else "")
     return ""
+
+
+def _deleting(metadata: Fields) -> bool:
+    value = metadata.get("deletionTimestamp")
+    return value is not None and value.WhichOneof("kind") not in (None, "null_value")

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from itertools import product
 
 from modelplane.capacity import NodeFree, PoolKey
@@ -336,6 +337,13 @@ class Placer:
         """The best combination of ``eligible`` pools for one replica; None when none fits now."""
         requests = self.request.roles
         best: Option | None = None
+        if len(requests) == 1:  # one role: each pool on its own, and pools alike judged alike
+            fp = requests[0].footprint
+            for key in eligible[requests[0].role]:
+                fit = pool_fit(self._free[key], fp)
+                if fit is not None and (best is None or (*fit, (key,)) < (best.waste, best.leftover, best.pools)):
+                    best = Option(fit[0], fit[1], (key,))
+            return best
         for keys in product(*(eligible[r.role] for r in requests)):
             leftover = self._leftover(keys)
             if leftover is None:
@@ -407,6 +415,25 @@ class Placer:
         else:
             message = "; ".join(_pool_message(p, self.request.roles) for p in pools)
         return ClusterRejection(cluster.name, Reason.INSUFFICIENT_CAPACITY, message, tuple(pools))
+
+
+@lru_cache(maxsize=65536)
+def pool_fit(nodes: NodeFree, fp: Footprint) -> tuple[int, int] | None:
+    """One role on one pool: the GPUs its first worker strands and the GPUs left, or None if it does not fit.
+
+    A pure function of the pool's histogram: a fleet's many pools of one size and use are judged once.
+    """
+    if not nodes.fits(fp):
+        return None
+    g, k = fp.gpus_per_node, fp.nodes_per_worker
+    waste, left = 0, k
+    for f in range(g, len(nodes.counts)):
+        take = min(nodes.counts[f], left)
+        waste += take * (f - g)
+        left -= take
+        if not left:
+            break
+    return waste, nodes.free - fp.total_gpus
 
 
 def _as_score(spread: int, stranded: int, left: int, cluster: str, pools: tuple[PoolKey, ...]) -> Score:

@@ -191,12 +191,17 @@ def build_view(
         facts.setdefault(fact.info.name, fact)
     views = class_views(classes)
     pools: dict[PoolKey, PoolState] = {}
+    alike: dict[object, PoolState] = {}  # a fleet's pools are mostly alike: one state for each kind
     for name, fact in facts.items():
         for pool in fact.info.pools:
             per_node = views[pool.class_name].accelerator_per_node if pool.class_name in views else None
             if per_node is None or (name, pool.name) in pools:
                 continue
-            pools[name, pool.name] = _pool_state(pool, per_node, fact.published.get(pool.name))
+            published = fact.published.get(pool.name)
+            kind = (pool.nodes, per_node, pool.observed, published)
+            if kind not in alike:
+                alike[kind] = _pool_state(pool, per_node, published)
+            pools[name, pool.name] = alike[kind]
     overcommitted = {n: f.overcommitted for n, f in facts.items() if f.overcommitted}
     infos = {n: f.info for n, f in facts.items()}
     return FleetView(infos, views, pools, dict(unreadable or {}), overcommitted, matcher)
