@@ -340,3 +340,29 @@ def test_scaling_down_waits_while_a_replica_cannot_be_verified() -> None:
     scheduled = _scheduled(got)
     assert scheduled["reason"] == "ClusterUnreadable"
     assert "scaling down to 1 waits until every replica's inputs can be read" in scheduled["message"]
+
+
+def test_a_replica_its_cluster_finds_overcommitted_moves_and_says_so() -> None:
+    # llm-1 was placed on west concurrently with another deployment's replica that took its node: west
+    # lists it as overcommitted. Not serving yet, it moves to south, and an event says why.
+    world = World()
+    world.observed["replica-1"] = _replica(1, "west", ready=False)
+    _cluster_named(world, "west")["status"]["capacity"] = {
+        "pools": [{"name": "gpu", "devicesPerNode": 8, "nodesByFree": {"0": 1}, "replicas": ["ml/other-0"]}],
+        "overcommitted": ["ml/llm-1"],
+    }
+    got = _run(world)
+    desired = _desired(got)
+    assert desired["replica-0"]["spec"]["inferenceClusterRef"] == {"name": "east"}
+    assert desired["replica-1"]["spec"]["inferenceClusterRef"] == {"name": "south"}
+    assert [r["message"] for r in got["results"] if r["severity"] == "SEVERITY_NORMAL"] == [
+        "moved llm-1 from InferenceCluster west to south: west found it placed concurrently beyond its capacity,"
+        " and it was not serving yet"
+    ]
+
+
+def test_a_serving_replica_is_never_moved_for_a_cluster_overcommitted() -> None:
+    world = World()
+    _cluster_named(world, "west")["status"]["capacity"] = {"overcommitted": ["ml/llm-1"]}
+    desired = _desired(_run(world))
+    assert desired["replica-1"]["spec"]["inferenceClusterRef"] == {"name": "west"}

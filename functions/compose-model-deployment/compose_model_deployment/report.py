@@ -80,6 +80,12 @@ def report(plan: Schedule, unreadable: Mapping[int, str]) -> Report:
         + " and enough replicas are Ready without it"
         for name in plan.retired
     )
+    normal += tuple(
+        f"moved {replica} from InferenceCluster {source} to {target}: {source} found it placed concurrently"
+        " beyond its capacity, and it was not serving yet"
+        for replica, source, target in plan.moved
+        if source != target
+    )
     leaving = sorted({h.message for p in plan.placements if (h := p.held) and h.leaving})
     if leaving:
         normal += (f"moving elsewhere a wave at a time: {', '.join(plan.leaving)} ({'; '.join(leaving)})",)

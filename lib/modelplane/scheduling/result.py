@@ -274,6 +274,7 @@ class Schedule:
     rollout: Rollout | None = None
     pending: tuple[Pending, ...] = ()
     serving: frozenset[str] = frozenset()
+    moved: tuple[tuple[str, str, str], ...] = ()  # (replica, from, to): off a cluster it overcommitted
 
     @property
     def placed(self) -> int:

@@ -121,4 +121,5 @@ def schedule(deployment: ModelDeployment, fleet: FleetView, *, existing: Existin
         rollout=rollout if existing.revision else None,
         pending=pending,
         serving=frozenset(o.name for o in own if o.holding.ready),
+        moved=tuple((p.replica, kept.moved[p.ordinal], p.cluster) for p in placements if p.ordinal in kept.moved),
     )
