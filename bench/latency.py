@@ -130,9 +130,10 @@ def _forget() -> None:
 
     The caches are those of pure functions, keyed by content: the Struct readers' field checks,
     the replicas' role holdings, the footprints of their shapes and how a shape fits a pool. The
-    compiled CEL expressions and RE2 patterns stay (compiling is once per process). A runner refers to itself (its compose
-    callback), so what an earlier runner read is freed only by a full collection: it is collected
-    here, outside the timing, as a served function, with its one runner, never has such garbage.
+    compiled CEL expressions and RE2 patterns stay (compiling is once per process). A runner refers
+    to itself (its compose callback), so what an earlier runner read is freed only by a full
+    collection: it is collected here, outside the timing, as a served function, with its one
+    runner, never has such garbage.
     """
     structs._is_label.cache_clear()
     structs._is_subdomain.cache_clear()
