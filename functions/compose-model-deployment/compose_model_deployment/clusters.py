@@ -10,11 +10,12 @@ through the model (``structs.read_one``), which gives its facts and no summary.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from compose_model_deployment.structs import (
     Fields,
     UnclearError,
+    Value,
     flag,
     label,
     labels,
@@ -47,12 +48,12 @@ def cluster_facts(fields: Fields) -> ClusterFacts | None:
     if spec is not None:
         cordoned = flag(spec.get("cordoned"))
         drains = flag(spec.get("drain"))
-        pools = [_node_pool(p) for p in objects(spec.get("nodePools"), 32)]
+        pools = _pools_once(spec.get("nodePools"))
     ready = ready_condition(status)
     not_ready = _not_ready(ready)
     since = (text(ready.get("lastTransitionTime")) or "") if ready is not None and not_ready else ""
+    observed, published = _capacity(status.get("capacity") if status is not None else None, pools)
     capacity = obj(status.get("capacity")) if status is not None else None
-    observed, published = _capacity(capacity, {p[0]: p[1] for p in pools})
     overcommitted = strings(capacity.get("overcommitted")) if capacity is not None else frozenset()
     if not name or spec is None:
         return None
@@ -85,31 +86,85 @@ def _node_pool(pool: Fields) -> tuple[str, str, int]:
     return name, class_name, most if most is not None else count
 
 
-def _capacity(capacity: Fields | None, classes: Mapping[str, str]) -> tuple[dict[str, Observed], dict[str, Published]]:
-    """Each pool's observed usage and published summary, in one pass over ``status.capacity.pools``.
+_Capacity = tuple[dict[str, Observed], dict[str, Published]]
+_Entry = tuple[str | None, Observed | None, Published | None]
+_Pools = list[tuple[str, str, int]]
+# A fleet's clusters mostly declare and publish alike (idle pools of one size): each part is read
+# once per distinct content, keyed by its bytes. The results are shared, read-only.
+_ENTRIES: dict[tuple[bytes, tuple[tuple[str, str, int], ...]], _Entry] = {}
+_POOLS: dict[bytes, _Pools] = {}
+_ALIKE_LIMIT = 8192
+
+
+def forget() -> None:
+    """Forget the clusters' parts read so far (a cold read, for the bench)."""
+    _ENTRIES.clear()
+    _POOLS.clear()
+
+
+def _pools_once(value: Value) -> _Pools:
+    """``spec.nodePools`` as (name, class, nodes), read once per distinct list."""
+    if value is None or not value.HasField("list_value"):
+        return [_node_pool(p) for p in objects(value, 32)]
+    key = value.SerializeToString()
+    read = _POOLS.get(key)
+    if read is None:
+        read = [_node_pool(p) for p in objects(value, 32)]
+        if len(_POOLS) >= _ALIKE_LIMIT:
+            _POOLS.clear()
+        _POOLS[key] = read
+    return read
+
+
+def _capacity(value: Value, pools: _Pools) -> _Capacity:
+    """Each pool's observed usage and published summary, from ``status.capacity.pools``.
 
     Read as ``modelplane.capacity.observed.observed_usage`` and ``modelplane.scheduling.view.published_pool``
-    read the model's.
+    read the model's; each distinct entry once.
     """
+    capacity = obj(value)
+    listed = capacity.get("pools") if capacity is not None else None
+    entries: Sequence[Value] = ()
+    if listed is not None and listed.HasField("list_value"):
+        entries = listed.list_value.values
+    else:
+        objects(listed)  # absent or null reads as no pools; anything else is unclear
+    classes = {p[0]: p[1] for p in pools}
+    spec = tuple(pools)
     observed: dict[str, Observed] = {}
     published: dict[str, Published] = {}
-    for pool in objects(capacity.get("pools")) if capacity is not None else ():
-        get = pool.get
-        name, source = text(get("name")), text(get("source"))
-        by_free = obj(get("nodesByFree"))
-        if source is not None and source != Source.DECLARED:  # Declared: derived from the replicas counted
-            if source not in _SOURCES:
-                raise UnclearError
-            class_name = text(get("className"))
-            in_use = observed_figure(whole(get("observedInUse")), whole(get("inUse")), summarized=by_free is not None)
-            if name is not None and in_use is not None and name in classes and class_name in (None, classes[name]):
-                observed.setdefault(name, Observed(Source(source), max(0, in_use)))
-        per_node = whole(get("devicesPerNode"))
-        counts = {key: need(whole(value)) for key, value in by_free.items()} if by_free else by_free
-        read = published_pool(per_node, counts, strings(get("replicas")))
-        if name is not None and read is not None:
-            published.setdefault(name, read)
+    for entry in entries:
+        key = (entry.SerializeToString(), spec)
+        read = _ENTRIES.get(key)
+        if read is None:
+            read = _entry(need(obj(entry)), classes)
+            if len(_ENTRIES) >= _ALIKE_LIMIT:
+                _ENTRIES.clear()
+            _ENTRIES[key] = read
+        name, seen, summary = read
+        if name is not None and seen is not None:
+            observed.setdefault(name, seen)
+        if name is not None and summary is not None:
+            published.setdefault(name, summary)
     return observed, published
+
+
+def _entry(pool: Fields, classes: Mapping[str, str]) -> _Entry:
+    """One ``status.capacity.pools[]`` entry: its name, observed usage and published summary."""
+    get = pool.get
+    name, source = text(get("name")), text(get("source"))
+    by_free = obj(get("nodesByFree"))
+    seen = None
+    if source is not None and source != Source.DECLARED:  # Declared: derived from the replicas counted
+        if source not in _SOURCES:
+            raise UnclearError
+        class_name = text(get("className"))
+        in_use = observed_figure(whole(get("observedInUse")), whole(get("inUse")), summarized=by_free is not None)
+        if name is not None and in_use is not None and name in classes and class_name in (None, classes[name]):
+            seen = Observed(Source(source), max(0, in_use))
+    per_node = whole(get("devicesPerNode"))
+    counts = {key: need(whole(value)) for key, value in by_free.items()} if by_free else by_free
+    return name, seen, published_pool(per_node, counts, strings(get("replicas")))
 
 
 def _not_ready(condition: Fields | None) -> str:
