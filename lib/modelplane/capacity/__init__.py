@@ -4,7 +4,7 @@ from modelplane.capacity.clusters import ClusterInfo, PoolInfo, cluster_info
 from modelplane.capacity.holdings import DeploymentKey, Holding, RoleHolding, replica_holding, role_holding
 from modelplane.capacity.nodes import NodeFree
 from modelplane.capacity.observed import Observed, Source
-from modelplane.capacity.pools import PoolCapacity, PoolKey, pool_capacities
+from modelplane.capacity.pools import PoolCapacity, PoolKey
 from modelplane.capacity.summary import ClusterSummary, Listed, PoolSummary, summarize
 
 __all__ = [
@@ -22,7 +22,6 @@ __all__ = [
     "RoleHolding",
     "Source",
     "cluster_info",
-    "pool_capacities",
     "replica_holding",
     "role_holding",
     "summarize",

@@ -11,13 +11,17 @@ from hypothesis import strategies as st
 from modelplane.capacity import (
     ClusterInfo,
     DeploymentKey,
-    PoolCapacity,
+    Listed,
     PoolInfo,
+    PoolKey,
+    PoolSummary,
     Source,
     cluster_info,
-    pool_capacities,
     replica_holding,
+    summarize,
 )
+from modelplane.scheduling import fleet_view
+from modelplane.scheduling.devices import class_view
 from modelplane.topology import Role
 from modelplane_models.inference_class import InferenceClass
 from modelplane_models.inference_cluster import InferenceCluster
@@ -29,14 +33,27 @@ H100 = gpu_class("h100", per_node=8)
 L4 = gpu_class("l4", per_node=1, arch="Ada")
 
 
-def figures(cap: PoolCapacity) -> dict[str, Any]:
+def pool_capacities(
+    clusters: list[InferenceCluster], classes: list[InferenceClass], replicas: list[ModelReplica]
+) -> dict[PoolKey, PoolSummary]:
+    """Each pool as its cluster summarizes it (``modelplane.capacity.summarize``), by (cluster, pool)."""
+    per_node = {v.name: v.accelerator_per_node for v in map(class_view, classes) if v and v.accelerator_per_node}
+    listed = [Listed(h) for h in map(replica_holding, replicas) if h is not None]
+    out: dict[PoolKey, PoolSummary] = {}
+    for info in sorted((i for i in map(cluster_info, clusters) if i is not None), key=lambda i: i.name):
+        for name, pool in summarize(info, per_node, listed).pools.items():
+            out[info.name, name] = pool
+    return dict(sorted(out.items()))
+
+
+def figures(cap: PoolSummary) -> dict[str, Any]:
     free_per_node = sorted(f for f, n in enumerate(cap.node_free.counts) for _ in range(n))
     return {
-        "declared": cap.declared,
+        "declared": cap.nodes * cap.per_node,
         "held": cap.held,
-        "free": cap.free,
-        "source": cap.source,
-        "overcommitted": cap.overcommitted,
+        "free": cap.node_free.free,
+        "source": cap.observed.source if cap.observed is not None else Source.DECLARED,
+        "overcommitted": cap.overflow,
         "nodes": free_per_node,
     }
 
@@ -84,8 +101,18 @@ def unified(
         pytest.param(
             [cluster("a", Pool("h100", "h100", 1))],
             [unified("r1", "a", "h100", Shape(tensor=8)), unified("r2", "a", "h100", Shape(tensor=2))],
+            # r2, the newer and not Ready, does not fit: it holds nothing (its cluster lists it to be moved).
+            {"declared": 8, "held": 8, "free": 0, "source": Source.DECLARED, "overcommitted": 0, "nodes": [0]},
+            id="the-newer-beyond-capacity-holds-nothing",
+        ),
+        pytest.param(
+            [cluster("a", Pool("h100", "h100", 1))],
+            [
+                unified("r1", "a", "h100", Shape(tensor=8), ready=True),
+                unified("r2", "a", "h100", Shape(tensor=2), ready=True),
+            ],
             {"declared": 8, "held": 10, "free": 0, "source": Source.DECLARED, "overcommitted": 2, "nodes": [0]},
-            id="overcommitted",
+            id="ready-replicas-beyond-capacity-overcommit",
         ),
         pytest.param(
             [cluster("a", Pool("h100", "h100", 4), observed={"h100": ("KAI", 12)})],
@@ -138,32 +165,39 @@ def test_workers_the_rebuilt_packing_cannot_fit_still_fill_the_pool() -> None:
     replicas = [unified(f"pp-{i}", "a", "h100", Shape(tensor=1, pipeline=2)) for i in range(2)]
     replicas += [unified(f"tp-{i}", "a", "h100", Shape(tensor=2)) for i in range(2)]
     got = pool_capacities([cluster("a", Pool("h100", "h100", 2))], [four], replicas)
-    assert (got["a", "h100"].free, got["a", "h100"].overcommitted) == (0, 0)
+    assert (got["a", "h100"].node_free.free, got["a", "h100"].overflow) == (0, 0)
 
 
 def test_stale_observed_figure_is_ignored() -> None:
     stale = cluster("a", Pool("h100", "h100", 2), observed={"h100": ("KAI", 16)})
     assert stale.status is not None and stale.status.capacity is not None and stale.status.capacity.pools
     stale.status.capacity.pools[0].className = "old-class"
-    assert pool_capacities([stale], [H100], [])["a", "h100"].free == 16
+    assert pool_capacities([stale], [H100], [])["a", "h100"].node_free.free == 16
 
 
-def test_exclude_deployment() -> None:
+def _free_for_mine(clusters: list[InferenceCluster], replicas: list[ModelReplica]) -> list[int]:
+    """The free GPUs per node a deployment "mine" places against afresh, its own replicas given back."""
+    view = fleet_view(clusters, [H100], replicas)
+    own = [h for h in map(replica_holding, replicas) if h is not None and h.deployment == MINE]
+    free = view.free_for(MINE, own)["a", "h100"]
+    return sorted(f for f, n in enumerate(free.counts) for _ in range(n))
+
+
+MINE = DeploymentKey(NAMESPACE, "mine")
+
+
+def test_a_deployment_gets_its_own_replicas_back() -> None:
     replicas = [
         unified("mine-0", "a", "h100", Shape(tensor=8), dep="mine"),
         unified("theirs-0", "a", "h100", Shape(tensor=4), dep="theirs"),
     ]
-    got = pool_capacities(
-        [cluster("a", Pool("h100", "h100", 2))], [H100], replicas, exclude_deployment=DeploymentKey(NAMESPACE, "mine")
-    )
-    assert figures(got["a", "h100"])["nodes"] == [4, 8]
+    assert _free_for_mine([cluster("a", Pool("h100", "h100", 2))], replicas) == [4, 8]
 
 
-def test_excluded_replicas_still_explain_observed_usage() -> None:
+def test_its_ready_replicas_still_explain_observed_usage() -> None:
     replicas = [unified("mine-0", "a", "h100", Shape(tensor=8), dep="mine", ready=True)]
     clusters = [cluster("a", Pool("h100", "h100", 2), observed={"h100": ("KAI", 8)})]
-    got = pool_capacities(clusters, [H100], replicas, exclude_deployment=DeploymentKey(NAMESPACE, "mine"))
-    assert got["a", "h100"].free == 16
+    assert _free_for_mine(clusters, replicas) == [8, 8]
 
 
 def test_disaggregated_replica_holds_on_both_pools() -> None:
@@ -174,7 +208,7 @@ def test_disaggregated_replica_holds_on_both_pools() -> None:
         shapes={Role.PREFILL: Shape(count=3), Role.DECODE: Shape(tensor=2, count=3)},
     )
     got = pool_capacities([cluster("a", Pool("h100", "h100", 1), Pool("l4", "l4", 4))], [H100, L4], [r])
-    assert (got["a", "l4"].free, got["a", "h100"].free) == (1, 2)
+    assert (got["a", "l4"].node_free.free, got["a", "h100"].node_free.free) == (1, 2)
 
 
 @pytest.mark.parametrize(
@@ -245,7 +279,11 @@ def _load(kind: str, directory: Path) -> list[dict[str, Any]]:
 def test_example_fleet() -> None:
     clusters = [InferenceCluster.model_validate(d) for d in _load("InferenceCluster", EXAMPLES)]
     classes = [InferenceClass.model_validate(d) for d in _load("InferenceClass", EXAMPLES)]
-    got = {key: (cap.declared, cap.free, cap.source) for key, cap in pool_capacities(clusters, classes, []).items()}
+    got = {
+        key: (f["declared"], f["free"], f["source"])
+        for key, cap in pool_capacities(clusters, classes, []).items()
+        if (f := figures(cap))
+    }
     assert got == {
         ("aks-westeurope", "h100"): (16, 16, Source.DECLARED),
         ("eks-us-west-2", "h100"): (16, 16, Source.DECLARED),
@@ -288,18 +326,28 @@ def _fleet(specs: list[Spec], used: int) -> tuple[list[InferenceCluster], list[M
 @given(fleet_replicas, st.integers(0, 40), st.randoms(use_true_random=False))
 def test_capacity_is_conserved_and_order_free(specs: list[Spec], used: int, rng: Any) -> None:
     clusters, replicas = _fleet(specs, used)
-    exclude = DeploymentKey(NAMESPACE, "x")
-    got = pool_capacities(clusters, [H100, L4], replicas, exclude_deployment=exclude)
+    got = pool_capacities(clusters, [H100, L4], replicas)
     shuffled = list(replicas)
     rng.shuffle(shuffled)
-    assert pool_capacities(list(reversed(clusters)), [L4, H100], shuffled, exclude_deployment=exclude) == got
+    assert pool_capacities(list(reversed(clusters)), [L4, H100], shuffled) == got
     for (c, p), cap in got.items():
         on_pool = [h for h in map(replica_holding, replicas) if h is not None and h.cluster == c]
         explained = sum(r.footprint.total_gpus for h in on_pool if h.ready for r in h.roles if r.pool == p)
         counted = sum(
-            r.footprint.total_gpus for h in on_pool if h.deployment != exclude for r in h.roles if r.pool == p
+            r.footprint.total_gpus
+            for h in on_pool
+            if f"{h.namespace}/{h.name}" in cap.counted
+            for r in h.roles
+            if r.pool == p
         )
-        unexplained = max(0, cap.observed_in_use - explained) if cap.observed_in_use is not None else 0
+        unexplained = max(0, cap.observed.in_use - explained) if cap.observed is not None else 0
+        declared = cap.nodes * cap.per_node
         assert cap.held == counted
-        assert cap.free + counted + unexplained - cap.overcommitted == cap.declared
-        assert 0 <= cap.free <= cap.declared
+        assert cap.node_free.free + counted + unexplained - cap.overflow == declared
+        assert 0 <= cap.node_free.free <= declared
+        # Only a replica that is not Ready is ever left uncounted (beyond capacity, to be moved).
+        assert all(
+            h.ready is False
+            for h in on_pool
+            if f"{h.namespace}/{h.name}" not in cap.counted and any(r.pool == p for r in h.roles)
+        )
