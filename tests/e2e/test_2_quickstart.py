@@ -88,9 +88,17 @@ def quickstart(plane: Plane) -> Iterator[Plane]:
     cluster_gone(plane.kube, "quickstart")
 
 
+_SERVING_KINDS = frozenset({"LLMInferenceService", "ResourceClaimTemplate"})
+
+
 def _replica_on_workload(plane: Plane, replica: str) -> list[dict[str, Any]]:
-    """The replica's remote manifests, once every one of them exists on workload-a; else []."""
-    return landed(plane.kube, plane.workloads[WORKLOAD].kube, replica, NS)
+    """The replica's remote manifests, once its serving objects and every other one exist on workload-a; else [].
+
+    Crossplane creates a replica's Objects one at a time: the list seen between two of them (only the
+    Namespace, say) has landed without being the replica.
+    """
+    found = landed(plane.kube, plane.workloads[WORKLOAD].kube, replica, NS)
+    return found if {m["kind"] for m in found} >= _SERVING_KINDS else []
 
 
 def test_quickstart_end_to_end(quickstart: Plane) -> None:
