@@ -10,7 +10,9 @@ through the model (``structs.read_one``), which gives its facts and no summary.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
+from typing import TypeVar
 
 from compose_model_deployment.structs import (
     Fields,
@@ -106,14 +108,20 @@ def _pools_once(value: Value) -> _Pools:
     """``spec.nodePools`` as (name, class, nodes), read once per distinct list."""
     if value is None or not value.HasField("list_value"):
         return [_node_pool(p) for p in objects(value, 32)]
-    key = value.SerializeToString()
-    read = _POOLS.get(key)
-    if read is None:
-        read = [_node_pool(p) for p in objects(value, 32)]
-        if len(_POOLS) >= _ALIKE_LIMIT:
-            _POOLS.clear()
-        _POOLS[key] = read
-    return read
+    return _once(_POOLS, value.SerializeToString(), lambda: [_node_pool(p) for p in objects(value, 32)])
+
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+def _once(cache: dict[K, V], key: K, read: Callable[[], V]) -> V:
+    """``read()``, or what it gave for ``key`` before (the cache starts again past ``_ALIKE_LIMIT``)."""
+    if key not in cache:
+        if len(cache) >= _ALIKE_LIMIT:
+            cache.clear()
+        cache[key] = read()
+    return cache[key]
 
 
 def _capacity(value: Value, pools: _Pools) -> _Capacity:
@@ -135,13 +143,7 @@ def _capacity(value: Value, pools: _Pools) -> _Capacity:
     published: dict[str, Published] = {}
     for entry in entries:
         key = (entry.SerializeToString(), spec)
-        read = _ENTRIES.get(key)
-        if read is None:
-            read = _entry(need(obj(entry)), classes)
-            if len(_ENTRIES) >= _ALIKE_LIMIT:
-                _ENTRIES.clear()
-            _ENTRIES[key] = read
-        name, seen, summary = read
+        name, seen, summary = _once(_ENTRIES, key, partial(_entry, entry, classes))
         if name is not None and seen is not None:
             observed.setdefault(name, seen)
         if name is not None and summary is not None:
@@ -149,9 +151,9 @@ def _capacity(value: Value, pools: _Pools) -> _Capacity:
     return observed, published
 
 
-def _entry(pool: Fields, classes: Mapping[str, str]) -> _Entry:
+def _entry(value: Value, classes: Mapping[str, str]) -> _Entry:
     """One ``status.capacity.pools[]`` entry: its name, observed usage and published summary."""
-    get = pool.get
+    get = need(obj(value)).get
     name, source = text(get("name")), text(get("source"))
     by_free = obj(get("nodesByFree"))
     seen = None

@@ -355,18 +355,7 @@ class Placer:
 
     def _waste(self, keys: tuple[PoolKey, ...]) -> int:
         """GPUs a worker of each role strands on the tightest nodes that fit it: best fit by node, not by pool."""
-        waste = 0
-        for key, request in zip(keys, self.request.roles, strict=True):
-            g, k = request.footprint.gpus_per_node, request.footprint.nodes_per_worker
-            counts = self._free[key].counts
-            left = k
-            for f in range(g, len(counts)):
-                take = min(counts[f], left)
-                waste += take * (f - g)
-                left -= take
-                if not left:
-                    break
-        return waste
+        return sum(_stranded(self._free[key], r.footprint) for key, r in zip(keys, self.request.roles, strict=True))
 
     def _leftover(self, keys: tuple[PoolKey, ...]) -> int | None:
         """The GPUs left free on the pools ``keys`` (per role) once the replica is on them; None if it does not fit."""
@@ -425,15 +414,19 @@ def pool_fit(nodes: NodeFree, fp: Footprint) -> tuple[int, int] | None:
     """
     if not nodes.fits(fp):
         return None
-    g, k = fp.gpus_per_node, fp.nodes_per_worker
-    waste, left = 0, k
+    return _stranded(nodes, fp), nodes.free - fp.total_gpus
+
+
+def _stranded(nodes: NodeFree, fp: Footprint) -> int:
+    """GPUs a first worker of ``fp`` strands on the tightest nodes that fit it."""
+    g, waste, left = fp.gpus_per_node, 0, fp.nodes_per_worker
     for f in range(g, len(nodes.counts)):
         take = min(nodes.counts[f], left)
         waste += take * (f - g)
         left -= take
         if not left:
             break
-    return waste, nodes.free - fp.total_gpus
+    return waste
 
 
 def _as_score(spread: int, stranded: int, left: int, cluster: str, pools: tuple[PoolKey, ...]) -> Score:
