@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from bench import latency, quality, scale, startup
+from bench import latency, preview, quality, scale, startup
 from modelplane.kinds import KINDS
 
 
@@ -19,6 +19,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--scale-clusters", type=int, default=scale.CLUSTERS, help="InferenceClusters at fleet scale")
     parser.add_argument("--scale-replicas", type=int, default=scale.REPLICAS, help="ModelReplicas at fleet scale")
     parser.add_argument("--scale-calls", type=int, default=scale.CALLS, help="RunFunction calls per scale figure")
+    parser.add_argument(
+        "--preview-fleets",
+        default=",".join(":".join(map(str, f)) for f in (preview.SMALL, preview.LARGE)),
+        help="The two synthetic fleets of the preview figure, as clusters:replicas:services,...",
+    )
     args = parser.parse_args(argv)
     print(f"RunFunction of compose-model-deployment, in-process ({args.calls} calls per figure)", flush=True)
     print(
@@ -38,6 +43,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     print(f"\nFunction start-up: process start to first gRPC answer (median of {args.runs}), idle RSS after it")
     print(startup.report([startup.measure(kind, args.runs) for kind in KINDS]), flush=True)
+    small, large = (tuple(int(n) for n in f.split(":")) for f in args.preview_fleets.split(","))
+    print(
+        f"\nPreview at fleet scale: CPU seconds of `modelplane preview --assume-ready`, a process each"
+        f" (targets for {':'.join(map(str, preview.LARGE))})",
+        flush=True,
+    )
+    print(preview.report(preview.measure(*small), preview.measure(*large)), flush=True)
     print("\nPlacement quality")
     print(quality.report(quality.measure(args.scenarios)))
     return 0

@@ -13,10 +13,10 @@ from dataclasses import replace
 from typing import Any
 
 import pydantic
-from crossplane.function import resource
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2 as structpb
 
+from modelplane import protojson
 from modelplane.capacity import ClusterInfo, ClusterSummary, Listed, cluster_info, replica_holding
 from modelplane.capacity.published import PoolClass
 from modelplane.capacity.snapshot import PoolObservations, Snapshot
@@ -48,7 +48,7 @@ def listed_replicas(replicas: Iterable[structpb.Struct], rsp: fnv1.RunFunctionRe
         if inputs.string_at(struct, "spec", "inferenceClusterRef", "name") != cluster:
             continue
         try:
-            holding = replica_holding(ModelReplica.model_validate(resource.struct_to_dict(struct)))
+            holding = replica_holding(ModelReplica.model_validate(protojson.struct_to_dict(struct)))
         except pydantic.ValidationError as err:
             inputs.report(rsp, f"ModelReplica {inputs.string_at(struct, 'metadata', 'name')}", invalid(err))
             continue

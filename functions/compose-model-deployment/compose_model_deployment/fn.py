@@ -34,6 +34,7 @@ from compose_model_deployment.progress import (
     progressing_condition,
 )
 from compose_model_deployment.report import report
+from modelplane import protojson
 from modelplane.capacity import DeploymentKey
 from modelplane.conditions import Condition, Reason, Status, Type
 from modelplane.fnkit import inputs
@@ -227,7 +228,7 @@ def _observed_conditions(req: fnv1.RunFunctionRequest) -> dict[str, Observed]:
     items = status.struct_value.fields.get("conditions") if status is not None else None
     if items is None or not items.HasField("list_value"):
         return {}
-    values = [resource.struct_to_dict(v.struct_value) for v in items.list_value.values if v.HasField("struct_value")]
+    values = [protojson.struct_to_dict(v.struct_value) for v in items.list_value.values if v.HasField("struct_value")]
     return observed_conditions(values)
 
 

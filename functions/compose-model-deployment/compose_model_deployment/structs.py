@@ -17,8 +17,9 @@ from functools import lru_cache
 from typing import Any, Generic, TypeVar
 
 import pydantic
-from crossplane.function import resource
 from google.protobuf import struct_pb2 as structpb
+
+from modelplane import protojson
 
 # The generated models' patterns, whole-string (pydantic's `$` does not match before a final newline).
 _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
@@ -213,7 +214,7 @@ def read_one(
             return Read(fast(struct.fields))
         except UnclearError:
             pass
-    item = resource.struct_to_dict(struct)
+    item = protojson.struct_to_dict(struct)
     try:
         parsed = model.model_validate(item)
     except pydantic.ValidationError as err:

@@ -21,6 +21,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from compose_model_replica import current
 from compose_model_replica.observe import pods_collection
+from modelplane import protojson
 from modelplane.backends import (
     ObservedRemote,
     Remote,
@@ -187,7 +188,7 @@ def _request(
 
 def _first_raw(req: fnv1.RunFunctionRequest, name: str) -> dict[str, Any] | None:
     items = req.required_resources[name].items if name in req.required_resources else []
-    return resource.struct_to_dict(items[0].resource) if items else None
+    return protojson.struct_to_dict(items[0].resource) if items else None
 
 
 def _first(req: fnv1.RunFunctionRequest, name: str, model: type[InferenceClass]) -> InferenceClass | None:
@@ -335,6 +336,6 @@ def _write_status(rsp: fnv1.RunFunctionResponse, work: ReplicaWork, state: Remot
         # Every replica of the cluster shares the gateway's address; the Host header picks this one.
         endpoint = {"url": base.rstrip("/") + "/", "host": replica_host(work.name, work.namespace)}
         # update() replaces top-level keys: keep the status.gpus written before.
-        status = resource.struct_to_dict(rsp.desired.composite.resource).get("status", {})
+        status = protojson.struct_to_dict(rsp.desired.composite.resource).get("status", {})
         resource.update(rsp.desired.composite, {"status": {**status, "endpoint": endpoint}})
     set_ready(rsp, ready=state.ready)

@@ -15,6 +15,7 @@ from crossplane.function import resource, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2 as structpb
 
+from modelplane import protojson
 from modelplane.problems import Problem
 from modelplane.shapes import Shape, conform, show
 
@@ -41,7 +42,7 @@ def read(
     problems: list[Problem] | None = None,
 ) -> dict[str, Any]:
     """``struct`` as a dict conformed to ``shape``, warning about what did not fit (also added to ``problems``)."""
-    conformed = conform(resource.struct_to_dict(struct), shape)
+    conformed = conform(protojson.struct_to_dict(struct), shape)
     report(rsp, what, conformed.problems)
     if problems is not None:
         problems.extend(conformed.problems)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from crossplane.function import resource, response
+from crossplane.function import response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from structlog.stdlib import BoundLogger
 
@@ -31,13 +31,16 @@ def keep_observed(
         observed = req.observed.resources.get(name)
         if observed is None or name in rsp.desired.resources:
             continue
-        data = resource.struct_to_dict(observed.resource)
-        data.pop("status", None)
-        meta = data.get("metadata")
-        if isinstance(meta, dict):
+        # Copied as a Struct, not through a dict: the same object, at a fraction of the cost.
+        kept_struct = rsp.desired.resources[name].resource
+        kept_struct.CopyFrom(observed.resource)
+        if "status" in kept_struct.fields:
+            del kept_struct.fields["status"]
+        meta = kept_struct.fields.get("metadata")
+        if meta is not None and meta.WhichOneof("kind") == "struct_value":
             for key in _SERVER_METADATA:
-                meta.pop(key, None)
-        rsp.desired.resources[name].resource.update(data)
+                if key in meta.struct_value.fields:
+                    del meta.struct_value.fields[key]
         kept += 1
     return kept
 

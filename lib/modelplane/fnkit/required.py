@@ -6,9 +6,10 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from crossplane.function import resource
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2 as structpb
+
+from modelplane import protojson
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,7 @@ class Requirement:
     def items(self, req: fnv1.RunFunctionRequest) -> Iterator[dict[str, Any]]:
         """The fetched resources as dicts, converted one at a time."""
         for struct in self.structs(req):
-            yield resource.struct_to_dict(struct)
+            yield protojson.struct_to_dict(struct)
 
     def structs(self, req: fnv1.RunFunctionRequest) -> Iterator[structpb.Struct]:
         """The fetched resources as they came, unconverted (reading a few fields in place is far cheaper)."""

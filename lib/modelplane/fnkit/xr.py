@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import TypeVar
 
 import pydantic
-from crossplane.function import resource
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
+from modelplane import protojson
 from modelplane.problems import Problem
 
 M = TypeVar("M", bound=pydantic.BaseModel)
@@ -48,7 +48,7 @@ def parse_composite(req: fnv1.RunFunctionRequest, model: type[M]) -> M:
     Raises:
         InvalidXRError: the XR does not validate; each problem names its field.
     """
-    data = resource.struct_to_dict(req.observed.composite.resource)
+    data = protojson.struct_to_dict(req.observed.composite.resource)
     # The status is what functions wrote before and none reads it back: however it looks, it holds nothing up.
     data.pop("status", None)
     try:

@@ -16,12 +16,19 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar, cast
 
+from modelplane.fnkit.registry import load_runner
 from modelplane.preview.manifests import Key, Loaded, Manifest, is_modelplane, key_of
 from modelplane.render import RenderInputs, RenderOutput, render
+from modelplane.render.model import RenderError, Runner
+from modelplane.render.store import Catalog
+from modelplane.render.store import key_of as render_key
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 DEFAULT_MAX_PASSES = 20  # a healthy world (--assume-ready) of examples/platform + models settles in 11
 
@@ -29,7 +36,7 @@ Renderer = Callable[[RenderInputs], RenderOutput]
 # How a composed resource that is not an XR is observed (the world the fleet runs in).
 World = Callable[[Manifest], Manifest]
 # What a manifest's status (what a live system observed) becomes as the simulated fleet changes.
-Observer = Callable[[Manifest, Mapping["Key", "XRState"]], "dict[str, Any] | None"]
+Observer = Callable[[Manifest, "States"], "dict[str, Any] | None"]
 
 
 class DidNotConvergeError(RuntimeError):
@@ -116,8 +123,127 @@ def _children(composed: Iterable[Manifest]) -> list[Manifest]:
     return sorted(replicas, key=lambda c: json.dumps(c, sort_keys=True))
 
 
-def _fingerprint(states: Mapping[Key, XRState]) -> dict[Key, str]:
-    return {k: json.dumps([s.xr, s.composed], sort_keys=True) for k, s in states.items()}
+class States(Mapping[Key, XRState]):
+    """The simulated fleet: every XR's state, indexed the ways the simulation reads it.
+
+    Every XR is also in ``catalog`` (with the manifests that are not XRs), the required
+    resources each render reads through, so a render costs what it reads, not what the
+    fleet holds.
+    """
+
+    def __init__(self, others: Iterable[Manifest]) -> None:
+        """An empty fleet in a world of ``others``."""
+        self._states: dict[Key, XRState] = {}
+        self.catalog = Catalog(others, stamp=True)
+        self._children: dict[Key, set[Key]] = {}
+        self._on_cluster: dict[str, set[Key]] = {}
+        self._kinds: dict[str, set[Key]] = {}
+        self._memo: dict[tuple[str, int], tuple[object, object]] = {}
+
+    def __getitem__(self, key: Key) -> XRState:  # noqa: D105
+        return self._states[key]
+
+    def __iter__(self) -> Iterator[Key]:  # noqa: D105
+        return iter(self._states)
+
+    def __len__(self) -> int:  # noqa: D105
+        return len(self._states)
+
+    def put(self, key: Key, state: XRState) -> None:
+        """Set ``key``'s state (and index it)."""
+        old = self._states.get(key)
+        if old is state:
+            return
+        self._states[key] = state
+        if old is None or old.xr is not state.xr:
+            self.catalog.put(_with_uid(state.xr))
+        if old is not None and old.parent != state.parent and old.parent is not None:
+            self._children.get(old.parent, set()).discard(key)
+        if state.parent is not None:
+            self._children.setdefault(state.parent, set()).add(key)
+        self._kinds.setdefault(key[0], set()).add(key)
+        if key[0] == "ModelReplica":
+            if old is not None:
+                self._on_cluster.get(_cluster_of(old.xr), set()).discard(key)
+            self._on_cluster.setdefault(_cluster_of(state.xr), set()).add(key)
+
+    def drop(self, key: Key) -> None:
+        """Remove ``key`` (and its index entries)."""
+        old = self._states.pop(key, None)
+        if old is None:
+            return
+        self.catalog.delete(render_key(old.xr))
+        if old.parent is not None:
+            self._children.get(old.parent, set()).discard(key)
+        self._kinds.get(key[0], set()).discard(key)
+        if key[0] == "ModelReplica":
+            self._on_cluster.get(_cluster_of(old.xr), set()).discard(key)
+
+    def children(self, key: Key) -> list[Key]:
+        """The XRs ``key`` composed."""
+        return sorted(k for k in self._children.get(key, ()) if self._states[k].parent == key)
+
+    def of_kind(self, kind: str) -> list[tuple[Key, XRState]]:
+        """The XRs of ``kind``, by key."""
+        return [(k, self._states[k]) for k in sorted(self._kinds.get(kind, ()))]
+
+    def replicas_on(self, cluster: str) -> list[tuple[Key, XRState]]:
+        """The ModelReplicas whose spec names InferenceCluster ``cluster``, by key."""
+        return [(k, self._states[k]) for k in sorted(self._on_cluster.get(cluster, ()))]
+
+    def memo(self, name: str, obj: T, derive: Callable[[T], R]) -> R:
+        """``derive(obj)``, worked out once per object: the simulation replaces an object it changes."""
+        found = self._memo.get((name, id(obj)))
+        if found is not None and found[0] is obj:
+            return cast("R", found[1])
+        value = derive(obj)
+        self._memo[(name, id(obj))] = (obj, value)  # holding obj keeps its id from being reused
+        return value
+
+    def snapshot(self) -> dict[Key, XRState]:
+        """The states now, by key."""
+        return dict(sorted(self._states.items()))
+
+
+def _cluster_of(xr: Manifest) -> str:
+    return str(((xr.get("spec") or {}).get("inferenceClusterRef") or {}).get("name", ""))
+
+
+class _Functions(Mapping[str, Runner]):
+    """Modelplane's function runners, each loaded once for the whole simulation.
+
+    As a deployed function serves call after call from one process, so what a function
+    remembers between calls (what it read of an unchanged object) serves here too.
+    """
+
+    def __init__(self) -> None:
+        self._loaded: dict[str, Runner] = {}
+
+    def __getitem__(self, ref: str) -> Runner:
+        if ref not in self._loaded:
+            try:
+                self._loaded[ref] = load_runner(ref)
+            except LookupError as err:
+                raise RenderError(str(err)) from err
+        return self._loaded[ref]
+
+    def __contains__(self, ref: object) -> bool:
+        return True  # every ref is tried: an unknown one fails as the render engine's own loader fails it
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._loaded)
+
+    def __len__(self) -> int:
+        return len(self._loaded)
+
+
+@dataclass(frozen=True)
+class _Rendered:
+    """One XR's last render, with what it was given and what it read: while those stay, so does the render."""
+
+    xr: Manifest
+    observed: list[Manifest]
+    out: RenderOutput
 
 
 def simulate(
@@ -130,6 +256,11 @@ def simulate(
     observe: Observer | None = None,
 ) -> Fleet:
     """Render the fleet until nothing changes.
+
+    An XR is rendered again only when something it reads changed: itself, what it
+    observes of its composed resources, or an answer to a query it made of the rest of
+    the fleet (``modelplane.render.store.Reads``). Otherwise its last render stands, as it
+    would come out the same.
 
     Args:
         loaded: The manifests of the fleet.
@@ -148,48 +279,78 @@ def simulate(
 
     """
     sources = {key_of(x): x for x in loaded.xrs}
-    states = {k: XRState(xr=x) for k, x in sorted(sources.items())}
+    states = States(loaded.others)
+    for k, x in sorted(sources.items()):
+        states.put(k, XRState(xr=x))
+    last: dict[Key, _Rendered] = {}
+    functions = _Functions()
     changed: list[Key] = []
     decided: dict[Key, tuple[Manifest, ...]] = {}
     for n in range(1, max_passes + 1):
-        before = _fingerprint(states)
+        before = dict(states.items())
         errors: dict[Key, str] = {}
         # One XR at a time, each seeing what the ones before it composed, as a
         # control plane that reconciles them one by one would.
-        for key in list(states):
+        for key in sorted(before):
             state = states.get(key)
             if state is None:  # its parent stopped composing it earlier in this pass
                 continue
-            # Not the XR itself: the render engine stores it already, and a required copy would replace it
-            # (losing its UID and its references to what it composed).
-            required = [s.xr for k, s in states.items() if k != key] + list(loaded.others)
-            try:
-                out = renderer(
-                    RenderInputs(
-                        xr=(xr := _with_uid(state.xr)),
-                        composition=compositions[key[0]],
-                        observed=[_owned(o, xr) for o in _observed(state, states, world)],
-                        required=required,
+            xr = _with_uid(state.xr)
+            observed = [_owned(o, xr) for o in _observed(state, states, world)]
+            previous = last.get(key)
+            if (
+                previous is not None
+                and previous.xr == xr
+                and previous.observed == observed
+                and previous.out.reads.current(states.catalog)
+            ):
+                out = previous.out
+            else:
+                try:
+                    # The rest of the fleet is read through the catalog; never the XR itself: the render
+                    # engine stores it already, and a required copy would replace it.
+                    out = renderer(
+                        RenderInputs(
+                            xr=xr,
+                            composition=compositions[key[0]],
+                            observed=observed,
+                            catalog=states.catalog,
+                            functions=functions,
+                        )
                     )
-                )
-            except Exception as err:  # noqa: BLE001 - a failing XR is reported, the rest goes on
-                errors[key] = str(err)
-                continue
-            if _children(out.composed) != _children(state.composed) or key not in decided:
-                decided[key] = tuple(required)
-            states = _apply(sources, states, key, out, observe)
+                except Exception as err:  # noqa: BLE001 - a failing XR is reported, the rest goes on
+                    last.pop(key, None)
+                    errors[key] = str(err)
+                    continue
+                last[key] = _Rendered(xr, observed, out)
+            if key[0] == "ModelDeployment" and (
+                _children(out.composed) != _children(state.composed) or key not in decided
+            ):
+                decided[key] = _read(out, states.catalog)
+            _apply(sources, states, key, out, observe)
             if observe is not None and key[0] == "ModelDeployment":
                 # Its replicas' clusters publish what they now hold before the next deployment reads them.
-                states = _refresh(sources, states, _hosts(state.composed) | _hosts(out.composed), observe)
+                _refresh(sources, states, _hosts(state.composed) | _hosts(out.composed), observe)
         if observe is not None:
-            states = _observe(sources, states, observe)
-        after = _fingerprint(states)
-        if after == before:
-            return Fleet(states=states, others=loaded.others, passes=n, errors=errors, decided=decided)
-        changed = sorted(k for k, v in after.items() if before.get(k) != v)
+            _observe(sources, states, observe)
+        changed = sorted(k for k in set(before) | set(states) if _settled(before.get(k)) != _settled(states.get(k)))
+        if not changed:
+            return Fleet(states=states.snapshot(), others=loaded.others, passes=n, errors=errors, decided=decided)
     names = ", ".join(f"{k[0]} {'/'.join(filter(None, k[1:]))}" for k in changed[:10])
     msg = f"the fleet did not settle after {max_passes} passes; still changing: {names}"
     raise DidNotConvergeError(msg)
+
+
+def _settled(state: XRState | None) -> tuple[Manifest, tuple[Manifest, ...]] | None:
+    """What must stop changing for the fleet to have settled: the XR and what it composes (not its events)."""
+    return None if state is None else (state.xr, state.composed)
+
+
+def _read(out: RenderOutput, catalog: Catalog) -> tuple[Manifest, ...]:
+    """The objects a render read from the fleet, by kind, namespace and name."""
+    keys = {k for answer in out.reads.seen.values() for k, _ in answer}
+    found = (e.obj for e in map(catalog.entry, keys) if e is not None)
+    return tuple(sorted(found, key=key_of))
 
 
 def _observed(state: XRState, states: Mapping[Key, XRState], world: World | None = None) -> list[Manifest]:
@@ -207,9 +368,7 @@ def _observed(state: XRState, states: Mapping[Key, XRState], world: World | None
     return observed
 
 
-def _simulated(
-    key: Key, sources: Mapping[Key, Manifest], states: Mapping[Key, XRState], observe: Observer | None
-) -> Any:  # noqa: ANN401 - a status or None
+def _simulated(key: Key, sources: Mapping[Key, Manifest], states: States, observe: Observer | None) -> Any:  # noqa: ANN401 - a status or None
     if key not in sources:
         return None
     return observe(sources[key], states) if observe is not None else sources[key].get("status")
@@ -217,63 +376,65 @@ def _simulated(
 
 def _hosts(composed: Iterable[Manifest]) -> set[Key]:
     """The InferenceClusters the ModelReplicas among ``composed`` run on."""
-    return {
-        ("InferenceCluster", "", str(c.get("spec", {}).get("inferenceClusterRef", {}).get("name", "")))
-        for c in composed
-        if c.get("kind") == "ModelReplica"
-    }
+    return {("InferenceCluster", "", _cluster_of(c)) for c in composed if c.get("kind") == "ModelReplica"}
 
 
-def _refresh(
-    sources: Mapping[Key, Manifest], states: Mapping[Key, XRState], keys: Iterable[Key], observe: Observer
-) -> dict[Key, XRState]:
-    """Bring the simulated status of ``keys`` up to date with the fleet now."""
-    after = dict(states)
+def _refresh(sources: Mapping[Key, Manifest], states: States, keys: Iterable[Key], observe: Observer) -> None:
+    """Bring the simulated status of ``keys`` up to date with the fleet now.
+
+    Every key's status is worked out from the fleet as it was before any of them changed.
+    """
+    updates = []
     for key in keys:
         state = states.get(key)
         simulated = _simulated(key, sources, states, observe) if state is not None else None
         if state is not None and simulated is not None:
-            after[key] = replace(state, xr={**state.xr, "status": merge_status(simulated, state.xr.get("status"))})
-    return after
+            updates.append((key, state, simulated))
+    for key, state, simulated in updates:
+        status = merge_status(simulated, state.xr.get("status"))
+        if status != state.xr.get("status"):
+            states.put(key, replace(state, xr={**state.xr, "status": status}))
 
 
-def _observe(sources: Mapping[Key, Manifest], states: Mapping[Key, XRState], observe: Observer) -> dict[Key, XRState]:
+def _observe(sources: Mapping[Key, Manifest], states: States, observe: Observer) -> None:
     """Bring every manifest's simulated status up to date with the fleet at the end of a pass."""
-    after = dict(states)
-    for key, state in states.items():
-        simulated = _simulated(key, sources, states, observe)
-        if simulated is not None:
-            after[key] = replace(state, xr={**state.xr, "status": merge_status(simulated, state.xr.get("status"))})
-    return after
+    _refresh(sources, states, sorted(k for k in sources if k in states), observe)
 
 
 def _apply(
     sources: Mapping[Key, Manifest],
-    states: Mapping[Key, XRState],
+    states: States,
     key: Key,
     out: RenderOutput,
     observe: Observer | None = None,
-) -> dict[Key, XRState]:
-    """Return the fleet after one XR's render: its status, and the XRs it composes."""
+) -> None:
+    """Bring the fleet up to date with one XR's render: its status, and the XRs it composes."""
     state = states[key]
     base = sources.get(key, state.xr)
     # The XR keeps its own desired spec; its status is what it rendered, under what the manifest simulates.
     xr = {**base, "status": merge_status(_simulated(key, sources, states, observe), out.xr.get("status"))}
     composed = tuple(_named(c, key) if is_modelplane(c) else c for c in out.composed)
-    after = dict(states)
-    after[key] = XRState(xr=xr, composed=composed, results=tuple(out.results), parent=state.parent)
+    if xr == state.xr:
+        xr = state.xr  # unchanged: keep the object, so the catalog need not compare it again
+    states.put(key, XRState(xr=xr, composed=composed, results=tuple(out.results), parent=state.parent))
     children = {key_of(c): c for c in composed if is_modelplane(c)}
     # A composed XR its parent no longer composes is gone, as Crossplane would delete it.
-    for gone in [k for k, s in after.items() if s.parent == key and k not in children]:
-        del after[gone]
+    for gone in states.children(key):
+        if gone not in children:
+            states.drop(gone)
     # XRs composed by a parent take their spec and metadata from the parent's desired state.
     for ckey, child in children.items():
-        own = after.get(ckey)
+        own = states.get(ckey)
         status = own.xr.get("status") if own else None
-        after[ckey] = XRState(
-            xr={**child, "status": status} if status else child,
-            composed=own.composed if own else (),
-            results=own.results if own else (),
-            parent=key,
+        child_xr = {**child, "status": status} if status else child
+        if own is not None and own.xr == child_xr:
+            child_xr = own.xr
+        states.put(
+            ckey,
+            XRState(
+                xr=child_xr,
+                composed=own.composed if own else (),
+                results=own.results if own else (),
+                parent=key,
+            ),
         )
-    return dict(sorted(after.items()))

@@ -26,8 +26,8 @@ from modelplane.capacity import Holding, Listed, Observed, cluster_info, replica
 from modelplane.capacity.observed import Source
 from modelplane.capacity.published import capacity_status, pool_classes
 from modelplane.names import KUBECONFIG_KEY
-from modelplane.preview.fleet import XRState, merge_status
-from modelplane.preview.manifests import Key, Loaded, key_of
+from modelplane.preview.fleet import States, merge_status
+from modelplane.preview.manifests import Loaded, key_of
 from modelplane_models.inference_class import InferenceClass
 from modelplane_models.inference_cluster import InferenceCluster
 from modelplane_models.model_replica import ModelReplica
@@ -186,35 +186,45 @@ def healthy(composed: Manifest) -> dict[str, Any]:
     return {**composed, "status": merge_status(composed.get("status"), simulate(composed))}
 
 
-def _composed_replicas(cluster: str, states: Mapping[Key, XRState]) -> list[Holding]:
+def _holding(xr: Manifest) -> Holding | None:
+    try:
+        return replica_holding(ModelReplica.model_validate(xr))
+    except pydantic.ValidationError:
+        return None
+
+
+def _composed_replicas(cluster: str, states: States) -> list[Holding]:
     """What the replicas the simulation composed on ``cluster`` hold (not the manifests' own replicas)."""
     out = []
-    for key, state in states.items():
-        if key[0] != "ModelReplica" or state.parent is None:
+    for _, state in states.replicas_on(cluster):
+        if state.parent is None:
             continue
-        if state.xr.get("spec", {}).get("inferenceClusterRef", {}).get("name") != cluster:
-            continue
-        try:
-            holding = replica_holding(ModelReplica.model_validate(state.xr))
-        except pydantic.ValidationError:
-            continue
+        holding = states.memo("holding", state.xr, _holding)
         if holding is not None:
             out.append(holding)
     return out
 
 
-def _classes(states: Mapping[Key, XRState]) -> dict[str, InferenceClass]:
-    out = {}
-    for key, state in states.items():
-        if key[0] == "InferenceClass":
-            try:
-                out[key[2]] = InferenceClass.model_validate(state.xr)
-            except pydantic.ValidationError:
-                continue
-    return out
+def _class(xr: Manifest) -> InferenceClass | None:
+    try:
+        return InferenceClass.model_validate(xr)
+    except pydantic.ValidationError:
+        return None
 
 
-def observed_status(manifest: Manifest, states: Mapping[Key, XRState]) -> dict[str, Any] | None:
+def _classes(states: States) -> dict[str, InferenceClass]:
+    found = ((key[2], states.memo("class", state.xr, _class)) for key, state in states.of_kind("InferenceClass"))
+    return {name: c for name, c in found if c is not None}
+
+
+def _cluster(manifest: Manifest) -> InferenceCluster | None:
+    try:
+        return InferenceCluster.model_validate({**manifest, "status": None})
+    except pydantic.ValidationError:
+        return None
+
+
+def observed_status(manifest: Manifest, states: States) -> dict[str, Any] | None:
     """A manifest's status as a live system would report it now.
 
     An InferenceCluster publishes the summary of the replicas the simulation composed there
@@ -230,9 +240,8 @@ def observed_status(manifest: Manifest, states: Mapping[Key, XRState]) -> dict[s
         return dict(status) if isinstance(status, Mapping) else None
     written_capacity = status.get("capacity") if isinstance(status, Mapping) else None
     capacity = written_capacity if isinstance(written_capacity, Mapping) else {}
-    try:
-        cluster = InferenceCluster.model_validate({**manifest, "status": None})
-    except pydantic.ValidationError:
+    cluster = states.memo("cluster", manifest, _cluster)
+    if cluster is None:
         return dict(status or {})
     info = cluster_info(cluster)
     if info is None:

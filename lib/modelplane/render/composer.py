@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +20,7 @@ from typing import Any
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2
 
+from modelplane.protojson import copy_json
 from modelplane.render import composed as cdmeta
 from modelplane.render.conditions import get_conditions, set_conditions
 from modelplane.render.events import REASON_NAMESPACE_OVERRIDDEN, Event, warning
@@ -173,11 +173,11 @@ def _resource_refs(xr: Mapping[str, Any], desired: Sequence[ComposedResource]) -
 def status_patch(store: Store, obj: Mapping[str, Any]) -> dict[str, Any]:
     """A status update or patch in the render engine's client: the stored object with ``obj``'s status."""
     stored = store.get(key_of(obj))
-    merged = copy.deepcopy(dict(obj)) if stored is None else stored
+    merged = copy_json(dict(obj)) if stored is None else stored
     if stored is not None:
         for key in ("status", "conditions"):
             if key in obj:
-                merged[key] = copy.deepcopy(obj[key])
+                merged[key] = copy_json(obj[key])
     store.put(merged)
     return merged
 

@@ -8,16 +8,16 @@ by ``tools/crossplane.sh``. reconciler.py says what the engine does.
 from __future__ import annotations
 
 import asyncio
-import copy
 from collections.abc import Mapping
 from typing import Any
 
+from modelplane.protojson import copy_json
 from modelplane.render import composed as cdmeta
 from modelplane.render.model import RENDER_API_VERSION, RenderError, RenderInputs, RenderOutput
 from modelplane.render.output import replace_condition_times, sort_composed
 from modelplane.render.pipeline import Runners
 from modelplane.render.reconciler import context_struct, reconcile, xr_uid
-from modelplane.render.store import Store, key_of
+from modelplane.render.store import Reads, Store, key_of
 from modelplane.render.structs import from_struct
 
 __all__ = ["render"]
@@ -65,7 +65,7 @@ def _check(inputs: RenderInputs) -> None:
 
 def _engine_xr(inputs: RenderInputs) -> dict[str, Any]:
     """The XR the engine stores: with a UID, a resourceVersion and references to the observed resources."""
-    xr = copy.deepcopy(inputs.xr)
+    xr: dict[str, Any] = copy_json(inputs.xr)
     meta = xr.setdefault("metadata", {})
     meta["uid"] = xr_uid(xr)
     meta["resourceVersion"] = "999"
@@ -99,24 +99,31 @@ def _secret(s: Mapping[str, Any]) -> dict[str, Any]:
 async def _render(inputs: RenderInputs) -> RenderOutput:
     _check(inputs)
     xr = _engine_xr(inputs)
-    store = Store([xr, *inputs.observed, *inputs.required, *map(_secret, inputs.credentials)])
+    reads = Reads()
+    store = Store(
+        [xr, *inputs.observed, *inputs.required],
+        catalog=inputs.catalog,
+        hidden=key_of(xr),
+        credentials=map(_secret, inputs.credentials),
+        reads=reads,
+    )
     done = await reconcile(
         key_of(xr), inputs.composition, context_struct(inputs.context), store, Runners(inputs.functions)
     )
-    out_xr = copy.deepcopy(done.xr)
+    out_xr = copy_json(done.xr)
     replace_condition_times(out_xr)
     composed = []
     for c in done.composed.composed:
         if key_of(c.resource) == key_of(xr):
             continue  # The engine takes it for the XR.
-        resource = copy.deepcopy(c.resource)
+        resource = copy_json(c.resource)
         replace_condition_times(resource)
         composed.append(resource)
     context = None
     if done.context is not None:
         context = {"apiVersion": RENDER_API_VERSION, "kind": "Context", "fields": from_struct(done.context)}
     results = [e.as_result() for e in done.events]
-    return RenderOutput(xr=out_xr, composed=sort_composed(composed), results=results, context=context)
+    return RenderOutput(xr=out_xr, composed=sort_composed(composed), results=results, context=context, reads=reads)
 
 
 def render(inputs: RenderInputs) -> RenderOutput:

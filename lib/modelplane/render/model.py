@@ -8,6 +8,8 @@ from typing import Any
 
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 
+from modelplane.render.store import Catalog, Reads
+
 __all__ = [
     "ANNOTATION_RESOURCE_NAME",
     "CONDITION_TIME",
@@ -53,6 +55,8 @@ class RenderInputs:
             with ``modelplane.fnkit.registry.load_runner``.
         credentials: Secrets (``v1/Secret`` dicts, base64 ``data``) that steps'
             ``credentials`` name (``--function-credentials``).
+        catalog: More required resources, read through from a shared index instead of
+            copied in (the preview's fleet); the XR itself is never read from it.
     """
 
     xr: dict[str, Any]
@@ -62,6 +66,7 @@ class RenderInputs:
     context: Mapping[str, Any] = field(default_factory=dict)
     functions: Mapping[str, Runner] | None = None
     credentials: Sequence[dict[str, Any]] = ()
+    catalog: Catalog | None = None
 
 
 @dataclass(frozen=True)
@@ -76,9 +81,11 @@ class RenderOutput:
         results: The events the reconcile emitted, in order, as ``Result`` objects.
         context: The context the last step returned, as a ``Context`` object
             (None when it returned none).
+        reads: What the render read from the inputs' catalog (empty without one).
     """
 
     xr: dict[str, Any]
     composed: list[dict[str, Any]]
     results: list[dict[str, Any]]
     context: dict[str, Any] | None
+    reads: Reads = field(default_factory=Reads)

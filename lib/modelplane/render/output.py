@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from typing import Any
 
+from modelplane.protojson import copy_json
 from modelplane.render import goyaml
 from modelplane.render.conditions import get_conditions
 from modelplane.render.model import ANNOTATION_RESOURCE_NAME, CONDITION_TIME, RenderOutput
@@ -53,11 +53,11 @@ def _merge(dst: dict[str, Any], src: Mapping[str, Any]) -> None:
         if isinstance(v, Mapping) and isinstance(dst.get(k), dict) and dst[k]:
             _merge(dst[k], v)
         else:
-            dst[k] = copy.deepcopy(v)
+            dst[k] = copy_json(v)
 
 
 def include_full_xr(output: RenderOutput, xr: Mapping[str, Any]) -> RenderOutput:
     """``--include-full-xr``: the rendered XR merged over the input XR."""
-    full = copy.deepcopy(dict(xr))
+    full = copy_json(dict(xr))
     _merge(full, output.xr)
     return RenderOutput(xr=full, composed=output.composed, results=output.results, context=output.context)

@@ -19,7 +19,6 @@ against an in-memory store (see store.py). This module follows that loop:
 
 from __future__ import annotations
 
-import copy
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ from typing import Any
 
 from google.protobuf import json_format, struct_pb2
 
+from modelplane.protojson import copy_json
 from modelplane.render.composer import CompositionResult, compose, status_patch
 from modelplane.render.conditions import SYSTEM_TYPES, condition, set_conditions, stable_n_and_some_more
 from modelplane.render.events import REASON_COMPOSE, REASON_SELECT_COMPOSITION, Event, normal
@@ -92,7 +92,7 @@ async def reconcile(
     if xr is None:
         msg = "reconcile failed: cannot get composite resource"
         raise RenderError(msg)
-    status_before = copy.deepcopy(xr.get("status"))
+    status_before = copy_json(xr.get("status"))
     _mark(xr, [condition("Responsive", "True", "WatchCircuitClosed")])
     events = _select_composition(xr, str((composition.get("metadata") or {}).get("name", "")))
     updated: dict[str, Any] | None = None
@@ -100,7 +100,7 @@ async def reconcile(
     if not labels.get(LABEL_COMPOSITE):
         labels[LABEL_COMPOSITE] = xr["metadata"].get("name", "")
         store.put(xr)
-        updated = copy.deepcopy(xr)
+        updated = copy_json(xr)
     pipeline = (composition.get("spec") or {}).get("pipeline") or ()
     try:
         xr, result = await compose(xr, pipeline, context, store, runners)

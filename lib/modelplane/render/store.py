@@ -6,21 +6,31 @@ XR, the observed composed resources, the required resources and the
 credentials. Objects are keyed by apiVersion, kind, namespace and name, so a
 later one replaces an earlier one with the same key: a required resource that
 is the XR itself replaces the XR the reconciler then reads.
+
+A caller that renders many XRs against one large set of required resources (the
+preview's fleet) hands them over once as a ``Catalog``: a versioned index shared by
+every render, read through and never written, so a render costs what it reads, not
+what the fleet holds. Each render's ``Store`` records which catalog entries it read
+(``Reads``), so the caller knows when rendering again could give another answer.
 """
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from google.protobuf import struct_pb2
 
+from modelplane.protojson import copy_json
 from modelplane.render.structs import to_struct
 
-__all__ = ["Key", "Store", "key_of"]
+__all__ = ["Catalog", "Key", "Reads", "Store", "key_of"]
 
 Key = tuple[str, str, str, str, str]  # group, version, kind, namespace, name
+# One catalog read: what was asked (a name, or a group/kind/namespace/labels query) and the versions it saw.
+Query = tuple[str, str, str, str, str, tuple[tuple[str, str], ...] | None]
 
 
 def _group_version(api_version: str) -> tuple[str, str]:
@@ -35,48 +45,191 @@ def key_of(obj: Mapping[str, Any]) -> Key:
     return group, version, str(obj.get("kind", "")), str(meta.get("namespace") or ""), str(meta.get("name") or "")
 
 
-class Store:
-    """Objects by key; what reads return is a copy."""
+def _labels_match(obj: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
+    have = (obj.get("metadata") or {}).get("labels") or {}
+    return all(have.get(k) == val for k, val in labels.items())
 
-    def __init__(self, objects: Iterable[Mapping[str, Any]]) -> None:
+
+@dataclass
+class _Entry:
+    obj: dict[str, Any]
+    version: int
+    source: Mapping[str, Any]  # as put, before any resourceVersion was stamped on it
+    struct: struct_pb2.Struct | None = None  # built on first read, shared by every render that reads it
+
+
+class Catalog:
+    """Required resources shared by many renders: indexed by group and kind, versioned per object.
+
+    The caller owns the objects it puts and must not change them afterwards (it puts a
+    new object instead); a put whose content equals the stored one keeps its version.
+    With ``stamp``, an object put without a ``metadata.resourceVersion`` gets its version
+    there, as an API server would give it one: functions that remember what they read by
+    ``uid`` and ``resourceVersion`` then read an unchanged object once.
+    """
+
+    def __init__(self, objects: Iterable[Mapping[str, Any]] = (), *, stamp: bool = False) -> None:
         """Load ``objects`` in order (a later one replaces an earlier one with the same key)."""
-        self._objects: dict[Key, dict[str, Any]] = {}
+        self._by_kind: dict[tuple[str, str], dict[Key, _Entry]] = {}
+        self._clock = 0
+        self._stamp = stamp
         for obj in objects:
+            self.put(obj)
+
+    def put(self, obj: Mapping[str, Any]) -> bool:
+        """Create or replace ``obj``; return whether the catalog changed."""
+        key = key_of(obj)
+        bucket = self._by_kind.setdefault((key[0], key[2]), {})
+        entry = bucket.get(key)
+        if entry is not None and (entry.source is obj or entry.source == obj):
+            return False
+        self._clock += 1
+        stored = dict(obj)
+        meta = stored.get("metadata")
+        if self._stamp and isinstance(meta, Mapping) and not meta.get("resourceVersion"):
+            stored["metadata"] = {**meta, "resourceVersion": str(self._clock)}
+        bucket[key] = _Entry(stored, self._clock, obj)
+        return True
+
+    def delete(self, key: Key) -> bool:
+        """Remove the object at ``key``; return whether there was one."""
+        return self._by_kind.get((key[0], key[2]), {}).pop(key, None) is not None
+
+    def entry(self, key: Key) -> _Entry | None:
+        """The entry at ``key``, or None."""
+        return self._by_kind.get((key[0], key[2]), {}).get(key)
+
+    def kind(self, group: str, kind: str) -> Iterator[tuple[Key, _Entry]]:
+        """Every entry of ``group`` and ``kind``."""
+        yield from self._by_kind.get((group, kind), {}).items()
+
+    def answer(self, query: Query) -> tuple[tuple[Key, int], ...]:
+        """The keys and versions ``query`` matches now (what a render that asked it would see)."""
+        group, version, kind, namespace, name, labels = query
+        if labels is None:
+            entry = self.entry((group, version, kind, namespace, name))
+            return () if entry is None else (((group, version, kind, namespace, name), entry.version),)
+        wanted = dict(labels)
+        return tuple(
+            sorted(
+                (k, e.version)
+                for k, e in self.kind(group, kind)
+                if not (version and k[1] and version != k[1])
+                and not (namespace and k[3] != namespace)
+                and _labels_match(e.obj, wanted)
+            )
+        )
+
+
+@dataclass
+class Reads:
+    """The catalog queries one render asked, each with the answer it got."""
+
+    seen: dict[Query, tuple[tuple[Key, int], ...]] = field(default_factory=dict)
+
+    def current(self, catalog: Catalog) -> bool:
+        """Whether every query would get the same answer from ``catalog`` now."""
+        return all(catalog.answer(q) == a for q, a in self.seen.items())
+
+
+def _struct(entry: _Entry) -> struct_pb2.Struct:
+    if entry.struct is None:
+        entry.struct = to_struct(entry.obj)
+    return entry.struct
+
+
+class Store:
+    """Objects by key; what reads return is a copy.
+
+    With a ``catalog``, the required resources are read through from it rather than
+    copied in: ``objects`` (the XR and its observed resources) sit under the catalog and
+    ``credentials`` over it, as their load order would put them, except that the catalog
+    never answers for ``hidden`` (the XR itself). Writes stay in this store.
+    """
+
+    def __init__(
+        self,
+        objects: Iterable[Mapping[str, Any]],
+        *,
+        catalog: Catalog | None = None,
+        hidden: Key | None = None,
+        credentials: Iterable[Mapping[str, Any]] = (),
+        reads: Reads | None = None,
+    ) -> None:
+        """Load ``objects`` in order (a later one replaces an earlier one with the same key)."""
+        self._objects: dict[Key, dict[str, Any] | None] = {}  # None: deleted here, hiding the catalog's
+        self._catalog = catalog
+        self._hidden = hidden
+        self._reads = reads if reads is not None else Reads()
+        for obj in objects:
+            key = key_of(obj)
+            if catalog is None or key == hidden or catalog.entry(key) is None:
+                self.put(obj)
+        for obj in credentials:
             self.put(obj)
 
     def put(self, obj: Mapping[str, Any]) -> None:
         """Create or replace ``obj``."""
-        self._objects[key_of(obj)] = copy.deepcopy(dict(obj))
+        self._objects[key_of(obj)] = copy_json(dict(obj))
 
     def delete(self, key: Key) -> None:
         """Remove the object at ``key``, if any."""
-        self._objects.pop(key, None)
+        if self._catalog is not None and key != self._hidden and self._catalog.entry(key) is not None:
+            self._objects[key] = None
+        else:
+            self._objects.pop(key, None)
+
+    def _from_catalog(self, key: Key) -> _Entry | None:
+        if self._catalog is None or key == self._hidden:
+            return None
+        query: Query = (*key, None)
+        self._reads.seen[query] = self._catalog.answer(query)
+        return self._catalog.entry(key)
 
     def get(self, key: Key) -> dict[str, Any] | None:
         """The object at ``key``, or None."""
-        found = self._objects.get(key)
-        return copy.deepcopy(found) if found is not None else None
+        if key in self._objects:
+            found = self._objects[key]
+            return copy_json(found) if found is not None else None
+        entry = self._from_catalog(key)
+        return copy_json(entry.obj) if entry is not None else None
 
     def fetch(self, rs: fnv1.ResourceSelector) -> fnv1.Resources:
         """Answer a function's resource selector, as ``ExistingRequiredResourcesFetcher`` does."""
         out = fnv1.Resources()
         group, version = _group_version(rs.api_version)
         if rs.WhichOneof("match") == "match_name":
-            found = self._objects.get((group, version, rs.kind, rs.namespace, rs.match_name))
-            if found is not None:
+            key = (group, version, rs.kind, rs.namespace, rs.match_name)
+            found = self._objects[key] if key in self._objects else self._from_catalog(key)
+            if isinstance(found, _Entry):
+                out.items.add().resource.CopyFrom(_struct(found))
+            elif found is not None:
                 out.items.add().resource.CopyFrom(to_struct(found))
             return out
         labels = dict(rs.match_labels.labels) if rs.WhichOneof("match") == "match_labels" else {}
-        items = []
-        for (g, v, kind, namespace, _), obj in self._objects.items():
+        items = self._catalog_matches(group, version, rs.kind, rs.namespace, labels)
+        for key, obj in self._objects.items():
+            g, v, kind, namespace, _ = key
             if (g, kind) != (group, rs.kind) or (version and v and version != v):
                 continue
             if rs.namespace and namespace != rs.namespace:
                 continue
-            have = (obj.get("metadata") or {}).get("labels") or {}
-            if all(have.get(k) == val for k, val in labels.items()):
-                items.append(obj)
+            # What this store holds replaces the catalog's: deleted, or matching or not as it is now.
+            items.pop(key, None)
+            if obj is not None and _labels_match(obj, labels):
+                items[key] = to_struct(obj)
         # Sorted by namespace and name, so the answer does not depend on input order.
-        for obj in sorted(items, key=lambda o: "/".join(key_of(o)[3:])):
-            out.items.add().resource.CopyFrom(to_struct(obj))
+        for key in sorted(items, key=lambda k: "/".join(k[3:])):
+            out.items.add().resource.CopyFrom(items[key])
         return out
+
+    def _catalog_matches(
+        self, group: str, version: str, kind: str, namespace: str, labels: Mapping[str, str]
+    ) -> dict[Key, struct_pb2.Struct]:
+        """What the catalog answers a label query with (and the query and answer, recorded)."""
+        if self._catalog is None:
+            return {}
+        query: Query = (group, version, kind, namespace, "", tuple(sorted(labels.items())))
+        answer = self._reads.seen[query] = self._catalog.answer(query)
+        entries = ((key, self._catalog.entry(key)) for key, _ in answer if key != self._hidden)
+        return {key: _struct(entry) for key, entry in entries if entry is not None}

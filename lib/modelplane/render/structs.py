@@ -7,35 +7,16 @@ from typing import Any
 
 from google.protobuf import struct_pb2
 
+from modelplane import protojson
+
 __all__ = ["from_struct", "to_struct"]
 
 
 def to_struct(d: Mapping[str, Any]) -> struct_pb2.Struct:
     """A Struct holding ``d``."""
-    s = struct_pb2.Struct()
-    s.update(d)
-    return s
+    return protojson.dict_to_struct(d)
 
 
 def from_struct(s: struct_pb2.Struct) -> dict[str, Any]:
     """The object ``s`` holds, with integral numbers as ints (as Go reads JSON into unstructured)."""
-    return {k: _from_value(v) for k, v in s.fields.items()}
-
-
-def _from_value(v: struct_pb2.Value) -> Any:  # noqa: ANN401, PLR0911 - any JSON value, one return per kind
-    kind = v.WhichOneof("kind")
-    if kind == "struct_value":
-        return from_struct(v.struct_value)
-    if kind == "list_value":
-        return [_from_value(x) for x in v.list_value.values]
-    if kind == "string_value":
-        return v.string_value
-    if kind == "bool_value":
-        return v.bool_value
-    if kind == "number_value":
-        n = v.number_value
-        # Go reads the JSON of an integral double back as an int64.
-        if n.is_integer() and abs(n) < 2**63:
-            return int(n)
-        return n
-    return None
+    return protojson.struct_to_dict(s, integral=True)
