@@ -164,12 +164,10 @@ def test_unplaced_replicas_exit_5_unless_allowed(tmp_path: Path, capsys: pytest.
 def test_unrouted_services_exit_6_with_assume_ready_unless_allowed(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    fleet = _quickstart(
-        tmp_path, _set("spec.endpoints.0.selector.matchLabels", {"modelplane.ai/deployment": "nope"}), "service.yaml"
-    )
+    fleet = _quickstart(tmp_path, _set("spec.gatewayRef", {"name": "nope"}), "service.yaml")
     code, out = _run(capsys, "--assume-ready", str(fleet))
     assert code == Exit.UNROUTED
-    assert "[exit 6] ModelService default/qwen: not routed: NoEndpoints" in out
+    assert "[exit 6] ModelService default/qwen: not routed: GatewayNotFound" in out
     assert _run(capsys, "--assume-ready", "--allow-unrouted", str(fleet))[0] == Exit.OK
     # Offline nothing serves, so routing is not judged and says so.
     code, out = _run(capsys, str(fleet))
