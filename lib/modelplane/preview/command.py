@@ -31,10 +31,11 @@ _EPILOG = """exit codes:
   0  every manifest admitted, every replica placed, every service routed
   1  the preview could not run (unreadable manifests, no Composition, the fleet did not settle)
   2  usage error
-  3  a manifest the API server would refuse (it is not rendered)
+  3  a manifest the API server would refuse, or a DRA CEL selector that does not compile (not rendered)
   4  a function error (a Fatal result or an exception while rendering)
-  5  replicas left unplaced (accepted with --allow-unscheduled)
-  6  services that route nowhere (judged with --assume-ready only; accepted with --allow-unrouted)
+  5  replicas left unplaced, or a pool whose InferenceClass is not found (accepted with --allow-unscheduled)
+  6  services that route nowhere (judged with --assume-ready, except a selector that matches nothing any
+     deployment would compose; accepted with --allow-unrouted)
 When several apply, the lowest of 3-6 is the exit code.
 """
 

@@ -5,7 +5,7 @@ Exit codes (documented in ``modelplane preview --help`` and the README):
 - 0: every manifest admitted, every replica placed, every service routed;
 - 1: the preview could not run (unreadable manifests, no Composition, the fleet did not settle);
 - 2: usage error (argparse);
-- 3: a manifest the API server would refuse (it is not rendered);
+- 3: a manifest the API server would refuse, or a DRA CEL selector that does not compile (it is not rendered);
 - 4: a function error (a Fatal result or an exception while rendering);
 - 5: replicas left unplaced, or a pool whose InferenceClass is not found, which offers none a place
   (``--allow-unscheduled`` accepts them);
