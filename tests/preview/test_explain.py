@@ -145,3 +145,25 @@ def test_explain_never_offers_a_draining_cluster(tmp_path: Path, capsys: pytest.
     row = next(line for line in table.splitlines() if line.startswith(" drain-a ") and "match" in line)
     assert "draining" in row
     assert "eligible" not in row
+
+
+@pytest.mark.parametrize(
+    ("fleet", "assume_ready"),
+    [
+        pytest.param(["first"], False, id="first"),
+        pytest.param(["platform", "models"], False, id="platform-and-models"),
+        pytest.param(["scheduling/no-matching-cluster"], True, id="no-matching-cluster"),
+        pytest.param(["scheduling/bad-cel"], True, id="bad-cel"),
+    ],
+)
+def test_every_unplaced_replica_is_explained_by_its_deployments_own_reason(
+    fleet: list[str], assume_ready: bool
+) -> None:
+    # The rule behind "reasons are per cause, never stale": what --explain and the tables say about a
+    # replica left unplaced is the reason the deployment's Scheduled condition gives, never an older one.
+    preview = run_preview([EXAMPLES / d for d in fleet], assume_ready=assume_ready)
+    unplaced = [d for d in preview.view.deployments if d.placed < d.desired]
+    assert unplaced
+    for d in unplaced:
+        steps = explain_deployment(preview.fleet, d.name).steps
+        assert [s.reason for s in steps if not s.chosen][:1] == [d.scheduled.reason], d.name
