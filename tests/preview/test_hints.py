@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from modelplane.preview.hints import enum_hints, nearest, type_hints
-from modelplane.preview.references import missing_class, unmatched_selectors
+from modelplane.preview.references import missing_class, selectable, unmatched_selectors
 
 
 @pytest.mark.parametrize(
@@ -110,4 +110,4 @@ def _service(*selectors: dict[str, object]) -> dict[str, object]:
     ],
 )
 def test_unmatched_selectors(selectors: list[dict[str, object]], want: list[str]) -> None:
-    assert list(unmatched_selectors(_service(*selectors), [{"provider": "openai"}], ["a"])) == want
+    assert list(unmatched_selectors(_service(*selectors), selectable([{"provider": "openai"}], ["a"]))) == want

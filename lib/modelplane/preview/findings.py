@@ -52,7 +52,7 @@ def findings(view: FleetView, refused: Iterable[Refused], *, routing_judged: boo
     """Everything in a preview that a CI should stop on, most severe first."""
     out = [Finding(Exit.REFUSED, f"{r.key[0]} {'/'.join(filter(None, r.key[1:]))}", r.refusal.message) for r in refused]
     out += [Finding(Exit.FUNCTION_ERROR, name, text) for name, text in sorted(view.errors.items())]
-    classes = [c.name for c in view.classes]
+    classes = {c.name for c in view.classes}
     for cluster in view.clusters:
         for index, pool in enumerate(cluster.pools):
             if pool.class_name not in classes:

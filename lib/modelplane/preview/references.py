@@ -8,6 +8,7 @@ Each is said once, against the object and field that name it, with the name like
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from modelplane.names import DEPLOYMENT_LABEL
@@ -58,18 +59,42 @@ def _meant(raw: Mapping[str, Any], candidates: Sequence[Labels]) -> list[str]:
     return hints
 
 
-def unmatched_selectors(
-    service: Mapping[str, Any], endpoints: Iterable[Labels], deployments: Iterable[str]
-) -> tuple[str, ...]:
-    """Each ``spec.endpoints[]`` selector of ``service`` that matches nothing its namespace has or will have.
+@dataclass(frozen=True)
+class Selectable:
+    """The label sets a namespace's ModelService selectors can match, each once, indexed by label."""
+
+    labels: tuple[Labels, ...]
+    by_label: Mapping[tuple[str, str], tuple[Labels, ...]]
+
+    def matched(self, selector: LabelSelector, match_labels: Mapping[str, str]) -> bool:
+        """Whether ``selector`` (whose ``matchLabels`` are given) matches any of the label sets."""
+        if match_labels:
+            # Only the sets holding one of its labels can match: look there (a fleet has many services).
+            pair = min(match_labels.items(), key=lambda kv: len(self.by_label.get(kv, ())))
+            return any(selector.matches(labels) for labels in self.by_label.get(pair, ()))
+        return any(selector.matches(labels) for labels in self.labels)
+
+
+def selectable(endpoints: Iterable[Labels], deployments: Iterable[str]) -> Selectable:
+    """What a namespace's selectors can match.
 
     Args:
-        service: The ModelService.
-        endpoints: The labels of every ModelEndpoint in its namespace.
-        deployments: The names of the ModelDeployments in its namespace, whose endpoints carry
+        endpoints: The labels of every ModelEndpoint in the namespace.
+        deployments: The names of its ModelDeployments, whose endpoints carry
             ``modelplane.ai/deployment: <name>`` once their replicas serve.
     """
-    candidates = [*endpoints, *({DEPLOYMENT_LABEL: name} for name in deployments)]
+    unique = {tuple(sorted(labels.items())): labels for labels in endpoints}
+    unique |= {((DEPLOYMENT_LABEL, name),): {DEPLOYMENT_LABEL: name} for name in deployments}
+    by_label: dict[tuple[str, str], list[Labels]] = {}
+    for items, labels in sorted(unique.items()):
+        for pair in items:
+            by_label.setdefault(pair, []).append(labels)
+    ordered = tuple(labels for _, labels in sorted(unique.items()))
+    return Selectable(ordered, {k: tuple(v) for k, v in by_label.items()})
+
+
+def unmatched_selectors(service: Mapping[str, Any], candidates: Selectable) -> tuple[str, ...]:
+    """Each ``spec.endpoints[]`` selector of ``service`` that matches nothing its namespace has or will have."""
     namespace = str(service.get("metadata", {}).get("namespace", ""))
     out = []
     for index, entry in enumerate(service.get("spec", {}).get("endpoints") or []):
@@ -77,9 +102,10 @@ def unmatched_selectors(
         if not isinstance(raw, Mapping):
             continue
         selector, text = _selector(raw)
-        if any(selector.matches(labels) for labels in candidates):
+        match_labels = {str(k): str(v) for k, v in (raw.get("matchLabels") or {}).items()}
+        if candidates.matched(selector, match_labels):
             continue
-        meant = _meant(raw, candidates)
+        meant = _meant(raw, candidates.labels)
         hint = f"; did you mean {' or '.join(meant)}?" if meant else ""
         out.append(
             f"spec.endpoints[{index}].selector ({text}) matches no ModelEndpoint, and no ModelDeployment "

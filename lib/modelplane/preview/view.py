@@ -15,7 +15,7 @@ import pydantic
 from modelplane.capacity import PoolCapacity, PoolKey, Source
 from modelplane.preview.fleet import Fleet, XRState
 from modelplane.preview.manifests import Key, Manifest
-from modelplane.preview.references import unmatched_selectors
+from modelplane.preview.references import Selectable, selectable, unmatched_selectors
 from modelplane.preview.targets import helm_targets
 from modelplane.scheduling.view import build_view, cluster_facts
 from modelplane.topology import TopologyError, replica_footprint
@@ -415,8 +415,11 @@ def _services(fleet: Fleet) -> tuple[ServiceView, ...]:
     deployments: dict[str, list[str]] = {}
     for key, _state in _of_kind(fleet, "ModelDeployment"):
         deployments.setdefault(key[1], []).append(key[2])
+    namespaces: dict[str, Selectable] = {}
     rows = []
     for key, state in _of_kind(fleet, "ModelService"):
+        if key[1] not in namespaces:
+            namespaces[key[1]] = selectable(endpoints.get(key[1], ()), deployments.get(key[1], ()))
         path = ""
         backends: list[BackendView] = []
         for route in state.composed:
@@ -441,7 +444,7 @@ def _services(fleet: Fleet) -> tuple[ServiceView, ...]:
                 path=path,
                 routed=condition(state.xr, "Routed"),
                 backends=tuple(sorted(backends, key=lambda b: b.name)),
-                unmatched=unmatched_selectors(state.xr, endpoints.get(key[1], ()), deployments.get(key[1], ())),
+                unmatched=unmatched_selectors(state.xr, namespaces[key[1]]),
             )
         )
     return tuple(rows)
