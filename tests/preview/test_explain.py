@@ -11,6 +11,7 @@ import yaml
 from modelplane.preview import command
 from modelplane.preview.command import run_preview
 from modelplane.preview.explain import explain_deployment
+from modelplane.preview.findings import Exit
 from modelplane.repo import ROOT
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -28,25 +29,31 @@ def check_golden(name: str, got: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("deployment", "flags", "golden"),
+    ("deployment", "flags", "golden", "code"),
     [
-        pytest.param("ml-team/llama-70b", [], "explain-llama-70b.txt", id="llama-70b"),
-        pytest.param("ml-team/deepseek-r1-pd", [], "explain-deepseek-r1-pd.txt", id="deepseek-r1-pd"),
-        pytest.param("ml-team/llama-8b-fp8", [], "explain-llama-8b-fp8.txt", id="llama-8b-fp8"),
+        pytest.param("ml-team/llama-70b", [], "explain-llama-70b.txt", Exit.OK, id="llama-70b"),
+        # Offline some of their clusters never become Ready: replicas left unplaced, so exit 5.
+        pytest.param("ml-team/deepseek-r1-pd", [], "explain-deepseek-r1-pd.txt", Exit.UNPLACED, id="deepseek-r1-pd"),
+        pytest.param("ml-team/llama-8b-fp8", [], "explain-llama-8b-fp8.txt", Exit.UNPLACED, id="llama-8b-fp8"),
         # It fills a cluster while another has GPUs free: best fit, and the figures that decided.
-        pytest.param("ml-team/kimi-k2", ["--assume-ready"], "explain-kimi-k2-ready.txt", id="kimi-k2-assume-ready"),
+        pytest.param(
+            "ml-team/kimi-k2", ["--assume-ready"], "explain-kimi-k2-ready.txt", Exit.OK, id="kimi-k2-assume-ready"
+        ),
         # Two equal candidates: the tie-break decides, and says so.
         pytest.param(
             "ml-team/llama-8b-autoscaled",
             ["--assume-ready"],
             "explain-llama-8b-autoscaled-ready.txt",
+            Exit.OK,
             id="llama-8b-autoscaled-assume-ready",
         ),
     ],
 )
-def test_explain_golden(deployment: str, flags: list[str], golden: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_explain_golden(
+    deployment: str, flags: list[str], golden: str, code: Exit, capsys: pytest.CaptureFixture[str]
+) -> None:
     args = [*flags, "--width", "120", "--explain", deployment, str(EXAMPLES / "platform"), str(EXAMPLES / "models")]
-    assert command.main(args) == 0
+    assert command.main(args) == code
     check_golden(golden, capsys.readouterr().out)
 
 
@@ -75,7 +82,7 @@ def test_explain_shows_every_cluster_and_each_message_once(tmp_path: Path, capsy
     fleet.mkdir()
     for name in ("class.yaml", "deployment.yaml"):
         (fleet / name).write_text((EXAMPLES / "quickstart" / name).read_text())
-    # Five clusters whose pools the selector rejects with the same CEL error, and one Ready match.
+    # Six clusters whose pools the selector rejects with the same CEL error.
     clusters = []
     for i in range(6):
         c = yaml.safe_load(yaml.safe_dump(cluster))
@@ -83,9 +90,10 @@ def test_explain_shows_every_cluster_and_each_message_once(tmp_path: Path, capsy
         clusters.append(c)
     (fleet / "clusters.yaml").write_text(yaml.safe_dump_all(clusters))
     deployment = yaml.safe_load((fleet / "deployment.yaml").read_text())
-    deployment["spec"]["nodeSelector"]["cel"] = 'device.attributes["gpu.nvidia.com"].productName.startsWith(1)'
+    deployment["spec"]["nodeSelector"]["cel"] = 'device.attributes["gpu.nvidia.com"].model == "H100"'
     (fleet / "deployment.yaml").write_text(yaml.safe_dump(deployment))
-    assert command.main(["--width", "160", "--explain", "default/qwen", str(fleet)]) == 0
+    # The error is the expression's on every device: nothing is placed, so the deployment's exit code is 5.
+    assert command.main(["--width", "160", "--explain", "default/qwen", str(fleet)]) == Exit.UNPLACED
     out = capsys.readouterr().out
     assert "more" not in out
     for i in range(6):
@@ -93,7 +101,7 @@ def test_explain_shows_every_cluster_and_each_message_once(tmp_path: Path, capsy
     messages = out.split("Messages")[1].strip().splitlines()
     assert len(messages) == len(set(messages))
     # The same CEL error on six pools is one message, referred to six times.
-    cel = [m for m in messages if "CELError" in m or "startsWith" in m]
+    cel = [m for m in messages if "CELError" in m or '"model"' in m or "no such key" in m]
     assert len(cel) <= 2, cel
 
 
@@ -135,3 +143,25 @@ def test_explain_never_offers_a_draining_cluster(tmp_path: Path, capsys: pytest.
     row = next(line for line in table.splitlines() if line.startswith(" drain-a ") and "match" in line)
     assert "draining" in row
     assert "eligible" not in row
+
+
+@pytest.mark.parametrize(
+    ("fleet", "assume_ready"),
+    [
+        pytest.param(["first"], False, id="first"),
+        pytest.param(["platform", "models"], False, id="platform-and-models"),
+        pytest.param(["scheduling/no-matching-cluster"], True, id="no-matching-cluster"),
+        pytest.param(["scheduling/bad-cel"], True, id="bad-cel"),
+    ],
+)
+def test_every_unplaced_replica_is_explained_by_its_deployments_own_reason(
+    fleet: list[str], assume_ready: bool
+) -> None:
+    # The rule behind "reasons are per cause, never stale": what --explain and the tables say about a
+    # replica left unplaced is the reason the deployment's Scheduled condition gives, never an older one.
+    preview = run_preview([EXAMPLES / d for d in fleet], assume_ready=assume_ready)
+    unplaced = [d for d in preview.view.deployments if d.placed < d.desired]
+    assert unplaced
+    for d in unplaced:
+        steps = explain_deployment(preview.fleet, d.name).steps
+        assert [s.reason for s in steps if not s.chosen][:1] == [d.scheduled.reason], d.name

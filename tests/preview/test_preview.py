@@ -360,7 +360,7 @@ DEPLOYMENT = {
         ),
         pytest.param(
             True,
-            'device.attributes["gpu.nvidia.com"].productName.startsWith(1)',
+            'device.attributes["gpu.nvidia.com"].model == "H100"',
             "edge-0, edge-1, edge-2, edge-3: CELError: pool pool-a: spec.nodeSelector.cel",
             id="one-cel-error-once",
         ),

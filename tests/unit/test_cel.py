@@ -59,6 +59,38 @@ def test_matches(case: Match) -> None:
 
 
 @pytest.mark.parametrize(
+    ("expression", "offset", "detail"),
+    [
+        pytest.param(
+            'device.driver == "x" &&', 23, "syntax error: expected an expression, found end of input", id="eof"
+        ),
+        pytest.param('device.driver == "x', 17, "syntax error: unterminated string literal", id="unterminated"),
+        pytest.param("device.driver # 1", 14, "syntax error: token recognition error: '#'", id="bad-token"),
+        pytest.param(
+            "device.driver == 1",
+            14,
+            "type error: found no matching overload for '_==_' applied to '(string, int)'",
+            id="overload-at-operator",
+        ),
+        pytest.param("device.nope", 6, "type error: undefined field 'nope'", id="field-at-dot"),
+        pytest.param(
+            'device.driver == "x" &&\n gpu',
+            25,
+            "type error: undeclared reference to 'gpu' (in container '')",
+            id="second-line",
+        ),
+        pytest.param("device.driver", None, "must evaluate to bool or the unknown type, not string", id="no-place"),
+    ],
+)
+def test_compile_errors_say_where(expression: str, offset: int | None, detail: str) -> None:
+    # Twice: the second answer comes from the cache and must say the same.
+    for _ in range(2):
+        with pytest.raises(CELCompileError) as caught:
+            compile_selector(expression)
+        assert (caught.value.offset, caught.value.detail) == (offset, detail)
+
+
+@pytest.mark.parametrize(
     ("expression", "reason"),
     [
         pytest.param('device.driver == "x" &&', "syntax error", id="syntax"),

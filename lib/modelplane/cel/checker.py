@@ -50,7 +50,9 @@ STRUCT_FIELDS: dict[str, dict[str, Type]] = {
 
 
 class CheckError(Exception):
-    """The expression does not type-check; the message says why."""
+    """The expression does not type-check; the message says why, ``offset`` where (once known)."""
+
+    offset: int | None = None
 
 
 @dataclass
@@ -128,6 +130,14 @@ class _Checker:
     # the walk
 
     def check(self, e: Expr) -> None:
+        try:
+            self.check_node(e)
+        except CheckError as err:
+            if err.offset is None:  # the innermost node being checked is where it fails
+                err.offset = e.offset
+            raise
+
+    def check_node(self, e: Expr) -> None:
         match e:
             case Literal():
                 self.set_type(e, _literal_type(e.value))

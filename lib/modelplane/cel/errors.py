@@ -20,7 +20,20 @@ class CELError(Exception):
 
 
 class CELCompileError(CELError):
-    """The selector is not valid in the DRA environment (syntax, types, result, size or cost)."""
+    """The selector is not valid in the DRA environment (syntax, types, result, size or cost).
+
+    Attributes:
+        offset: Where the compiler stopped (0-based characters into the expression), when it says.
+        detail: The compiler's message without the offset, e.g. ``syntax error: expected an expression,
+            found end of input``.
+
+    """
+
+    def __init__(self, expression: str, reason: str, *, offset: int | None = None, detail: str = "") -> None:
+        """Record the expression, the reason, and where and why apart."""
+        super().__init__(expression, reason)
+        self.offset = offset
+        self.detail = detail or reason
 
 
 class CELEvaluationError(CELError):

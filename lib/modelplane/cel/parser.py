@@ -48,7 +48,18 @@ _HEX = frozenset("0123456789abcdefABCDEF")
 
 
 class ParseError(Exception):
-    """The text is not a CEL expression; the message says where and why."""
+    """The text is not a CEL expression; the message says where and why.
+
+    Attributes:
+        offset: Where in the text (0-based characters), when known.
+        detail: Why, without the offset.
+    """
+
+    def __init__(self, message: str, *, offset: int | None = None, detail: str = "") -> None:
+        """Record the message, and where and why apart for a caller that locates the error itself."""
+        super().__init__(message)
+        self.offset = offset
+        self.detail = detail or message
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +77,12 @@ def parse(text: str) -> tuple[Expr, int]:
 
     """
     parser = _Parser(_tokenize(text))
-    return parser.parse(), parser.next_id
+    try:
+        return parser.parse(), parser.next_id
+    except ParseError as e:
+        if e.offset is None:  # raised about the token last read
+            e.offset = parser.tokens[max(parser.pos - 1, 0)].offset
+        raise
 
 
 # ---------------------------------------------------------------------------------------------
@@ -167,7 +183,7 @@ def _string(text: str, start: int, quote_at: int, kind: str) -> _Token:
             continue
         i += 1
     msg = f"unterminated string literal at offset {start}"
-    raise ParseError(msg)
+    raise ParseError(msg, offset=start, detail="unterminated string literal")
 
 
 def _escape_length(text: str, i: int) -> int:
@@ -181,7 +197,7 @@ def _escape_length(text: str, i: int) -> int:
     if nxt in "0123" and len(text) >= i + 4 and all(d in "01234567" for d in text[i + 2 : i + 4]):
         return 4
     msg = f"invalid escape sequence at offset {i}"
-    raise ParseError(msg)
+    raise ParseError(msg, offset=i, detail="invalid escape sequence")
 
 
 def _punctuation(text: str, i: int) -> _Token:
@@ -189,7 +205,7 @@ def _punctuation(text: str, i: int) -> _Token:
         if text.startswith(p, i):
             return _Token(p, p, i)
     msg = f"token recognition error at offset {i}: {text[i]!r}"
-    raise ParseError(msg)
+    raise ParseError(msg, offset=i, detail=f"token recognition error: {text[i]!r}")
 
 
 def _unescape(token: str, *, is_bytes: bool) -> str | bytes:
@@ -271,7 +287,8 @@ class _Parser:
 
     def error(self, token: _Token, what: str) -> ParseError:
         found = "end of input" if token.kind == "eof" else repr(token.text)
-        return ParseError(f"syntax error at offset {token.offset}: {what}, found {found}")
+        detail = f"{what}, found {found}"
+        return ParseError(f"syntax error at offset {token.offset}: {detail}", offset=token.offset, detail=detail)
 
     def new_id(self) -> int:
         self.next_id += 1

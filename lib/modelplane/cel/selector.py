@@ -101,7 +101,7 @@ def compile_selector(expression: str) -> Selector:
             if len(_cache) > _CACHE_SIZE:
                 _cache.popitem(last=False)
     if isinstance(cached, CELCompileError):
-        raise CELCompileError(cached.expression, cached.reason)
+        raise CELCompileError(cached.expression, cached.reason, offset=cached.offset, detail=cached.detail)
     return cached
 
 
@@ -115,7 +115,8 @@ def _compile(expression: str) -> Selector:
     try:
         root, _ = parser.parse(expression)
     except parser.ParseError as e:
-        raise CELCompileError(expression, f"syntax error: {e}") from None
+        detail = f"syntax error: {e.detail}"
+        raise CELCompileError(expression, f"syntax error: {e}", offset=e.offset, detail=detail) from None
     except RecursionError:
         raise CELCompileError(expression, "expression too deeply nested") from None
     try:
@@ -128,7 +129,7 @@ def _compile_checked(expression: str, root: Expr) -> Selector:
     try:
         checked = type_checker.check(root)
     except type_checker.CheckError as e:
-        raise CELCompileError(expression, f"type error: {e}") from None
+        raise CELCompileError(expression, f"type error: {e}", offset=e.offset) from None
     result = checked.types[root.id]
     if result not in (t.BOOL, t.ANY):
         raise CELCompileError(expression, f"must evaluate to bool or the unknown type, not {result}")
@@ -149,28 +150,28 @@ def _validate(expression: str, root: Expr, checked: type_checker.Checked) -> Non
     while stack:
         e, in_format = stack.pop()
         if isinstance(e, CreateList) and not in_format:
-            _same_types(expression, [checked.types[x.id] for x in e.elements], e.optional)
+            _same_types(expression, e.offset, [checked.types[x.id] for x in e.elements], e.optional)
         if isinstance(e, CreateMap) and not in_format:
-            _same_types(expression, [checked.types[x.key.id] for x in e.entries], frozenset())
+            _same_types(expression, e.offset, [checked.types[x.key.id] for x in e.entries], frozenset())
             values = [checked.types[x.value.id] for x in e.entries]
             optional = frozenset(i for i, x in enumerate(e.entries) if x.optional)
-            _same_types(expression, values, optional)
+            _same_types(expression, e.offset, values, optional)
         if isinstance(e, Call) and e.function == "matches" and e.args and isinstance(e.args[0], Literal):
             pattern = e.args[0].value
             if isinstance(pattern, str):
                 try:
                     compile_regex(pattern)
                 except EvalError:
-                    raise CELCompileError(expression, "invalid matches argument") from None
+                    raise CELCompileError(expression, "invalid matches argument", offset=e.args[0].offset) from None
         format_call = isinstance(e, Call) and e.function == "format"
         stack.extend((child, in_format or format_call) for child in children(e))
 
 
-def _same_types(expression: str, found: list[t.Type], optional: frozenset[int]) -> None:
+def _same_types(expression: str, offset: int, found: list[t.Type], optional: frozenset[int]) -> None:
     first: t.Type | None = None
     for i, typ in enumerate(found):
         actual = typ.params[0] if i in optional and typ.params else typ
         if first is None:
             first = actual
         elif not t.is_equivalent(first, actual):
-            raise CELCompileError(expression, f"expected type '{first}' but found '{actual}'")
+            raise CELCompileError(expression, f"expected type '{first}' but found '{actual}'", offset=offset)

@@ -15,11 +15,11 @@ import yaml
 from modelplane.fnkit import configure_cli_logging
 from modelplane.kinds import KINDS
 from modelplane.preview.admit import Admission, admit
-from modelplane.preview.explain import ExplainError, explain_deployment, render_explanation, why_unplaced
+from modelplane.preview.explain import ExplainError, explain_deployment, explain_sides, why_unplaced
 from modelplane.preview.findings import Exit, Finding, exit_code, findings
 from modelplane.preview.fleet import DEFAULT_MAX_PASSES, DidNotConvergeError, Fleet, simulate
 from modelplane.preview.live import read_live
-from modelplane.preview.manifests import Loaded, ManifestError, load_dir
+from modelplane.preview.manifests import Key, Loaded, ManifestError, load_dir
 from modelplane.preview.plan import plan, render_plan
 from modelplane.preview.tables import Outcome, render, verdict
 from modelplane.preview.targets import group_by_target, to_yaml
@@ -31,10 +31,11 @@ _EPILOG = """exit codes:
   0  every manifest admitted, every replica placed, every service routed
   1  the preview could not run (unreadable manifests, no Composition, the fleet did not settle)
   2  usage error
-  3  a manifest the API server would refuse (it is not rendered)
+  3  a manifest the API server would refuse, or a DRA CEL selector that does not compile (not rendered)
   4  a function error (a Fatal result or an exception while rendering)
-  5  replicas left unplaced (accepted with --allow-unscheduled)
-  6  services that route nowhere (judged with --assume-ready only; accepted with --allow-unrouted)
+  5  replicas left unplaced, or a pool whose InferenceClass is not found (accepted with --allow-unscheduled)
+  6  services that route nowhere (judged with --assume-ready, except a selector that matches nothing any
+     deployment would compose; accepted with --allow-unrouted)
 When several apply, the lowest of 3-6 is the exit code.
 """
 
@@ -86,7 +87,8 @@ def _parser() -> argparse.ArgumentParser:
         "--explain",
         metavar="NAMESPACE/NAME",
         help="Explain where the replicas of this ModelDeployment go: every cluster and pool checked, with the "
-        "verdict, and the score that decided.",
+        "verdict, and the score that decided. Exits with the deployment's own code (3 refused, 4 function error, "
+        "5 replicas unplaced, else 0). With --against or --live, explained on the base, then on the head.",
     )
     parser.add_argument(
         "--against",
@@ -186,6 +188,13 @@ def document(preview: Preview, found: Sequence[Finding], code: Exit) -> dict[str
     }
 
 
+def _unchecked(admission: Admission, key: Key) -> str:
+    """The note for a manifest no schema checks: the object, its file, and what it was likely meant to be."""
+    source = admission.loaded.sources.get(key, "")
+    hints = "".join(f"; {h}" for h in admission.unchecked_hints.get(key, ()))
+    return f"not checked (no schema found): {' '.join(filter(None, key))}" + (f" ({source})" if source else "") + hints
+
+
 def _why_unplaced(preview: Preview) -> dict[str, list[str]]:
     """Every selected cluster's reason, per deployment with replicas left unplaced (none hidden)."""
     why = {}
@@ -198,14 +207,20 @@ def _why_unplaced(preview: Preview) -> dict[str, list[str]]:
     return why
 
 
-def _plan(head: Preview, args: argparse.Namespace) -> int:
+def _base(args: argparse.Namespace) -> Preview | None:
+    """The plan's base (``--against`` or ``--live``), or None when it cannot be previewed (said on stderr)."""
     try:
         if args.live:
-            base = preview_loaded(read_live(args.context), "the live control plane", assume_ready=args.assume_ready)
-        else:
-            base = run_preview(args.against, assume_ready=args.assume_ready, max_passes=args.max_passes)
+            return preview_loaded(read_live(args.context), "the live control plane", assume_ready=args.assume_ready)
+        return run_preview(args.against, assume_ready=args.assume_ready, max_passes=args.max_passes)
     except (ManifestError, CompositionNotFoundError, DidNotConvergeError, OSError) as err:
         sys.stderr.write(f"modelplane preview: base: {err}\n")
+        return None
+
+
+def _plan(head: Preview, args: argparse.Namespace) -> int:
+    base = _base(args)
+    if base is None:
         return int(Exit.FAILED)
     change = plan((base.fleet, base.view), (head.fleet, head.view))
     found = findings(head.view, head.admission.refused, routing_judged=args.assume_ready)
@@ -226,23 +241,30 @@ def _plan(head: Preview, args: argparse.Namespace) -> int:
     return int(code)
 
 
-def _explain(preview: Preview, args: argparse.Namespace) -> int:
+def _explain(head: Preview, args: argparse.Namespace) -> int:
+    """``--explain``, exiting with the deployment's own code; in a plan, explained on the base and the head."""
+    namespace, _, name = args.explain.rpartition("/")
+    refused = [r for r in head.admission.refused if r.key == ("ModelDeployment", namespace, name)]
+    if refused:
+        why = refused[0].refusal
+        sys.stderr.write(f"modelplane preview: {why.message}\n" + "".join(f"  hint: {h}\n" for h in why.hints))
+        return int(Exit.REFUSED)
+    sides = [("", head.view.source, head.fleet)]
+    if args.against or args.live:
+        base = _base(args)
+        if base is None:
+            return int(Exit.FAILED)
+        sides = [("base", base.view.source, base.fleet), ("head", head.view.source, head.fleet)]
+    width = _width(args.width)
+    color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
     try:
-        explanation = explain_deployment(preview.fleet, args.explain)
+        sys.stdout.write(explain_sides(sides, args.explain, output=args.output, width=width, color=color))
     except ExplainError as err:
         sys.stderr.write(f"modelplane preview: {err}\n")
         return int(Exit.FAILED)
-    if args.output in ("json", "yaml"):
-        doc = dataclasses.asdict(explanation)
-        sys.stdout.write(json.dumps(doc, indent=2) + "\n" if args.output == "json" else yaml.safe_dump(doc))
-        return int(Exit.OK)
-    namespace, _, name = args.explain.rpartition("/")
-    status = preview.fleet.states[("ModelDeployment", namespace, name)].xr.get("status", {})
-    placements = [(str(p.get("replica", "")), str(p.get("cluster", ""))) for p in status.get("placements", [])]
-    width = _width(args.width)
-    color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
-    sys.stdout.write(render_explanation(explanation, placements, width=width, color=color))
-    return int(Exit.OK)
+    found = findings(head.view, head.admission.refused, routing_judged=args.assume_ready)
+    own = [f for f in found if f.object == f"ModelDeployment {namespace}/{name}"]
+    return int(exit_code(own, allow_unscheduled=args.allow_unscheduled))
 
 
 def main(argv: Sequence[str]) -> int:
@@ -270,7 +292,7 @@ def main(argv: Sequence[str]) -> int:
         width = _width(args.width)
         color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
         notes = [*preview.notes]
-        notes += [f"not checked (no schema found): {' '.join(filter(None, k))}" for k in preview.admission.unchecked]
+        notes += [_unchecked(preview.admission, k) for k in preview.admission.unchecked]
         why = _why_unplaced(preview)
         outcome = Outcome(preview.admission.refused, found, notes, why)
         sys.stdout.write(render(preview.view, outcome, width=width, color=color))

@@ -1,24 +1,34 @@
 """``modelplane preview --explain NAMESPACE/NAME``: why a ModelDeployment's replicas go where they go.
 
-The explanation runs on the fleet as the deployment saw it when its replicas
-were last decided (``Fleet.decided``), with the scheduler's own predicates
-(``modelplane.scheduling.explain``). Every message is printed once, in full,
-and referred to by number from the tables: nothing is hidden behind "and N more".
+The explanation runs with the scheduler's own predicates (``modelplane.scheduling.explain``)
+on the fleet as the deployment saw it when its replicas were last decided (``Fleet.decided``),
+as long as that explains its status: the same replicas on the same clusters, and replicas left
+unplaced for the reason its ``Scheduled`` condition gives. A deployment that could not place a
+replica tries again on every reconcile, so its reason may have changed since (a cluster that was
+not Ready then is now, and a pool is too small instead): then the explanation runs on the settled
+fleet, which its last reconcile read. Every message is printed once, in full, and referred to by
+number from the tables: nothing is hidden behind "and N more".
 """
 
 from __future__ import annotations
 
+import dataclasses
 import io
+import json
 from collections.abc import Iterable, Sequence
 from typing import TypeVar
 
 import pydantic
+import yaml
 from rich.text import Text
 
 from modelplane.capacity import replica_holding
+from modelplane.fnkit.xr import invalid
 from modelplane.preview.fleet import Fleet
 from modelplane.preview.manifests import Key, Manifest
 from modelplane.preview.tables import console, plain_ends, table
+from modelplane.preview.view import condition
+from modelplane.problems import describe
 from modelplane.scheduling import InvalidDeploymentError
 from modelplane.scheduling.explain import ClusterCheck, Explanation, PoolCheck, Step, explain
 from modelplane.scheduling.view import build_view, cluster_facts
@@ -58,17 +68,37 @@ def explain_deployment(fleet: Fleet, name: str) -> Explanation:
         known = ", ".join("/".join(k[1:]) for k in fleet.states if k[0] == "ModelDeployment") or "none"
         msg = f"no ModelDeployment {name} among the manifests (there are: {known})"
         raise ExplainError(msg)
-    seen = fleet.decided.get(key) or tuple(s.xr for s in fleet.states.values())
     try:
         deployment = ModelDeployment.model_validate(state.xr)
-        # The fleet as the deployment's last call read it: the clusters' published capacity, its own replicas.
-        clusters = (f for f in map(cluster_facts, _parse(seen, "InferenceCluster", InferenceCluster)) if f)
-        view = build_view(clusters, _parse(seen, "InferenceClass", InferenceClass))
-        own = (h for h in map(replica_holding, _parse(seen, "ModelReplica", ModelReplica)) if h is not None)
-        return explain(deployment, view, own=own)
-    except (pydantic.ValidationError, InvalidDeploymentError) as err:
+        decided = fleet.decided.get(key)
+        if decided is not None:
+            explanation = _explain_on(deployment, decided)
+            if _explains(explanation, state.xr):
+                return explanation
+        return _explain_on(deployment, tuple(s.xr for k, s in fleet.states.items() if k != key))
+    except pydantic.ValidationError as err:
+        msg = f"ModelDeployment {name} cannot be scheduled: {describe(invalid(err))}"
+        raise ExplainError(msg) from err
+    except InvalidDeploymentError as err:
         msg = f"ModelDeployment {name} cannot be scheduled: {err}"
         raise ExplainError(msg) from err
+
+
+def _explain_on(deployment: ModelDeployment, seen: Sequence[Manifest]) -> Explanation:
+    """Explain ``deployment`` on the fleet ``seen``: the clusters' published capacity, its own replicas."""
+    clusters = (f for f in map(cluster_facts, _parse(seen, "InferenceCluster", InferenceCluster)) if f)
+    view = build_view(clusters, _parse(seen, "InferenceClass", InferenceClass))
+    own = (h for h in map(replica_holding, _parse(seen, "ModelReplica", ModelReplica)) if h is not None)
+    return explain(deployment, view, own=own)
+
+
+def _explains(exp: Explanation, xr: Manifest) -> bool:
+    """Whether ``exp`` tells the deployment's status: where its replicas are, and why the rest are not."""
+    placed = {str(p.get("replica", "")): str(p.get("cluster", "")) for p in xr.get("status", {}).get("placements", [])}
+    if {s.replica: s.chosen for s in exp.steps if s.chosen} != placed:
+        return False
+    unplaced = [s for s in exp.steps if not s.chosen]
+    return not unplaced or unplaced[0].reason == condition(xr, "Scheduled").reason
 
 
 class _Notes:
@@ -214,3 +244,50 @@ def why_unplaced(exp: Explanation) -> list[str]:
     if not groups:
         return ["no cluster matches clusterSelector (" + exp.selector + ")"]
     return [f"{', '.join(clusters)}: {reason}" for reason, clusters in groups.items()]
+
+
+def placements(fleet: Fleet, name: str) -> list[tuple[str, str]]:
+    """Where the replicas of the ModelDeployment ``name`` (``namespace/name``) are now: (replica, cluster)."""
+    namespace, _, short = name.rpartition("/")
+    state = fleet.states.get(("ModelDeployment", namespace, short))
+    status = state.xr.get("status", {}) if state is not None else {}
+    return [(str(p.get("replica", "")), str(p.get("cluster", ""))) for p in status.get("placements", [])]
+
+
+def explain_sides(
+    sides: Sequence[tuple[str, str, Fleet]], name: str, *, output: str = "table", width: int = 120, color: bool = False
+) -> str:
+    """Explain ``name`` on each side of a plan (base, then head), or on one fleet when given one.
+
+    A plan asks why a replica moves: both sides answer, each on its own settled fleet. A side
+    without the deployment (new in the head, say) says so in its place.
+
+    Args:
+        sides: (label, source, fleet): the label ("base", "head"; "" for a single fleet) and the source
+            head its explanation, and key it in a document.
+        name: ``namespace/name``.
+        output: ``table``, ``json`` or ``yaml``.
+        width: Columns to fit the tables to.
+        color: Whether to colour them.
+
+    Raises:
+        ExplainError: the last side (the head) cannot be explained.
+    """
+    docs: dict[str, object] = {}
+    texts = []
+    for i, (label, source, fleet) in enumerate(sides):
+        try:
+            exp = explain_deployment(fleet, name)
+        except ExplainError as err:
+            if i == len(sides) - 1:
+                raise
+            docs[label] = {"error": str(err)}
+            texts.append(f"{label} ({source}): {err}\n")
+            continue
+        docs[label] = dataclasses.asdict(exp)
+        text = render_explanation(exp, placements(fleet, name), width=width, color=color)
+        texts.append(f"{label} ({source}):\n{text}" if label else text)
+    if output in ("json", "yaml"):
+        doc = docs[sides[0][0]] if len(sides) == 1 else docs
+        return json.dumps(doc, indent=2) + "\n" if output == "json" else yaml.safe_dump(doc)
+    return "\n".join(texts)

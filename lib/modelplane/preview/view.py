@@ -15,6 +15,7 @@ import pydantic
 from modelplane.capacity import PoolCapacity, PoolKey, Source
 from modelplane.preview.fleet import Fleet, XRState
 from modelplane.preview.manifests import Key, Manifest
+from modelplane.preview.references import Selectable, selectable, unmatched_selectors
 from modelplane.preview.targets import helm_targets
 from modelplane.scheduling.view import build_view, cluster_facts
 from modelplane.topology import TopologyError, replica_footprint
@@ -161,6 +162,8 @@ class ServiceView:
     path: str
     routed: Condition
     backends: tuple[BackendView, ...]
+    # Selectors of spec.endpoints[] that match nothing its namespace has or will have, each said in full.
+    unmatched: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -405,8 +408,18 @@ def _deployments(fleet: Fleet) -> tuple[DeploymentView, ...]:
 
 
 def _services(fleet: Fleet) -> tuple[ServiceView, ...]:
+    endpoints: dict[str, list[dict[str, str]]] = {}
+    for key, state in _of_kind(fleet, "ModelEndpoint"):
+        labels = state.xr.get("metadata", {}).get("labels") or {}
+        endpoints.setdefault(key[1], []).append({str(k): str(v) for k, v in labels.items()})
+    deployments: dict[str, list[str]] = {}
+    for key, _state in _of_kind(fleet, "ModelDeployment"):
+        deployments.setdefault(key[1], []).append(key[2])
+    namespaces: dict[str, Selectable] = {}
     rows = []
     for key, state in _of_kind(fleet, "ModelService"):
+        if key[1] not in namespaces:
+            namespaces[key[1]] = selectable(endpoints.get(key[1], ()), deployments.get(key[1], ()))
         path = ""
         backends: list[BackendView] = []
         for route in state.composed:
@@ -431,6 +444,7 @@ def _services(fleet: Fleet) -> tuple[ServiceView, ...]:
                 path=path,
                 routed=condition(state.xr, "Routed"),
                 backends=tuple(sorted(backends, key=lambda b: b.name)),
+                unmatched=unmatched_selectors(state.xr, namespaces[key[1]]),
             )
         )
     return tuple(rows)

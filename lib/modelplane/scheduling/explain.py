@@ -28,12 +28,13 @@ from modelplane.capacity import Holding
 from modelplane.capacity.clusters import ClusterInfo
 from modelplane.scheduling.decision import Score
 from modelplane.scheduling.devices import PoolReason, RoleRequest
+from modelplane.scheduling.labels import cluster_selector_text
 from modelplane.scheduling.names import replica_name
 from modelplane.scheduling.placer import Placer
 from modelplane.scheduling.request import request_of
 from modelplane.scheduling.result import ClusterRejection, Origin, Placement, Unplaced
 from modelplane.scheduling.view import FleetView
-from modelplane_models.model_deployment import ModelDeployment
+from modelplane_models.model_deployment import ClusterSelector, ModelDeployment
 
 # Which check a pool misfit fails.
 _CHECK_OF = {
@@ -222,11 +223,5 @@ def explain(deployment: ModelDeployment, fleet: FleetView, *, own: Iterable[Hold
     )
 
 
-def _selector_text(selector: object) -> str:
-    if selector is None:
-        return "every cluster"
-    labels = getattr(selector, "matchLabels", None) or {}
-    expressions = getattr(selector, "matchExpressions", None) or []
-    parts = [f"{k}={v}" for k, v in sorted(labels.items())]
-    parts += [f"{e.key} {e.operator} {list(e.values or [])}" for e in expressions]
-    return ", ".join(parts) or "every cluster"
+def _selector_text(selector: ClusterSelector | None) -> str:
+    return cluster_selector_text(selector) or "every cluster"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -62,3 +62,35 @@ def label_selector(selector: ClusterSelector | None) -> LabelSelector:
         for e in selector.matchExpressions or []
     ]
     return LabelSelector(tuple(requirements))
+
+
+def selector_text(match_labels: Mapping[str, str], expressions: Iterable[tuple[str, str, Iterable[str]]]) -> str:
+    """A label selector as kubectl prints it: ``env=lab,region in (sa-east-1,sa-west-1),!gpu``; "" for none.
+
+    Args:
+        match_labels: ``matchLabels``.
+        expressions: ``matchExpressions`` as (key, operator, values).
+    """
+    parts = [(key, f"{key}={value}") for key, value in match_labels.items()]
+    for key, operator, values in expressions:
+        listed = ",".join(sorted(set(values)))
+        match operator:
+            case Operator.IN:
+                parts.append((key, f"{key} in ({listed})"))
+            case Operator.NOT_IN:
+                parts.append((key, f"{key} notin ({listed})"))
+            case Operator.EXISTS:
+                parts.append((key, key))
+            case Operator.DOES_NOT_EXIST:
+                parts.append((key, f"!{key}"))
+            case _:
+                parts.append((key, f"{key} {operator} ({listed})"))
+    return ",".join(text for _, text in sorted(parts, key=lambda p: p[0]))
+
+
+def cluster_selector_text(selector: ClusterSelector | None) -> str:
+    """A ``clusterSelector`` as kubectl prints it ("" when it selects every cluster)."""
+    if selector is None:
+        return ""
+    expressions = [(e.key, e.operator, [v.root for v in e.values or []]) for e in selector.matchExpressions or []]
+    return selector_text(selector.matchLabels or {}, expressions)

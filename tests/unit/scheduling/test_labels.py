@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from modelplane.scheduling.labels import label_selector
+from modelplane.scheduling.labels import cluster_selector_text, label_selector
 from modelplane_models.model_deployment import ClusterSelector
 
 LABELS = {"tier": "prod", "region": "us-east", "gpu": ""}
@@ -50,3 +50,41 @@ LABELS = {"tier": "prod", "region": "us-east", "gpu": ""}
 def test_label_selector(selector: dict[str, Any] | None, want: bool) -> None:
     parsed = label_selector(ClusterSelector.model_validate(selector) if selector is not None else None)
     assert parsed.matches(LABELS) is want
+
+
+@pytest.mark.parametrize(
+    ("selector", "want"),
+    [
+        pytest.param(None, "", id="unset"),
+        pytest.param({}, "", id="empty"),
+        pytest.param({"matchLabels": {"tier": "prod", "env": "lab"}}, "env=lab,tier=prod", id="labels-sorted"),
+        pytest.param(
+            {"matchExpressions": [{"key": "region", "operator": "In", "values": ["sa-west-1", "sa-east-1"]}]},
+            "region in (sa-east-1,sa-west-1)",
+            id="in-values-sorted",
+        ),
+        pytest.param(
+            {"matchExpressions": [{"key": "region", "operator": "In", "values": ["sa-east-1"]}]},
+            "region in (sa-east-1)",
+            id="in-one-value-stays-in",
+        ),
+        pytest.param(
+            {"matchExpressions": [{"key": "tier", "operator": "NotIn", "values": ["dev"]}]},
+            "tier notin (dev)",
+            id="notin",
+        ),
+        pytest.param({"matchExpressions": [{"key": "gpu", "operator": "Exists"}]}, "gpu", id="exists"),
+        pytest.param({"matchExpressions": [{"key": "gpu", "operator": "DoesNotExist"}]}, "!gpu", id="does-not-exist"),
+        pytest.param(
+            {
+                "matchLabels": {"tier": "prod"},
+                "matchExpressions": [{"key": "region", "operator": "In", "values": ["eu"]}],
+            },
+            "region in (eu),tier=prod",
+            id="requirements-sorted-by-key",
+        ),
+    ],
+)
+def test_cluster_selector_text_reads_as_kubectl_prints_it(selector: dict[str, Any] | None, want: str) -> None:
+    parsed = None if selector is None else ClusterSelector.model_validate(selector)
+    assert cluster_selector_text(parsed) == want
