@@ -236,12 +236,11 @@ class FittedTable:
         """Add a row; a missing cell is empty, and an extra one gets a column without a header."""
         while len(cells) > len(self.headers):
             self.headers.append("")
-        texts = tuple(c if isinstance(c, Text) else Text(c) for c in cells)
-        self.rows.append(texts + tuple(Text("") for _ in range(len(self.headers) - len(texts))))
+        self.rows.append(tuple(c if isinstance(c, Text) else Text(c) for c in cells))
 
     def _columns(self) -> list[_Column]:
         return [
-            _Column(header, tuple(row[i] for row in self.rows), wraps=i == self.wrapping)
+            _Column(header, tuple(_cell(row, i) for row in self.rows), wraps=i == self.wrapping)
             for i, header in enumerate(self.headers)
         ]
 
@@ -267,13 +266,17 @@ class FittedTable:
             yield Segment.line()
 
 
+def _cell(row: tuple[Text, ...], i: int) -> Text:
+    return row[i] if i < len(row) else Text("")
+
+
 def _band_lines(columns: Sequence[_Column], band: _Band, rows: Iterable[tuple[Text, ...]]) -> Iterator[Text]:
     header = [Text(columns[i].header, style="bold") for i in band.columns]
     yield from _row_lines(header, band, [columns[i].wraps for i in band.columns])
     rule = sum(band.widths) + band.gap * (len(band.widths) - 1)
     yield Text(" " + "─" * rule)
     for row in rows:
-        yield from _row_lines([row[i] for i in band.columns], band, [columns[i].wraps for i in band.columns])
+        yield from _row_lines([_cell(row, i) for i in band.columns], band, [columns[i].wraps for i in band.columns])
 
 
 def _row_lines(cells: Sequence[Text], band: _Band, folds: Sequence[bool]) -> Iterator[Text]:
