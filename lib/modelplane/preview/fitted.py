@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, RenderResult
@@ -64,17 +65,17 @@ class _Column:
     cells: tuple[Text, ...]
     wraps: bool
 
-    @property
+    @cached_property
     def widest(self) -> int:
         lines = [self.header, *(line for c in self.cells for line in c.plain.split("\n"))]
         return max(cell_len(line) for line in lines)
 
-    @property
+    @cached_property
     def natural(self) -> int:
         # rich's min_width of the wrapping column, kept so a table that fits is laid out as before
         return max(self.widest, WRAP_MIN) if self.wraps else self.widest
 
-    @property
+    @cached_property
     def minimum(self) -> int:
         least = max((cell_len(w) for w in self.header.split()), default=1)
         for cell in self.cells:
