@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import re
 from collections.abc import Iterator
@@ -10,11 +11,14 @@ from typing import Any
 
 import pytest
 import yaml
+from rich.panel import Panel
+from rich.text import Text
 
 from modelplane.preview import command
 from modelplane.preview.document import SCHEMA_VERSION
 from modelplane.preview.findings import Exit
 from modelplane.preview.markdown import escape
+from modelplane.preview.tables import console, markdown_output, plain_ends
 from modelplane.repo import ROOT
 from tests.preview.test_explain import check_golden
 from tests.preview.test_plan import _change
@@ -124,3 +128,18 @@ def test_documents_are_camel_case_with_a_schema_version(
         if kind == "Plan":
             assert doc["plan"]["gpus"][0]["inUse"] == [1, 2]
             assert doc["head"]["exitCode"] == 0
+
+
+def test_markdown_keeps_what_it_has_no_markdown_for() -> None:
+    out = io.StringIO()
+    with markdown_output():
+        c = console(out, width=80, color=False)
+        c.print(Text("Title", style="bold"))
+        c.print("```")  # a line that would close the block
+        c.print(Panel("boxed"))  # a renderable the preview does not print today
+        text = plain_ends(out.getvalue())
+    lines = text.splitlines()
+    assert lines[:3] == ["**Title**", "", "```text"]
+    assert "    ```" in lines
+    assert any("boxed" in line for line in lines)
+    assert lines[-1] == "```"

@@ -9,6 +9,7 @@ block, so indentation and alignment survive. No colour.
 
 from __future__ import annotations
 
+import io
 import re
 from collections.abc import Sequence
 from typing import IO
@@ -42,6 +43,17 @@ def table(t: FittedTable) -> str:
     return "\n".join(lines) + "\n\n"
 
 
+def _text(o: object) -> Text:
+    """``o`` as text: a string or Text as it is, any other renderable as a plain console prints it."""
+    if isinstance(o, Text):
+        return o
+    if isinstance(o, str):
+        return Text(o)
+    out = io.StringIO()
+    Console(file=out, width=120, color_system=None, markup=False, soft_wrap=True).print(o)
+    return Text("\n".join(line.rstrip() for line in out.getvalue().rstrip("\n").split("\n")))
+
+
 def _bold(text: Text) -> bool:
     style = text.style if isinstance(text.style, Style) else Style.parse(text.style or "none")
     return bool(style.bold)
@@ -72,7 +84,7 @@ class MarkdownConsole(Console):
             self._end_block()
             self._write(table(objects[0]))
             return
-        texts = [o if isinstance(o, Text) else Text(str(o)) for o in objects]
+        texts = [_text(o) for o in objects]
         if all(_bold(t) for t in texts):
             self._end_block()
             self._write("**" + escape(" ".join(t.plain for t in texts)) + "**\n\n")
