@@ -69,9 +69,10 @@ generate: $(STAMP)
 check-generated: $(STAMP)
 	$(BIN)/python schemas/generate.py --check
 
-## goldens: regenerate the golden render files under tests/golden/files/
+## goldens: regenerate the golden files: renders under tests/golden/files/, preview outputs under tests/preview/golden/
 goldens: $(STAMP)
 	$(BIN)/python -m tests.golden.regenerate
+	MODELPLANE_UPDATE_GOLDENS=1 $(BIN)/pytest tests/preview -q -p no:cacheprovider -k golden
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache _output

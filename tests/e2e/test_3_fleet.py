@@ -211,7 +211,7 @@ def test_plan_against_the_live_fleet(fleet: Plane, tmp_path: Path) -> None:
     assert plan["base"] == "the live control plane", plan["base"]
     assert plan["replicas"] == [], f"the applied manifests plan replica changes: {plan['replicas']}"
     assert plan["routes"] == [], f"the applied manifests plan route changes: {plan['routes']}"
-    moved = {g["cluster"]: g for g in plan["gpus"] if g["in_use"][0] != g["in_use"][1]}
+    moved = {g["cluster"]: g for g in plan["gpus"] if g["inUse"][0] != g["inUse"][1]}
     assert not moved, f"the applied manifests plan GPU changes: {moved}"
     assert same["head"]["exitCode"] == 0, same["head"]["findings"]
 
@@ -222,7 +222,7 @@ def test_plan_against_the_live_fleet(fleet: Plane, tmp_path: Path) -> None:
     assert [(r["change"], r["replica"]) for r in plan["replicas"]] == [("added", added)], plan["replicas"]
     assert plan["replicas"][0]["after"].startswith("e2e-kueue"), plan["replicas"][0]
     gpus = {g["cluster"]: g for g in plan["gpus"]}
-    before, after = gpus["e2e-kueue"]["in_use"]
+    before, after = gpus["e2e-kueue"]["inUse"]
     assert (before, after) == (3, 4), gpus["e2e-kueue"]
     (route,) = plan["routes"]
     canary = {when: sum(s for n, s in route[when] if n.startswith("chat-canary")) for when in ("before", "after")}

@@ -502,7 +502,10 @@ def test_did_you_mean_kind(
         # The cluster may have a CRD the preview has not seen: listed as not checked, with the near kind.
         assert code == Exit.OK
         note = next(x for x in out.splitlines() if x.startswith("note: not checked"))
-        assert note == f"note: not checked (no schema found): {kind} x ({path})" + "".join(f"; {h}" for h in hints)
+        # A kind without a schema is taken as namespaced (kubectl cannot tell either): in default.
+        assert note == f"note: not checked (no schema found): {kind} default x ({path})" + "".join(
+            f"; {h}" for h in hints
+        )
 
 
 @pytest.mark.parametrize(
@@ -574,7 +577,7 @@ def test_explain_with_against(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert "llama-8b-0 - - - - - unplaced NoMatchingPools" in flat[1]
     code, out = _run(capsys, "-o", "json", *args)
     doc = json.loads(out)
-    assert sorted(doc) == ["base", "head"]
+    assert sorted(doc) == ["base", "head", "kind", "schemaVersion"]
     assert [s["chosen"] for s in doc["base"]["steps"]] == ["lab"]
     assert [s["reason"] for s in doc["head"]["steps"]] == ["NoMatchingPools"]
     # New in the head: the base says it has none, the head explains it.

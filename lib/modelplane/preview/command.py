@@ -3,25 +3,24 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
-import json
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-import yaml
-
 from modelplane.fnkit import configure_cli_logging
 from modelplane.kinds import KINDS
 from modelplane.preview.admit import Admission, admit
+from modelplane.preview.document import JSON, dump, fields, plain, versioned
 from modelplane.preview.explain import ExplainError, explain_deployment, explain_sides, why_unplaced
 from modelplane.preview.findings import Exit, Finding, exit_code, findings
 from modelplane.preview.fleet import DEFAULT_MAX_PASSES, DidNotConvergeError, Fleet, simulate
 from modelplane.preview.live import read_live
-from modelplane.preview.manifests import Key, Loaded, ManifestError, load_dir
+from modelplane.preview.manifests import STDIN, Key, Loaded, ManifestError, load_dir, source_name
 from modelplane.preview.plan import plan, render_plan
-from modelplane.preview.tables import Outcome, render, verdict
+from modelplane.preview.tables import Outcome, markdown_output, render, verdict
 from modelplane.preview.targets import group_by_target, to_yaml
 from modelplane.preview.view import FleetView, build
 from modelplane.preview.world import assumed_kubeconfigs, healthy, observed_status
@@ -40,6 +39,20 @@ When several apply, the lowest of 3-6 is the exit code.
 """
 
 
+MIN_WIDTH = 60  # the narrowest width every table fits without cutting a figure
+
+
+def _width_arg(text: str) -> int:
+    try:
+        width = int(text)
+    except ValueError:
+        width = 0
+    if width < MIN_WIDTH:
+        msg = f"{text!r}: a number of columns, at least {MIN_WIDTH}"
+        raise argparse.ArgumentTypeError(msg)
+    return width
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="modelplane preview",
@@ -54,14 +67,16 @@ def _parser() -> argparse.ArgumentParser:
         type=Path,
         nargs="+",
         metavar="DIR",
-        help="Directories (or files) of manifests applied together: classes, clusters, deployments...",
+        help="Directories (or files) of manifests applied together: classes, clusters, deployments... "
+        "A directory with a kustomization.yaml is built with `kustomize build`; - reads a YAML stream from stdin.",
     )
     parser.add_argument(
         "-o",
         "--output",
-        choices=("table", "json", "yaml", "objects"),
+        choices=("table", "markdown", "json", "yaml", "objects"),
         default="table",
-        help="table (default): tables to read; json or yaml: the same as a document; "
+        help="table (default): tables to read; markdown: the same tables (and plan) as Markdown, for a pull "
+        "request comment; json or yaml: the same as a document (camelCase keys, a schemaVersion); "
         "objects: every object as YAML, grouped by the cluster it is applied to.",
     )
     parser.add_argument(
@@ -106,7 +121,11 @@ def _parser() -> argparse.ArgumentParser:
         "with `kubectl get modelplane --all-namespaces -o yaml` and your kubeconfig.",
     )
     parser.add_argument("--context", help="The kubeconfig context --live reads (default: the current one).")
-    parser.add_argument("--width", type=int, help="Columns to fit tables to (default: the terminal's, else 120).")
+    parser.add_argument(
+        "--width",
+        type=_width_arg,
+        help=f"Columns to fit tables to, at least {MIN_WIDTH} (default: the terminal's, else $COLUMNS, else 120).",
+    )
     parser.add_argument(
         "--color", choices=("auto", "always", "never"), default="auto", help="Colour (default: on a terminal)."
     )
@@ -132,7 +151,7 @@ def run_preview(dirs: Sequence[Path], *, assume_ready: bool, max_passes: int = D
         DidNotConvergeError: the fleet did not settle.
         OSError: a file cannot be read.
     """
-    source = " ".join(str(d) for d in dirs)
+    source = " ".join(source_name(d) for d in dirs)
     return preview_loaded(load_dir(*dirs), source, assume_ready=assume_ready, max_passes=max_passes)
 
 
@@ -161,30 +180,30 @@ def preview_loaded(
 
 
 def _width(asked: int | None) -> int:
+    """The width asked, else the terminal's, else $COLUMNS, else 120; never below ``MIN_WIDTH``."""
     if asked:
         return asked
+    found = 120
     if sys.stdout.isatty():
-        return os.get_terminal_size(sys.stdout.fileno()).columns
-    return int(os.environ.get("COLUMNS", "120"))
+        found = os.get_terminal_size(sys.stdout.fileno()).columns
+    elif os.environ.get("COLUMNS", "").isdigit():
+        found = int(os.environ["COLUMNS"])
+    return max(found, MIN_WIDTH)
 
 
-def document(preview: Preview, found: Sequence[Finding], code: Exit) -> dict[str, object]:
-    """The preview as one document for ``--output json|yaml``."""
+def document(preview: Preview, found: Sequence[Finding], code: Exit) -> dict[str, JSON]:
+    """The preview as one document for ``--output json|yaml`` (without its schemaVersion and kind)."""
     return {
         "source": preview.view.source,
         "exitCode": int(code),
         "notes": list(preview.notes),
         "refused": [
-            {
-                "object": f"{r.key[0]} {'/'.join(filter(None, r.key[1:]))}",
-                "file": r.source,
-                **dataclasses.asdict(r.refusal),
-            }
+            {"object": f"{r.key[0]} {'/'.join(filter(None, r.key[1:]))}", "file": r.source, **fields(r.refusal)}
             for r in preview.admission.refused
         ],
         "unchecked": [" ".join(filter(None, k)) for k in preview.admission.unchecked],
-        "fleet": dataclasses.asdict(preview.view),
-        "findings": [{**dataclasses.asdict(f), "code": int(f.code)} for f in found],
+        "fleet": plain(preview.view),
+        "findings": plain(found),
     }
 
 
@@ -226,19 +245,26 @@ def _plan(head: Preview, args: argparse.Namespace) -> int:
     found = findings(head.view, head.admission.refused, routing_judged=args.assume_ready)
     code = exit_code(found, allow_unscheduled=args.allow_unscheduled, allow_unrouted=args.allow_unrouted)
     if args.output in ("json", "yaml"):
-        doc = {"plan": dataclasses.asdict(change), "head": document(head, found, code)}
-        sys.stdout.write(
-            json.dumps(doc, indent=2, sort_keys=True) + "\n" if args.output == "json" else yaml.safe_dump(doc)
-        )
+        doc = versioned("Plan", {"plan": change, "head": document(head, found, code)})
+        sys.stdout.write(dump(doc, args.output))
         return int(code)
-    width = _width(args.width)
-    color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
-    sys.stdout.write(render_plan(change, width=width, color=color))
-    sys.stdout.write(
-        "\n" + render(head.view, Outcome(head.admission.refused, found), width=width, color=color, only_findings=True)
-    )
-    sys.stdout.write(verdict(code, found, width=width, color=color))
+    width, color = _text_output(args)
+    with _markdown_if(args):
+        sys.stdout.write(render_plan(change, width=width, color=color))
+        outcome = Outcome(head.admission.refused, found)
+        sys.stdout.write("\n" + render(head.view, outcome, width=width, color=color, only_findings=True))
+        sys.stdout.write(verdict(code, found, width=width, color=color))
     return int(code)
+
+
+def _text_output(args: argparse.Namespace) -> tuple[int, bool]:
+    """The width and colour of text output (Markdown has neither)."""
+    color = args.output != "markdown" and (args.color == "always" or (args.color == "auto" and sys.stdout.isatty()))
+    return _width(args.width), color
+
+
+def _markdown_if(args: argparse.Namespace) -> contextlib.AbstractContextManager[None]:
+    return markdown_output() if args.output == "markdown" else contextlib.nullcontext()
 
 
 def _explain(head: Preview, args: argparse.Namespace) -> int:
@@ -255,10 +281,10 @@ def _explain(head: Preview, args: argparse.Namespace) -> int:
         if base is None:
             return int(Exit.FAILED)
         sides = [("base", base.view.source, base.fleet), ("head", head.view.source, head.fleet)]
-    width = _width(args.width)
-    color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
+    width, color = _text_output(args)
     try:
-        sys.stdout.write(explain_sides(sides, args.explain, output=args.output, width=width, color=color))
+        with _markdown_if(args):
+            sys.stdout.write(explain_sides(sides, args.explain, output=args.output, width=width, color=color))
     except ExplainError as err:
         sys.stderr.write(f"modelplane preview: {err}\n")
         return int(Exit.FAILED)
@@ -269,7 +295,10 @@ def _explain(head: Preview, args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str]) -> int:
     """Run ``modelplane preview``; return the exit code."""
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if [*args.dirs, *(args.against or [])].count(STDIN) > 1:
+        parser.error("- (stdin) can be read once: give it as one DIR only")
     configure_cli_logging()
     try:
         preview = run_preview(args.dirs, assume_ready=args.assume_ready, max_passes=args.max_passes)
@@ -284,17 +313,15 @@ def main(argv: Sequence[str]) -> int:
     code = exit_code(found, allow_unscheduled=args.allow_unscheduled, allow_unrouted=args.allow_unrouted)
     if args.output == "objects":
         sys.stdout.write(to_yaml(group_by_target(preview.fleet)))
-    elif args.output == "json":
-        sys.stdout.write(json.dumps(document(preview, found, code), indent=2, sort_keys=True) + "\n")
-    elif args.output == "yaml":
-        sys.stdout.write(yaml.safe_dump(document(preview, found, code), sort_keys=True))
+    elif args.output in ("json", "yaml"):
+        sys.stdout.write(dump(versioned("Preview", document(preview, found, code)), args.output))
     else:
-        width = _width(args.width)
-        color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
+        width, color = _text_output(args)
         notes = [*preview.notes]
         notes += [_unchecked(preview.admission, k) for k in preview.admission.unchecked]
         why = _why_unplaced(preview)
         outcome = Outcome(preview.admission.refused, found, notes, why)
-        sys.stdout.write(render(preview.view, outcome, width=width, color=color))
-        sys.stdout.write(verdict(code, found, width=width, color=color))
+        with _markdown_if(args):
+            sys.stdout.write(render(preview.view, outcome, width=width, color=color))
+            sys.stdout.write(verdict(code, found, width=width, color=color))
     return int(code)

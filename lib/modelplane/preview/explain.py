@@ -12,18 +12,16 @@ number from the tables: nothing is hidden behind "and N more".
 
 from __future__ import annotations
 
-import dataclasses
 import io
-import json
 from collections.abc import Iterable, Sequence
 from typing import TypeVar
 
 import pydantic
-import yaml
 from rich.text import Text
 
 from modelplane.capacity import replica_holding
 from modelplane.fnkit.xr import invalid
+from modelplane.preview.document import dump, plain, versioned
 from modelplane.preview.fleet import Fleet
 from modelplane.preview.manifests import Key, Manifest
 from modelplane.preview.tables import console, plain_ends, table
@@ -284,10 +282,10 @@ def explain_sides(
             docs[label] = {"error": str(err)}
             texts.append(f"{label} ({source}): {err}\n")
             continue
-        docs[label] = dataclasses.asdict(exp)
+        docs[label] = plain(exp)
         text = render_explanation(exp, placements(fleet, name), width=width, color=color)
         texts.append(f"{label} ({source}):\n{text}" if label else text)
     if output in ("json", "yaml"):
         doc = docs[sides[0][0]] if len(sides) == 1 else docs
-        return json.dumps(doc, indent=2) + "\n" if output == "json" else yaml.safe_dump(doc)
+        return dump(versioned("Explanation", doc), output)
     return "\n".join(texts)

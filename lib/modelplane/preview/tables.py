@@ -3,24 +3,44 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
-from rich import box
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from modelplane.preview.admit import Refused
 from modelplane.preview.findings import Exit, Finding
+from modelplane.preview.fitted import FittedTable
+from modelplane.preview.markdown import MarkdownConsole, closed
 from modelplane.preview.view import Condition, FleetView, ReleaseView, ReplicaView
 
 # Column headers a reader scans for; the same words in the README walkthrough.
 _GOOD, _BAD, _DIM = "green", "red", "dim"
 
+# Set while rendering Markdown: every renderer (the preview, the plan, --explain) prints through console().
+_MARKDOWN: ContextVar[bool] = ContextVar("markdown", default=False)
+
+
+@contextmanager
+def markdown_output() -> Iterator[None]:
+    """Within this block, ``console`` writes Markdown (``--output markdown``) instead of fitted text."""
+    token = _MARKDOWN.set(True)
+    try:
+        yield
+    finally:
+        _MARKDOWN.reset(token)
+
 
 def console(out: io.StringIO, *, width: int, color: bool) -> Console:
-    """A console writing to ``out``: ``width`` columns, colour only when asked (a terminal)."""
+    """A console writing to ``out``: ``width`` columns, colour only when asked (a terminal).
+
+    Within ``markdown_output``, a console that writes Markdown instead.
+    """
+    if _MARKDOWN.get():
+        return MarkdownConsole(out)
     return Console(
         file=out,
         width=width,
@@ -33,18 +53,13 @@ def console(out: io.StringIO, *, width: int, color: bool) -> Console:
     )
 
 
-def table(*columns: str, title: str = "", wrap: str = "") -> Table:
-    """A table in the preview's style: a header rule, no borders.
+def table(*columns: str, title: str = "", wrap: str = "") -> FittedTable:
+    """A table in the preview's style: a header rule, no borders, fitted to the console's width.
 
-    Names and figures stay whole; one column (``wrap``, else the last) wraps to fit the width.
+    Figures stay whole; one column (``wrap``, else the last) wraps first, names shorten with ``…``,
+    and columns that cannot all fit continue in a second band (see ``modelplane.preview.fitted``).
     """
-    t = Table(
-        title=title or None, title_justify="left", title_style="bold", box=box.SIMPLE_HEAD, pad_edge=False, expand=False
-    )
-    wrapping = wrap or columns[-1]
-    for name in columns:
-        t.add_column(name, overflow="fold", no_wrap=name != wrapping, min_width=24 if name == wrapping else None)
-    return t
+    return FittedTable(*columns, title=title, wrap=wrap)
 
 
 def state(c: Condition, *, good: str = "") -> Text:
@@ -70,7 +85,7 @@ def _where(replicas: Iterable[ReplicaView]) -> str:
     return "\n".join(lines) or "-"
 
 
-def _release_row(t: Table, target: str, releases: Sequence[ReleaseView]) -> None:
+def _release_row(t: FittedTable, target: str, releases: Sequence[ReleaseView]) -> None:
     if not releases:
         return
     prefix = target.removeprefix("cluster ") + "-"
@@ -224,8 +239,12 @@ def _findings(c: Console, found: Sequence[Finding]) -> None:
 
 
 def plain_ends(text: str) -> str:
-    """Drop the padding rich adds at the end of lines (it only shows as noise in a diff or a log)."""
-    return "\n".join(line.rstrip() for line in text.split("\n"))
+    """Drop the padding rich adds at the end of lines (it only shows as noise in a diff or a log).
+
+    Every renderer ends with this: in Markdown it also closes the last fenced block.
+    """
+    text = "\n".join(line.rstrip() for line in text.split("\n"))
+    return closed(text) if _MARKDOWN.get() else text
 
 
 def verdict(code: Exit, found: Sequence[Finding], *, width: int = 120, color: bool = False) -> str:
@@ -234,10 +253,10 @@ def verdict(code: Exit, found: Sequence[Finding], *, width: int = 120, color: bo
     c = console(out, width=width, color=color)
     if code is Exit.OK:
         accepted = f" ({len(found)} accepted by --allow-* flags)" if found else ""
-        c.print(Text(f"exit 0: OK{accepted}", style=_GOOD))
+        c.print(Text(f"exit 0: OK{accepted}", style=f"bold {_GOOD}"))
     else:
-        c.print(Text(f"exit {int(code)}: {_MEANING[code]}", style=_BAD))
-    return out.getvalue()
+        c.print(Text(f"exit {int(code)}: {_MEANING[code]}", style=f"bold {_BAD}"))
+    return plain_ends(out.getvalue())
 
 
 _MEANING = {
