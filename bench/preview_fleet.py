@@ -61,7 +61,7 @@ def _cluster(i: int) -> dict[str, Any]:
     }
 
 
-def _deployment(i: int) -> dict[str, Any]:
+def _deployment(i: int, replicas: int) -> dict[str, Any]:
     l4 = i % 2 == 0
     product = "NVIDIA L4" if l4 else "NVIDIA H100 80GB HBM3"
     return {
@@ -69,7 +69,7 @@ def _deployment(i: int) -> dict[str, Any]:
         "kind": "ModelDeployment",
         "metadata": {"name": f"model-{i:04d}", "namespace": f"team-{i % 7}"},
         "spec": {
-            "replicas": REPLICAS_PER_DEPLOYMENT,
+            "replicas": replicas,
             "clusterSelector": {"matchLabels": {"modelplane.ai/fleet": "synthetic"}},
             "nodeSelector": {"cel": f'device.attributes["gpu.nvidia.com"].productName == "{product}"'},
             "workers": {
@@ -110,13 +110,17 @@ def _gateway() -> dict[str, Any]:
 
 
 def manifests(clusters: int, replicas: int, services: int) -> Iterator[dict[str, Any]]:
-    """The fleet's manifests: ``clusters`` clusters, ``replicas`` replicas (3 per deployment), ``services`` services."""
+    """The fleet's manifests: ``clusters`` clusters, ``replicas`` replicas (3 per deployment), ``services`` services.
+
+    The last deployment has what is left of ``replicas``; a service selects one deployment.
+    """
     yield _gpu_class("nvidia-h100-8", "NVIDIA H100 80GB HBM3", "Hopper", 8, "80Gi")
     yield _gpu_class("nvidia-l4-1", "NVIDIA L4", "Ada Lovelace", 1, "24Gi")
     yield _gateway()
     yield from (_cluster(i) for i in range(clusters))
     deployments = -(-replicas // REPLICAS_PER_DEPLOYMENT)
-    yield from (_deployment(i) for i in range(deployments))
+    per = REPLICAS_PER_DEPLOYMENT
+    yield from (_deployment(i, min(per, replicas - per * i)) for i in range(deployments))
     yield from (_service(i) for i in range(min(services, deployments)))
 
 

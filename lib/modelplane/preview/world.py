@@ -25,7 +25,7 @@ import pydantic
 from modelplane.capacity import Holding, Listed, Observed, cluster_info, replica_holding, summarize
 from modelplane.capacity.observed import Source
 from modelplane.capacity.published import capacity_status, pool_classes
-from modelplane.names import KUBECONFIG_KEY
+from modelplane.names import CLUSTER_LABEL, KUBECONFIG_KEY, cluster_label
 from modelplane.preview.fleet import States, merge_status
 from modelplane.preview.manifests import Loaded, key_of
 from modelplane_models.inference_class import InferenceClass
@@ -194,10 +194,16 @@ def _holding(xr: Manifest) -> Holding | None:
 
 
 def _composed_replicas(cluster: str, states: States) -> list[Holding]:
-    """What the replicas the simulation composed on ``cluster`` hold (not the manifests' own replicas)."""
+    """What the ModelReplicas on ``cluster`` hold: those the simulation composed, and those the cluster lists.
+
+    The cluster's function lists the replicas labelled with it (``CLUSTER_LABEL``), as every replica
+    a ModelDeployment composes is; a ModelReplica among the manifests without the label is not counted.
+    """
     out = []
+    label = cluster_label(cluster)
     for _, state in states.replicas_on(cluster):
-        if state.parent is None:
+        labels = (state.xr.get("metadata") or {}).get("labels") or {}
+        if state.parent is None and labels.get(CLUSTER_LABEL) != label:
             continue
         holding = states.memo("holding", state.xr, _holding)
         if holding is not None:

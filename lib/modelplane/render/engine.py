@@ -8,6 +8,8 @@ by ``tools/crossplane.sh``. reconciler.py says what the engine does.
 from __future__ import annotations
 
 import asyncio
+import atexit
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -126,6 +128,18 @@ async def _render(inputs: RenderInputs) -> RenderOutput:
     return RenderOutput(xr=out_xr, composed=sort_composed(composed), results=results, context=context, reads=reads)
 
 
+_LOOPS = threading.local()
+
+
+def _loop() -> asyncio.Runner:
+    """This thread's event loop for renders: one for all of them, as starting one costs more than a small render."""
+    runner: asyncio.Runner | None = getattr(_LOOPS, "runner", None)
+    if runner is None:
+        runner = _LOOPS.runner = asyncio.Runner()
+        atexit.register(runner.close)
+    return runner
+
+
 def render(inputs: RenderInputs) -> RenderOutput:
     """Render ``inputs`` as ``crossplane render`` with Crossplane's render engine does.
 
@@ -133,4 +147,4 @@ def render(inputs: RenderInputs) -> RenderOutput:
         RenderError: The inputs are invalid, a function is unknown or fails, a
             step returns a fatal result or its requirements never stabilise.
     """
-    return asyncio.run(_render(inputs))
+    return _loop().run(_render(inputs))

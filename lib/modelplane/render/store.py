@@ -45,6 +45,14 @@ def key_of(obj: Mapping[str, Any]) -> Key:
     return group, version, str(obj.get("kind", "")), str(meta.get("namespace") or ""), str(meta.get("name") or "")
 
 
+def _labels(obj: Mapping[str, Any]) -> dict[str, str]:
+    """``obj``'s labels that a selector can match (string values)."""
+    labels = (obj.get("metadata") or {}).get("labels")
+    if not isinstance(labels, Mapping):
+        return {}
+    return {str(k): v for k, v in labels.items() if isinstance(v, str)}
+
+
 def _labels_match(obj: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
     have = (obj.get("metadata") or {}).get("labels") or {}
     return all(have.get(k) == val for k, val in labels.items())
@@ -71,6 +79,11 @@ class Catalog:
     def __init__(self, objects: Iterable[Mapping[str, Any]] = (), *, stamp: bool = False) -> None:
         """Load ``objects`` in order (a later one replaces an earlier one with the same key)."""
         self._by_kind: dict[tuple[str, str], dict[Key, _Entry]] = {}
+        # Keys by (group, kind, label, value): a label query reads its candidates, not the kind.
+        self._by_label: dict[tuple[str, str, str, str], set[Key]] = {}
+        # When each kind last changed, and the answers given since: unchanged kinds answer from memory.
+        self._changed: dict[tuple[str, str], int] = {}
+        self._answers: dict[Query, tuple[int, tuple[tuple[Key, int], ...]]] = {}
         self._clock = 0
         self._stamp = stamp
         for obj in objects:
@@ -88,12 +101,27 @@ class Catalog:
         meta = stored.get("metadata")
         if self._stamp and isinstance(meta, Mapping) and not meta.get("resourceVersion"):
             stored["metadata"] = {**meta, "resourceVersion": str(self._clock)}
+        if entry is not None:
+            self._unindex(key, entry)
         bucket[key] = _Entry(stored, self._clock, obj)
+        for label in _labels(stored).items():
+            self._by_label.setdefault((key[0], key[2], *label), set()).add(key)
+        self._changed[key[0], key[2]] = self._clock
         return True
 
     def delete(self, key: Key) -> bool:
         """Remove the object at ``key``; return whether there was one."""
-        return self._by_kind.get((key[0], key[2]), {}).pop(key, None) is not None
+        entry = self._by_kind.get((key[0], key[2]), {}).pop(key, None)
+        if entry is None:
+            return False
+        self._clock += 1
+        self._unindex(key, entry)
+        self._changed[key[0], key[2]] = self._clock
+        return True
+
+    def _unindex(self, key: Key, entry: _Entry) -> None:
+        for label in _labels(entry.obj).items():
+            self._by_label.get((key[0], key[2], *label), set()).discard(key)
 
     def entry(self, key: Key) -> _Entry | None:
         """The entry at ``key``, or None."""
@@ -109,16 +137,29 @@ class Catalog:
         if labels is None:
             entry = self.entry((group, version, kind, namespace, name))
             return () if entry is None else (((group, version, kind, namespace, name), entry.version),)
+        changed = self._changed.get((group, kind), 0)
+        remembered = self._answers.get(query)
+        if remembered is not None and remembered[0] >= changed:
+            return remembered[1]
+        bucket = self._by_kind.get((group, kind), {})
+        entries: Iterable[tuple[Key, _Entry]]
+        if labels:
+            candidates = min((self._by_label.get((group, kind, *label), set()) for label in labels), key=len)
+            entries = ((k, bucket[k]) for k in candidates if k in bucket)
+        else:
+            entries = bucket.items()
         wanted = dict(labels)
-        return tuple(
+        found = tuple(
             sorted(
                 (k, e.version)
-                for k, e in self.kind(group, kind)
+                for k, e in entries
                 if not (version and k[1] and version != k[1])
                 and not (namespace and k[3] != namespace)
                 and _labels_match(e.obj, wanted)
             )
         )
+        self._answers[query] = (self._clock, found)
+        return found
 
 
 @dataclass
