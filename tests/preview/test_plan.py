@@ -217,3 +217,30 @@ def test_plan_of_drain_shows_moves_and_why_replicas_stay(
     assert ("Replicas that stay" in out) == bool(stays)
     # A replica that stays is no removal.
     assert "removed " not in out.split("Objects applied")[0]
+
+
+def test_diff_is_field_level_and_grouped_by_cluster(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    head = _edited(tmp_path, "scheduling/upgrade", ("vllm-openai:v0.11.0", "vllm-openai:v0.12.0"))
+    args = ["--diff", "--width", "160", "--assume-ready", "--against", str(EXAMPLES / "scheduling" / "upgrade")]
+    assert command.main([*args, str(head)]) == Exit.OK
+    diff = capsys.readouterr().out.split("Diff (base → head):\n", 1)[1]
+    targets = [line for line in diff.splitlines() if line.startswith("# target: ")]
+    assert targets == ["# target: control plane", "# target: cluster upgrade-a", "# target: cluster upgrade-b"]
+    on_b = diff.split("# target: cluster upgrade-b\n", 1)[1]
+    # Replica 0 runs on upgrade-b before and after: only the fields that change are - and + lines.
+    header = "--- cluster upgrade-b: LLMInferenceService ml-team/llama-70b-upgrade-0 (base)\n"
+    header += "+++ cluster upgrade-b: LLMInferenceService ml-team/llama-70b-upgrade-0 (head)\n"
+    assert header in on_b
+    hunk = on_b.split(header, 1)[1].split("\n--- ", 1)[0]
+    changed = [line for line in hunk.splitlines() if line[:1] in "+-"]
+    assert any("vllm-openai:v0.12.0" in line for line in changed if line.startswith("+"))
+    assert any("vllm-openai:v0.11.0" in line for line in changed if line.startswith("-"))
+    assert len(changed) < 10
+    assert "+kind: LLMInferenceService" not in hunk  # unchanged fields are context, not changes
+
+
+def test_diff_needs_a_base(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        command.main(["--diff", str(EXAMPLES / "quickstart")])
+    assert exited.value.code == Exit.USAGE
+    assert "--diff compares with a base" in capsys.readouterr().err

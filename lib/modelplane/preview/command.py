@@ -19,7 +19,7 @@ from modelplane.preview.findings import Exit, Finding, exit_code, findings
 from modelplane.preview.fleet import DEFAULT_MAX_PASSES, DidNotConvergeError, Fleet, simulate
 from modelplane.preview.live import read_live
 from modelplane.preview.manifests import STDIN, Key, Loaded, ManifestError, load_dir, source_name
-from modelplane.preview.plan import plan, render_plan
+from modelplane.preview.plan import plan, render_plan, unified_diff
 from modelplane.preview.tables import Outcome, markdown_output, render, verdict
 from modelplane.preview.targets import group_by_target, to_yaml
 from modelplane.preview.transition import Recorder, Transition, transition
@@ -120,6 +120,12 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="Plan against the running control plane: BASE is every object of the modelplane category, read "
         "with `kubectl get modelplane --all-namespaces -o yaml` and your kubeconfig.",
+    )
+    parser.add_argument(
+        "--diff",
+        action="store_true",
+        help="With --against or --live: after the plan, a unified diff (diff -u, as kubectl diff) of every "
+        "object the change adds, changes or removes, grouped by the target cluster it is applied to.",
     )
     parser.add_argument("--context", help="The kubeconfig context --live reads (default: the current one).")
     parser.add_argument(
@@ -281,10 +287,18 @@ def _plan(head: Preview, args: argparse.Namespace) -> int:
     width, color = _text_output(args)
     with _markdown_if(args):
         sys.stdout.write(render_plan(change, width=width, color=color))
+        if args.diff:
+            sys.stdout.write(_diff(unified_diff(base.fleet, settled), markdown=args.output == "markdown"))
         outcome = Outcome(head.admission.refused, found)
         sys.stdout.write("\n" + render(head.view, outcome, width=width, color=color, only_findings=True))
         sys.stdout.write(verdict(code, found, width=width, color=color))
     return int(code)
+
+
+def _diff(text: str, *, markdown: bool) -> str:
+    """The plan's ``--diff``: as is, or fenced as a diff in Markdown."""
+    body = text or "no changes\n"
+    return f"\n```diff\n{body}```\n" if markdown else f"\nDiff (base → head):\n{body}"
 
 
 def _text_output(args: argparse.Namespace) -> tuple[int, bool]:
@@ -339,6 +353,8 @@ def main(argv: Sequence[str]) -> int:
         return _explain(preview, args)
     if args.against or args.live:
         return _plan(preview, args)
+    if args.diff:
+        parser.error("--diff compares with a base: give --against BASE_DIR or --live")
     found = findings(preview.view, preview.admission.refused, routing_judged=args.assume_ready)
     code = exit_code(found, allow_unscheduled=args.allow_unscheduled, allow_unrouted=args.allow_unrouted)
     if args.output == "objects":

@@ -9,12 +9,14 @@ backend, with its share of the traffic before and after.
 
 from __future__ import annotations
 
+import difflib
 import io
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import yaml
 from rich.console import Console
 from rich.text import Text
 
@@ -146,6 +148,11 @@ def _gpus(base: FleetView, head: FleetView) -> tuple[ClusterGpus, ...]:
 
 
 def _comparable(obj: Manifest) -> str:
+    """An object as a change applies it, as one string to compare."""
+    return json.dumps(_applied(obj), sort_keys=True, default=str)
+
+
+def _applied(obj: Manifest) -> dict[str, Any]:
     """An object as a change applies it: no status, no server-set metadata, no owner UIDs."""
     meta = {k: v for k, v in (obj.get("metadata") or {}).items() if k not in _VOLATILE_METADATA}
     if "ownerReferences" in meta:
@@ -154,7 +161,7 @@ def _comparable(obj: Manifest) -> str:
     if isinstance(spec, Mapping) and "crossplane" in spec:
         spec = {k: v for k, v in spec.items() if k != "crossplane"}  # references Crossplane fills in
     body = {k: v for k, v in obj.items() if k not in ("status", "metadata", "spec")}
-    return json.dumps({**body, "metadata": meta, "spec": spec}, sort_keys=True, default=str)
+    return {**body, "metadata": meta, **({"spec": spec} if spec is not None else {})}
 
 
 def _name(obj: Manifest) -> str:
@@ -177,6 +184,38 @@ def _object_changes(base: Fleet, head: Fleet) -> tuple[TargetChanges, ...]:
         if added or removed or changed:
             out.append(TargetChanges(target, added, changed, removed))
     return tuple(out)
+
+
+def unified_diff(base: Fleet, head: Fleet) -> str:
+    """Every object added, changed or removed, as ``diff -u`` of its YAML, grouped by the target it is applied to.
+
+    Each group starts with a ``# target: NAME`` line; each object's headers name the target and the object.
+    """
+    def applied(fleet: Fleet) -> dict[str, dict[str, str]]:
+        return {
+            t.name: {_name(o): yaml.safe_dump(_applied(o), sort_keys=True, default_flow_style=False) for o in t.objects}
+            for t in group_by_target(fleet)
+        }
+
+    before, after = applied(base), applied(head)
+    out = []
+    for target in sorted(before.keys() | after.keys(), key=lambda t: (t != "control plane", t)):
+        b, a = before.get(target, {}), after.get(target, {})
+        hunks = []
+        for name in sorted(b.keys() | a.keys()):
+            old, new = b.get(name, ""), a.get(name, "")
+            if old == new:
+                continue
+            lines = difflib.unified_diff(
+                old.splitlines(keepends=True),
+                new.splitlines(keepends=True),
+                fromfile=f"{target}: {name} (base)",
+                tofile=f"{target}: {name} (head)",
+            )
+            hunks.append("".join(lines))
+        if hunks:
+            out.append(f"# target: {target}\n" + "".join(hunks))
+    return "\n".join(out)
 
 
 def _routes(base: FleetView, head: FleetView) -> tuple[RouteChange, ...]:
