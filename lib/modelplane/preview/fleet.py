@@ -248,7 +248,7 @@ class _Rendered:
     out: RenderOutput
 
 
-def simulate(
+def simulate(  # noqa: PLR0913 - the world, the observer, the start and a hook are all optional keywords
     loaded: Loaded,
     compositions: Mapping[str, Manifest],
     *,
@@ -373,11 +373,9 @@ def _seeded(sources: Mapping[Key, Manifest], start: Fleet | None) -> list[tuple[
     for key, state in sorted(start.states.items()):
         if not keeps(key):
             continue
-        if key in sources:
-            status = state.xr.get("status")
-            xr = {**sources[key], "status": status} if status else sources[key]
-            state = replace(state, xr=xr, parent=None)
-        out.append((key, state))
+        own, status = sources.get(key), state.xr.get("status")
+        xr = {**own, "status": status} if own is not None and status else own
+        out.append((key, state if xr is None else replace(state, xr=xr, parent=None)))
     return out + [(k, s) for k, s in fresh if k not in start.states]
 
 

@@ -114,7 +114,7 @@ def _replica_changes(base: FleetView, head: FleetView) -> tuple[ReplicaChange, .
         elif a[1] != b[1]:
             out.append(ReplicaChange("reshaped", name, b[0], a[0]))
     # A replica gone and one new in the same deployment: the new one replaces it (a rollout, a drain).
-    added = [n for n in sorted(after.keys() - before.keys())]
+    added = sorted(after.keys() - before.keys())
     for name in sorted(before.keys() - after.keys()):
         b = before[name]
         new = next((n for n in added if after[n][2] == b[2]), None)
@@ -191,6 +191,7 @@ def unified_diff(base: Fleet, head: Fleet) -> str:
 
     Each group starts with a ``# target: NAME`` line; each object's headers name the target and the object.
     """
+
     def applied(fleet: Fleet) -> dict[str, dict[str, str]]:
         return {
             t.name: {_name(o): yaml.safe_dump(_applied(o), sort_keys=True, default_flow_style=False) for o in t.objects}
@@ -230,9 +231,7 @@ def _routes(base: FleetView, head: FleetView) -> tuple[RouteChange, ...]:
     )
 
 
-def plan(
-    base: tuple[Fleet, FleetView], head: tuple[Fleet, FleetView], transition: Transition | None = None
-) -> Plan:
+def plan(base: tuple[Fleet, FleetView], head: tuple[Fleet, FleetView], transition: Transition | None = None) -> Plan:
     """What applying ``head`` changes relative to ``base`` (each a settled fleet and its view), and how."""
     return Plan(
         transition=transition,
@@ -263,9 +262,8 @@ def _print_transition(c: Console, t: Transition) -> None:
         waves = table("wave", "deployment", "surge", "retire", "Ready (min)", title="Waves", wrap="surge")
         for s in t.steps:
             surge = [*s.surged, *(f"{u} (in place)" for u in s.updated)]
-            waves.add_row(
-                str(s.wave), s.deployment, "\n".join(surge) or "-", "\n".join(s.retired) or "-", f"{s.ready}/{s.desired}"
-            )
+            retire = "\n".join(s.retired) or "-"
+            waves.add_row(str(s.wave), s.deployment, "\n".join(surge) or "-", retire, f"{s.ready}/{s.desired}")
         c.print(waves)
         ready = table("deployment", "minimum Ready", "desired", title="Minimum Ready during the rollout")
         for deployment, fewest, desired in t.minimum_ready:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from modelplane.preview.fleet import Fleet, XRState
 from modelplane.preview.manifests import Key
@@ -198,9 +199,7 @@ def _steps(snapshots: Sequence[Snapshot], desired: Mapping[str, int]) -> tuple[W
                     deployment=deployment,
                     surged=tuple(_on(a[n]) for n in sorted(a.keys() - b.keys())),
                     retired=tuple(_on(b[n]) for n in sorted(b.keys() - a.keys())),
-                    updated=tuple(
-                        _on(a[n]) for n in sorted(a.keys() & b.keys()) if a[n].identity != b[n].identity
-                    ),
+                    updated=tuple(_on(a[n]) for n in sorted(a.keys() & b.keys()) if a[n].identity != b[n].identity),
                     ready=min(_ready(snapshots[j], deployment) for j in range(i - 1, end)),
                     desired=desired.get(deployment, len(a)),
                 )
@@ -292,7 +291,8 @@ def _stays(fleet: Fleet, last: Snapshot) -> tuple[Stay, ...]:
         if key[0] != "ModelDeployment":
             continue
         status = state.xr.get("status") or {}
-        progressing = next((c for c in status.get("conditions", []) if c.get("type") == "Progressing"), {})
+        conditions = status.get("conditions", [])
+        progressing: Mapping[str, Any] = next((c for c in conditions if c.get("type") == "Progressing"), {})
         for p in status.get("placements") or []:
             if p.get("state") not in ("Leaving", "Lost"):
                 continue
