@@ -131,3 +131,116 @@ def test_live_reports_a_failing_kubectl(
 def test_parse_list_refuses_what_is_not_a_list(text: str, want: str) -> None:
     with pytest.raises(ManifestError, match=want):
         parse_list(text, "live")
+
+
+def _edited(tmp_path: Path, example: str, edit: tuple[str, str]) -> Path:
+    """A copy of examples/``example`` with one text replaced in one of its files (``edit``: old, new)."""
+    head = tmp_path / "head"
+    shutil.copytree(EXAMPLES / example, head)
+    for path in sorted(head.rglob("*.yaml")):
+        text = path.read_text()
+        if edit[0] in text:
+            path.write_text(text.replace(edit[0], edit[1], 1))
+            return head
+    msg = f"{edit[0]!r} not in examples/{example}"
+    raise AssertionError(msg)
+
+
+def _image_change(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    """The plan of examples/scheduling/upgrade moving to vLLM v0.12.0."""
+    head = _edited(tmp_path, "scheduling/upgrade", ("vllm-openai:v0.11.0", "vllm-openai:v0.12.0"))
+    args = ["--width", "160", "--assume-ready", "--against", str(EXAMPLES / "scheduling" / "upgrade"), str(head)]
+    assert command.main(args) == Exit.OK
+    return capsys.readouterr().out.replace(str(head), "HEAD").replace(str(EXAMPLES), "examples")
+
+
+def test_plan_of_image_change_shows_waves_and_minimum_ready(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = _image_change(tmp_path, capsys)
+    # maxSurge 1, maxUnavailable 0: one new replica surges, then each wave retires an old one.
+    assert "Rollout from the base's settled state: 4 waves" in out
+    assert " 1      ml-team/llama-70b-upgrade   llama-70b-upgrade-3 on upgrade-a [hgx]   -  " in out
+    assert "llama-70b-upgrade-0 on upgrade-b [hgx]" in out
+    assert "Replicas\n" not in out and "End state" in out
+    assert " ml-team/llama-70b-upgrade   3               3" in out  # never below 3 Ready
+    assert " upgrade-a   4        12     2         8" in out  # the peak, mid-rollout
+
+
+def test_plan_of_image_change_golden(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    check_golden("plan-image-change.txt", _image_change(tmp_path, capsys))
+
+
+@pytest.mark.parametrize(
+    ("example", "edit", "moves", "stays"),
+    [
+        pytest.param(
+            "scheduling/drain",
+            ("  name: drain-a\n  labels:\n    modelplane.ai/scenario: drain\nspec:\n", "  name: drain-a\n  labels:\n"
+             "    modelplane.ai/scenario: drain\nspec:\n  drain: true\n"),
+            [" ml-team/llama-70b-drain-0   drain-a [hgx]   drain-b [hgx]   llama-70b-drain-3",
+             " ml-team/llama-70b-drain-2   drain-a [hgx]   drain-b [hgx]   llama-70b-drain-4"],
+            [],
+            id="every-replica-moves",
+        ),
+        pytest.param(
+            "",
+            ("  name: us-east-kai\n", "  name: us-east-kai\n"),
+            [" ml-team/llama-70b-0   us-east-kai [h100]   gke-us-central1 [h200]   llama-70b-2"],
+            [" ml-team/llama-70b-1   us-east-kai [h100]   no replacement can be placed (InsufficientCapacity: "],
+            id="one-replica-cannot-move",
+        ),
+    ],
+)  # fmt: skip
+def test_plan_of_drain_shows_moves_and_why_replicas_stay(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    example: str,
+    edit: tuple[str, str],
+    moves: list[str],
+    stays: list[str],
+) -> None:
+    if example:
+        base = [str(EXAMPLES / example)]
+        head = [str(_edited(tmp_path, example, edit))]
+    else:  # examples/platform + models with us-east-kai draining
+        base = [str(EXAMPLES / "platform"), str(EXAMPLES / "models")]
+        root = tmp_path / "head"
+        shutil.copytree(EXAMPLES, root)
+        path = root / "platform" / "clusters" / "us-east-kai.yaml"
+        path.write_text(path.read_text().replace("\nspec:\n", "\nspec:\n  drain: true\n", 1))
+        head = [str(root / "platform"), str(root / "models")]
+    args = ["--width", "200", "--assume-ready", *(a for b in base for a in ("--against", b)), *head]
+    command.main(args)
+    out = capsys.readouterr().out
+    assert "Moves" in out
+    for line in moves + stays:
+        assert line in out
+    assert ("Replicas that stay" in out) == bool(stays)
+    # A replica that stays is no removal.
+    assert "removed " not in out.split("Objects applied")[0]
+
+
+def test_diff_is_field_level_and_grouped_by_cluster(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    head = _edited(tmp_path, "scheduling/upgrade", ("vllm-openai:v0.11.0", "vllm-openai:v0.12.0"))
+    args = ["--diff", "--width", "160", "--assume-ready", "--against", str(EXAMPLES / "scheduling" / "upgrade")]
+    assert command.main([*args, str(head)]) == Exit.OK
+    diff = capsys.readouterr().out.split("Diff (base → head):\n", 1)[1]
+    targets = [line for line in diff.splitlines() if line.startswith("# target: ")]
+    assert targets == ["# target: control plane", "# target: cluster upgrade-a", "# target: cluster upgrade-b"]
+    on_b = diff.split("# target: cluster upgrade-b\n", 1)[1]
+    # Replica 0 runs on upgrade-b before and after: only the fields that change are - and + lines.
+    header = "--- cluster upgrade-b: LLMInferenceService ml-team/llama-70b-upgrade-0 (base)\n"
+    header += "+++ cluster upgrade-b: LLMInferenceService ml-team/llama-70b-upgrade-0 (head)\n"
+    assert header in on_b
+    hunk = on_b.split(header, 1)[1].split("\n--- ", 1)[0]
+    changed = [line for line in hunk.splitlines() if line[:1] in "+-"]
+    assert any("vllm-openai:v0.12.0" in line for line in changed if line.startswith("+"))
+    assert any("vllm-openai:v0.11.0" in line for line in changed if line.startswith("-"))
+    assert len(changed) < 10
+    assert "+kind: LLMInferenceService" not in hunk  # unchanged fields are context, not changes
+
+
+def test_diff_needs_a_base(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        command.main(["--diff", str(EXAMPLES / "quickstart")])
+    assert exited.value.code == Exit.USAGE
+    assert "--diff compares with a base" in capsys.readouterr().err

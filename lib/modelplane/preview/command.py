@@ -19,9 +19,10 @@ from modelplane.preview.findings import Exit, Finding, exit_code, findings
 from modelplane.preview.fleet import DEFAULT_MAX_PASSES, DidNotConvergeError, Fleet, simulate
 from modelplane.preview.live import read_live
 from modelplane.preview.manifests import STDIN, Key, Loaded, ManifestError, load_dir, source_name
-from modelplane.preview.plan import plan, render_plan
+from modelplane.preview.plan import plan, render_plan, unified_diff
 from modelplane.preview.tables import Outcome, markdown_output, render, verdict
 from modelplane.preview.targets import group_by_target, to_yaml
+from modelplane.preview.transition import Recorder, Transition, transition
 from modelplane.preview.view import FleetView, build
 from modelplane.preview.world import assumed_kubeconfigs, healthy, observed_status
 from modelplane.repo import CompositionNotFoundError, load_composition
@@ -120,6 +121,12 @@ def _parser() -> argparse.ArgumentParser:
         help="Plan against the running control plane: BASE is every object of the modelplane category, read "
         "with `kubectl get modelplane --all-namespaces -o yaml` and your kubeconfig.",
     )
+    parser.add_argument(
+        "--diff",
+        action="store_true",
+        help="With --against or --live: after the plan, a unified diff (diff -u, as kubectl diff) of every "
+        "object the change adds, changes or removes, grouped by the target cluster it is applied to.",
+    )
     parser.add_argument("--context", help="The kubeconfig context --live reads (default: the current one).")
     parser.add_argument(
         "--width",
@@ -140,6 +147,7 @@ class Preview:
     fleet: Fleet
     view: FleetView
     notes: tuple[str, ...]
+    loaded: Loaded | None = None  # what was simulated (admitted, with any assumed kubeconfigs)
 
 
 def run_preview(dirs: Sequence[Path], *, assume_ready: bool, max_passes: int = DEFAULT_MAX_PASSES) -> Preview:
@@ -176,7 +184,30 @@ def preview_loaded(
         world=healthy if assume_ready else None,
         observe=observed_status,
     )
-    return Preview(admission, fleet, build(fleet, source), notes)
+    return Preview(admission, fleet, build(fleet, source), notes, loaded)
+
+
+def step_through(base: Preview, head: Preview, *, assume_ready: bool, max_passes: int) -> tuple[Fleet, Transition]:
+    """Apply ``head`` to ``base``'s settled fleet as the control plane would; the fleet it settles in, and how.
+
+    A rollout takes a few passes per wave, so the simulation may take ``max_passes`` plus four per replica.
+
+    Raises:
+        DidNotConvergeError: the fleet did not settle.
+    """
+    loaded = head.loaded or head.admission.loaded
+    recorder = Recorder(base.fleet.states)
+    replicas = sum(1 for k in (*base.fleet.states, *head.fleet.states) if k[0] == "ModelReplica")
+    fleet = simulate(
+        loaded,
+        {k.kind: load_composition(k.kind) for k in KINDS},
+        max_passes=max_passes + 4 * replicas,
+        world=healthy if assume_ready else None,
+        observe=observed_status,
+        start=base.fleet,
+        on_pass=recorder,
+    )
+    return fleet, transition(recorder.snapshots, fleet)
 
 
 def _width(asked: int | None) -> int:
@@ -241,7 +272,12 @@ def _plan(head: Preview, args: argparse.Namespace) -> int:
     base = _base(args)
     if base is None:
         return int(Exit.FAILED)
-    change = plan((base.fleet, base.view), (head.fleet, head.view))
+    try:
+        settled, how = step_through(base, head, assume_ready=args.assume_ready, max_passes=args.max_passes)
+    except DidNotConvergeError as err:
+        sys.stderr.write(f"modelplane preview: applying the change to the base: {err}\n")
+        return int(Exit.FAILED)
+    change = plan((base.fleet, base.view), (settled, build(settled, head.view.source)), how)
     found = findings(head.view, head.admission.refused, routing_judged=args.assume_ready)
     code = exit_code(found, allow_unscheduled=args.allow_unscheduled, allow_unrouted=args.allow_unrouted)
     if args.output in ("json", "yaml"):
@@ -251,10 +287,18 @@ def _plan(head: Preview, args: argparse.Namespace) -> int:
     width, color = _text_output(args)
     with _markdown_if(args):
         sys.stdout.write(render_plan(change, width=width, color=color))
+        if args.diff:
+            sys.stdout.write(_diff(unified_diff(base.fleet, settled), markdown=args.output == "markdown"))
         outcome = Outcome(head.admission.refused, found)
         sys.stdout.write("\n" + render(head.view, outcome, width=width, color=color, only_findings=True))
         sys.stdout.write(verdict(code, found, width=width, color=color))
     return int(code)
+
+
+def _diff(text: str, *, markdown: bool) -> str:
+    """The plan's ``--diff``: as is, or fenced as a diff in Markdown."""
+    body = text or "no changes\n"
+    return f"\n```diff\n{body}```\n" if markdown else f"\nDiff (base → head):\n{body}"
 
 
 def _text_output(args: argparse.Namespace) -> tuple[int, bool]:
@@ -309,6 +353,8 @@ def main(argv: Sequence[str]) -> int:
         return _explain(preview, args)
     if args.against or args.live:
         return _plan(preview, args)
+    if args.diff:
+        parser.error("--diff compares with a base: give --against BASE_DIR or --live")
     found = findings(preview.view, preview.admission.refused, routing_judged=args.assume_ready)
     code = exit_code(found, allow_unscheduled=args.allow_unscheduled, allow_unrouted=args.allow_unrouted)
     if args.output == "objects":

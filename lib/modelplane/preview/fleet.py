@@ -37,6 +37,8 @@ Renderer = Callable[[RenderInputs], RenderOutput]
 World = Callable[[Manifest], Manifest]
 # What a manifest's status (what a live system observed) becomes as the simulated fleet changes.
 Observer = Callable[[Manifest, "States"], "dict[str, Any] | None"]
+# Called at the end of every pass with its number and the fleet then (a plan records a rollout's waves).
+PassHook = Callable[[int, "States"], None]
 
 
 class DidNotConvergeError(RuntimeError):
@@ -246,7 +248,7 @@ class _Rendered:
     out: RenderOutput
 
 
-def simulate(
+def simulate(  # noqa: PLR0913 - the world, the observer, the start and a hook are all optional keywords
     loaded: Loaded,
     compositions: Mapping[str, Manifest],
     *,
@@ -254,6 +256,8 @@ def simulate(
     renderer: Renderer = render,
     world: World | None = None,
     observe: Observer | None = None,
+    start: Fleet | None = None,
+    on_pass: PassHook | None = None,
 ) -> Fleet:
     """Render the fleet until nothing changes.
 
@@ -272,6 +276,9 @@ def simulate(
             live, healthy system).
         observe: How a manifest's status follows the simulated fleet (e.g. a scheduler's observed
             GPUs grow with the replicas the simulation makes Ready); None keeps it as written.
+        start: A settled fleet to apply ``loaded`` to, as a control plane would (see ``_seeded``);
+            None starts from nothing.
+        on_pass: Called at the end of every pass with its number and the fleet then.
 
     Raises:
         DidNotConvergeError: the fleet still changed in the last pass; the
@@ -280,8 +287,8 @@ def simulate(
     """
     sources = {key_of(x): x for x in loaded.xrs}
     states = States(loaded.others)
-    for k, x in sorted(sources.items()):
-        states.put(k, XRState(xr=x))
+    for k, s in _seeded(sources, start):
+        states.put(k, s)
     last: dict[Key, _Rendered] = {}
     functions = _Functions()
     changed: list[Key] = []
@@ -333,12 +340,43 @@ def simulate(
                 _refresh(sources, states, _hosts(state.composed) | _hosts(out.composed), observe)
         if observe is not None:
             _observe(sources, states, observe)
+        if on_pass is not None:
+            on_pass(n, states)
         changed = sorted(k for k in set(before) | set(states) if _settled(before.get(k)) != _settled(states.get(k)))
         if not changed:
             return Fleet(states=states.snapshot(), others=loaded.others, passes=n, errors=errors, decided=decided)
     names = ", ".join(f"{k[0]} {'/'.join(filter(None, k[1:]))}" for k in changed[:10])
     msg = f"the fleet did not settle after {max_passes} passes; still changing: {names}"
     raise DidNotConvergeError(msg)
+
+
+def _seeded(sources: Mapping[Key, Manifest], start: Fleet | None) -> list[tuple[Key, XRState]]:
+    """The fleet a simulation starts from: ``sources`` alone, or applied to the settled fleet ``start``.
+
+    Applied, as to a control plane: a manifest still there takes its new spec and keeps the status
+    and composed resources it had; what its XRs composed stays until they are rendered again; a
+    manifest no longer there is deleted with everything it composed.
+    """
+    fresh = [(k, XRState(xr=x)) for k, x in sorted(sources.items())]
+    if start is None:
+        return fresh
+    kept: dict[Key, bool] = {}
+
+    def keeps(key: Key) -> bool:
+        if key not in kept:
+            state = start.states.get(key)
+            parent = None if state is None else state.parent
+            kept[key] = key in sources if parent is None else parent != key and keeps(parent)
+        return kept[key]
+
+    out = []
+    for key, state in sorted(start.states.items()):
+        if not keeps(key):
+            continue
+        own, status = sources.get(key), state.xr.get("status")
+        xr = {**own, "status": status} if own is not None and status else own
+        out.append((key, state if xr is None else replace(state, xr=xr, parent=None)))
+    return out + [(k, s) for k, s in fresh if k not in start.states]
 
 
 def _settled(state: XRState | None) -> tuple[Manifest, tuple[Manifest, ...]] | None:

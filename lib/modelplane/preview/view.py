@@ -356,7 +356,8 @@ def _shape(spec: Mapping[str, Any]) -> str:
     return one(spec)
 
 
-def _replica(state: XRState) -> ReplicaView:
+def replica_view(state: XRState) -> ReplicaView:
+    """One ModelReplica as the preview shows it: where it runs, what it takes, whether it is Ready."""
     spec = state.xr.get("spec", {})
     roles = []
     try:
@@ -388,7 +389,7 @@ def _deployments(fleet: Fleet) -> tuple[DeploymentView, ...]:
         except (pydantic.ValidationError, TopologyError):
             gpus = None
         own = tuple(
-            _replica(s)
+            replica_view(s)
             for k, s in sorted(replicas.items())
             if k[1] == key[1] and s.xr.get("spec", {}).get("deploymentRef", {}).get("name") == key[2]
         )
