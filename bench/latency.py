@@ -44,10 +44,10 @@ from pathlib import Path
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from bench.fleet import FleetSize, request
-from compose_model_deployment import clusters, replicas, structs
+from compose_model_deployment import clusters, replicas
 from compose_model_deployment.fn import FunctionRunner
 from modelplane.capacity import holdings
-from modelplane.fnkit import serve
+from modelplane.fnkit import serve, structs
 from modelplane.scheduling import placer
 
 _ROOT = Path(__file__).resolve().parent.parent
@@ -135,8 +135,7 @@ def _forget() -> None:
     runner read is freed only by a full collection: it is collected here, outside the timing, as
     a served function, with its one runner, never has such garbage.
     """
-    structs._is_label.cache_clear()
-    structs._is_subdomain.cache_clear()
+    structs.forget()
     replicas._role_holding.cache_clear()
     holdings._footprint.cache_clear()
     placer.pool_fit.cache_clear()

@@ -155,20 +155,3 @@ def conform(obj: object, shape: dict[str, Shape]) -> Conformed:
     if not isinstance(obj, Mapping):
         return Conformed({}, (Problem("(the object)", f"expected an object, got {show(obj)}"),))
     return Conformed(_object(obj, shape, "", problems), tuple(problems))
-
-
-def conditions(obj: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    """The ``status.conditions`` entries of a conformed object (none when it has none)."""
-    status = obj.get("status")
-    found = status.get("conditions") if isinstance(status, Mapping) else None
-    return [c for c in found if isinstance(c, Mapping)] if isinstance(found, list) else []
-
-
-def condition(obj: Mapping[str, Any], typ: str) -> Mapping[str, Any]:
-    """The first condition of type ``typ`` in ``status.conditions``, or an empty one."""
-    return next((c for c in conditions(obj) if c.get("type") == typ), {})
-
-
-def is_true(obj: Mapping[str, Any] | None, typ: str) -> bool:
-    """Whether ``obj`` reports condition ``typ`` with status True."""
-    return obj is not None and condition(obj, typ).get("status") == "True"

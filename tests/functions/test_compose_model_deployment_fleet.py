@@ -19,8 +19,8 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from compose_model_deployment.clusters import cluster_facts, model_facts
 from compose_model_deployment.fleet import FleetReader
 from compose_model_deployment.replicas import holding_of
-from compose_model_deployment.structs import Read, read_one
 from modelplane.capacity import DeploymentKey, replica_holding
+from modelplane.fnkit.inputs import Read, read_one
 from modelplane.scheduling.view import Published
 from modelplane_models.inference_cluster import InferenceCluster
 from modelplane_models.model_replica import ModelReplica

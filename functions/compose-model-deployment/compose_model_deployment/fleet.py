@@ -23,9 +23,10 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from compose_model_deployment.clusters import cluster_facts, model_facts
 from compose_model_deployment.replicas import holding_of
-from compose_model_deployment.structs import Fields, Read, identity, name_and_deleting, read_one
 from modelplane.capacity import ClusterInfo, DeploymentKey, Holding, replica_holding
+from modelplane.fnkit.inputs import Read, read_one
 from modelplane.fnkit.required import Requirement
+from modelplane.fnkit.structs import Fields, identity, name_and_deleting
 from modelplane.kinds import API_VERSION
 from modelplane.names import DEPLOYMENT_LABEL
 from modelplane.scheduling import FleetView

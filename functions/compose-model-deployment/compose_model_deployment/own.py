@@ -21,9 +21,15 @@ from google.protobuf import struct_pb2 as structpb
 
 from compose_model_deployment.replicas import read_replica
 from modelplane.capacity import DeploymentKey, Holding
-from modelplane.names import REVISION_LABEL, replica_key_ordinal
+from modelplane.fnkit.structs import readiness_at
+from modelplane.names import (
+    PLACED_BY_ANNOTATION,
+    REPLACES_ANNOTATION,
+    REVISION_LABEL,
+    replica_key_ordinal,
+    replica_ordinal,
+)
 from modelplane.scheduling import DecidedBy, Decision, serving_shape, shape_revision
-from modelplane.scheduling.names import replica_ordinal
 from modelplane.scheduling.revision import ROLE_KEYS, SHAPE_KEYS
 
 
@@ -73,12 +79,6 @@ class Own:
 
 
 _KEYS = (*SHAPE_KEYS, *ROLE_KEYS)
-REPLACES_ANNOTATION = "modelplane.ai/replaces"
-"""On a replica placed because another's cluster is lost: that replica's name (failover holds while it is lost)."""
-
-
-PLACED_BY_ANNOTATION = "modelplane.ai/placed-by"
-"""Why the replica was placed on its cluster, written when it is placed (JSON: ``decidedBy`` and ``why``)."""
 _WHY_LENGTH = 512  # status.placements[].why's maxLength
 
 
@@ -142,7 +142,8 @@ def read_own(req: fnv1.RunFunctionRequest, key: DeploymentKey) -> Own:
         if why:
             own.unreadable[ordinal] = why
             continue
-        ready = _readiness(struct.fields.get("status"), _number(metadata, "generation"))
+        # Which replica to retire hangs on it: a Ready condition about an older spec says nothing.
+        ready = readiness_at(struct.fields).settled
         if ready is None or not _labelled(metadata):
             own.unsure.add(ordinal)
         annotations = _object(metadata.fields.get("annotations"), "") if metadata else None
@@ -205,34 +206,6 @@ def add_going(own: Own, listed: Iterable[Holding], key: DeploymentKey) -> None:
 def _deleting(metadata: structpb.Struct | None) -> bool:
     value = metadata.fields.get("deletionTimestamp") if metadata is not None else None
     return value is not None and value.HasField("string_value") and bool(value.string_value)
-
-
-def _number(struct: structpb.Struct | None, name: str) -> float | None:
-    value = struct.fields.get(name) if struct is not None else None
-    return value.number_value if value is not None and value.HasField("number_value") else None
-
-
-def _readiness(status: structpb.Value | None, generation: float | None) -> bool | None:
-    """Whether a replica's Ready condition is True or False; None when it does not say (or cannot be read).
-
-    A condition observed for an older generation than the replica's (``observedGeneration``
-    behind ``metadata.generation``: its spec was just changed) says nothing about the spec it
-    has now. A condition without ``observedGeneration`` is taken as it is.
-    """
-    body = _object(status, "")
-    conditions = body.fields.get("conditions") if body is not None else None
-    if conditions is None or not conditions.HasField("list_value"):
-        return None
-    said = set()
-    for item in conditions.list_value.values:
-        fields = item.struct_value.fields if item.HasField("struct_value") else {}
-        kind, state = fields.get("type"), fields.get("status")
-        if kind is not None and kind.HasField("string_value") and kind.string_value == "Ready":
-            seen = _number(item.struct_value, "observedGeneration") if item.HasField("struct_value") else None
-            if generation is not None and seen is not None and seen < generation:
-                return None
-            said.add(state.string_value if state is not None and state.HasField("string_value") else "")
-    return {frozenset({"True"}): True, frozenset({"False"}): False}.get(frozenset(said))
 
 
 def _object_of(value: structpb.Value | None) -> structpb.Struct | None:

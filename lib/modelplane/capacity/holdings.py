@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
+from modelplane.readiness import entry_of, readiness
 from modelplane.topology import Footprint, Role, TopologyError, WorkersLike, footprint
 from modelplane_models.model_replica import ModelReplica
 
@@ -115,5 +116,6 @@ def replica_holding(replica: ModelReplica) -> Holding | None:
         deployment=deployment,
         cluster=spec.inferenceClusterRef.name,
         roles=roles,
-        ready=any(c.type == "Ready" and c.status == "True" for c in conditions),
+        # Whether it serves: a Ready condition from before its latest spec change still says so.
+        ready=readiness([entry_of(c) for c in conditions], metadata.generation).true,
     )

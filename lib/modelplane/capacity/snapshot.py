@@ -17,10 +17,6 @@ from typing import Any
 from modelplane.capacity.observed import Observed, Source
 from modelplane.cel.k8s import QuantityError, exact, parse_quantity
 
-# The node label on every node of a pool (modelplane.names.POOL_LABEL, which capacity cannot import
-# without a cycle); a Kueue ResourceFlavor with this node label counts for that pool.
-POOL_LABEL = "modelplane.ai/pool"
-
 # Extended resources that count GPUs, besides the DRA device classes of the cluster's pools.
 GPU_RESOURCES = frozenset({"nvidia.com/gpu", "amd.com/gpu"})
 

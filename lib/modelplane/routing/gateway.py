@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from modelplane.shapes import CONDITION, Shape, is_true
+from modelplane.shapes import CONDITION, Shape
 
 GATEWAY_API_VERSION = "gateway.networking.k8s.io/v1"
 GATEWAY_GROUP = "gateway.networking.k8s.io"
@@ -130,11 +130,6 @@ def certificate_grant(name: str, ref: GatewayRef, certificate: tuple[str, str]) 
             "to": [{"group": "", "kind": "Secret", "name": secret}],
         },
     }
-
-
-def condition_true(obj: Mapping[str, Any] | None, typ: str) -> bool:
-    """Whether ``obj`` reports condition ``typ`` with status True in ``status.conditions``."""
-    return is_true(obj, typ)
 
 
 def address(observed_gateway: Mapping[str, Any] | None, http_port: int) -> str | None:

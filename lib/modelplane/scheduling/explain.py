@@ -26,9 +26,9 @@ from dataclasses import dataclass
 
 from modelplane.capacity import Holding
 from modelplane.capacity.clusters import ClusterInfo
+from modelplane.names import replica_name
 from modelplane.scheduling.decision import Score
 from modelplane.scheduling.devices import PoolReason, RoleRequest
-from modelplane.scheduling.names import replica_name
 from modelplane.scheduling.placer import Placer
 from modelplane.scheduling.request import request_of
 from modelplane.scheduling.result import ClusterRejection, Origin, Placement, Unplaced

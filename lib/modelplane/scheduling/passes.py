@@ -21,8 +21,8 @@ from dataclasses import dataclass, replace
 from itertools import count, islice
 
 from modelplane.capacity import Holding
+from modelplane.names import replica_name
 from modelplane.scheduling.hold import observed_roles
-from modelplane.scheduling.names import replica_name
 from modelplane.scheduling.placer import Placer
 from modelplane.scheduling.reconcile import Existing, Kept, Own
 from modelplane.scheduling.result import LISTED, Held, HoldReason, Origin, Placement, Unplaced

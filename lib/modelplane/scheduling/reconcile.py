@@ -23,9 +23,9 @@ from dataclasses import dataclass, field, replace
 
 from modelplane.capacity import DeploymentKey, Holding
 from modelplane.capacity.clusters import ClusterInfo
+from modelplane.names import replica_ordinal
 from modelplane.scheduling.devices import ClassJudge
 from modelplane.scheduling.hold import keep
-from modelplane.scheduling.names import replica_ordinal
 from modelplane.scheduling.request import Request
 from modelplane.scheduling.result import Placement
 from modelplane.scheduling.strategy import Strategy
