@@ -24,7 +24,12 @@ RUNNING = {
     "status": {"conditions": [{"type": "Ready", "status": "True"}]},
 }
 # What keeping it writes: as observed, without the status and what the API server owns.
-KEPT: dict[str, Any] = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "labels": {"app": "a"}}, "spec": {"size": 3}}
+KEPT: dict[str, Any] = {
+    "apiVersion": "v1",
+    "kind": "ConfigMap",
+    "metadata": {"name": "a", "labels": {"app": "a"}},
+    "spec": {"size": 3},
+}
 NEW = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "b"}}
 
 Writer = Callable[[Ledger], None]

@@ -18,7 +18,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2 as structpb
 
 from compose_inference_cluster.watches import Watched
-from modelplane.capacity import ClusterInfo, ClusterSummary, Listed, cluster_info, replica_holding, summarize
+from modelplane.capacity import ClusterInfo, ClusterSummary, Listed, cluster_info, replica_occupancy, summarize
 from modelplane.capacity.published import PoolClass, capacity_status, pool_classes
 from modelplane.capacity.snapshot import PoolObservations, Snapshot, pool_observations
 from modelplane.conditions import Condition, Reason, Status, Type
@@ -107,12 +107,12 @@ def listed_replicas(replicas: Iterable[structpb.Struct], rsp: fnv1.RunFunctionRe
         if string_at(struct, "spec", "inferenceClusterRef", "name") != cluster:
             continue
         try:
-            holding = replica_holding(ModelReplica.model_validate(resource.struct_to_dict(struct)))
+            occupancy = replica_occupancy(ModelReplica.model_validate(resource.struct_to_dict(struct)))
         except pydantic.ValidationError as err:
             inputs.report(rsp, f"ModelReplica {string_at(struct, 'metadata', 'name')}", invalid(err))
             continue
-        if holding is not None:
-            out.append(Listed(holding, string_at(struct, "metadata", "creationTimestamp")))
+        if occupancy is not None:
+            out.append(Listed(occupancy, string_at(struct, "metadata", "creationTimestamp")))
     return out
 
 

@@ -40,15 +40,15 @@ from modelplane.fnkit.runner import ComposeRunner
 from modelplane.fnkit.status import set_conditions, set_ready
 from modelplane.fnkit.xr import invalid
 from modelplane.kinds import API_VERSION
+from modelplane.layout import METADATA, Layout
 from modelplane.problems import Problem, describe
 from modelplane.remote import PROVIDER_CONFIG_KIND
-from modelplane.shapes import METADATA, Shape
 from modelplane_models.inference_class import InferenceClass
 from modelplane_models.inference_cluster import InferenceCluster
 
 CLASSES = Requirement("classes", API_VERSION, "InferenceClass")
 # What the function reads of a class besides its spec, which its model validates.
-_CLASS: Shape = {"metadata": METADATA}
+_CLASS: Layout = {"metadata": METADATA}
 
 
 class FunctionRunner(ComposeRunner):

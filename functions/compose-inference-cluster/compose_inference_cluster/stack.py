@@ -5,13 +5,13 @@ from __future__ import annotations
 from modelplane.fnkit import inputs
 from modelplane.fnkit.ledger import Ledger
 from modelplane.kinds import API_VERSION
+from modelplane.layout import Layout
 from modelplane.names import SERVING_STACK_KEY
 from modelplane.remote import PROVIDER_CONFIG_KIND
-from modelplane.shapes import Shape
 from modelplane_models.inference_cluster import Spec
 
 # What the cluster reads of its stack: the address its Gateway was given.
-_STACK: Shape = {"status": {"gateway": {"address": str}}}
+_STACK: Layout = {"status": {"gateway": {"address": str}}}
 
 
 def write_stack(ledger: Ledger, name: str, spec: Spec) -> tuple[bool, str]:

@@ -41,8 +41,8 @@ def write_watches(ledger: Ledger, name: str, settings: Scheduler | None) -> Watc
     def seen(watch: Watch) -> tuple[Mapping[str, Any] | None, bool]:
         problems: list[Problem] = []
         key = scheduler_key(watch.name)
-        shape = {"status": {"atProvider": {"manifest": watch.shape}}}
-        observed = inputs.observed(ledger.req, ledger.rsp, key, shape, problems)
+        layout = {"status": {"atProvider": {"manifest": watch.layout}}}
+        observed = inputs.observed(ledger.req, ledger.rsp, key, layout, problems)
         return (observed_manifest(observed) if observed is not None else None), not problems
 
     observation = row.observe(settings, seen)

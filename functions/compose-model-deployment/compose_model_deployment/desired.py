@@ -59,7 +59,7 @@ def write_desired(ledger: Ledger, plan: Schedule, deployment: Deployment, own: O
             _write_endpoint(ledger, placement, deployment, observed)
             continue
         key = replica_key(placement.ordinal)
-        revision = observed.holding.revision if placement.held is not None and observed else deployment.revision
+        revision = observed.occupancy.revision if placement.held is not None and observed else deployment.revision
         meta = {
             "name": placement.replica,
             "namespace": deployment.namespace,
@@ -87,7 +87,7 @@ def write_desired(ledger: Ledger, plan: Schedule, deployment: Deployment, own: O
             ledger.put(key, {**written, "spec": {}})
             spec = ledger.rsp.desired.resources[key].resource["spec"]
             _write_replica_spec(spec, deployment.spec, placement, deployment.name)
-        serving = observed is not None and observed.holding.ready
+        serving = observed is not None and observed.occupancy.ready
         ledger.mark(key, ready=serving)
         if serving:
             ready.add(placement.replica)
@@ -109,7 +109,7 @@ def _placed_by(placement: Placement, observed: OwnReplica | None) -> str | None:
 def _write_endpoint(ledger: Ledger, placement: Placement, deployment: Deployment, observed: OwnReplica | None) -> None:
     key = endpoint_key(placement.ordinal)
     before = ledger.req.observed.resources.get(key)
-    serving = observed is not None and observed.holding.ready
+    serving = observed is not None and observed.occupancy.ready
     meta: dict[str, Any] = {
         "name": placement.replica,
         "namespace": deployment.namespace,

@@ -25,17 +25,17 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from compose_model_deployment.desired import Deployment, write_desired
 from compose_model_deployment.fleet import REQUIREMENTS, FleetReader, request_requirements
 from compose_model_deployment.own import Own, add_going, read_own, struct_shape
-from compose_model_deployment.progress import (
-    Observed,
+from modelplane.capacity import DeploymentKey
+from modelplane.conditions import Condition, Reason, Status, Type
+from modelplane.deployment.progress import (
+    ObservedCondition,
     failover_condition,
     lost_clusters,
     next_call,
     observed_conditions,
     progressing_condition,
 )
-from compose_model_deployment.report import report
-from modelplane.capacity import DeploymentKey
-from modelplane.conditions import Condition, Reason, Status, Type
+from modelplane.deployment.report import report
 from modelplane.fnkit.ledger import Ledger
 from modelplane.fnkit.preamble import keep_all, parse_or_keep, wait
 from modelplane.fnkit.runner import ComposeRunner
@@ -118,7 +118,7 @@ def compose(
     clusters = fleet.view.clusters
     lost = (
         lost_clusters(
-            {r.holding.cluster for r in own.replicas.values()},
+            {r.occupancy.cluster for r in own.replicas.values()},
             {c.name: c.ready for c in clusters.values() if not c.deleting},
             {*(c.name for c in clusters.values() if c.deleting), *fleet.view.unreadable},
             {c.name: c.not_ready_since for c in clusters.values() if c.not_ready_since},
@@ -129,7 +129,7 @@ def compose(
         else {}
     )
     existing = Existing(
-        replicas={o: r.holding for o, r in own.replicas.items()},
+        replicas={o: r.occupancy for o, r in own.replicas.items()},
         listed=fleet.listed,
         revision=deployment.revision,
         opaque=frozenset(own.unreadable),
@@ -233,7 +233,7 @@ def _key(req: fnv1.RunFunctionRequest) -> DeploymentKey:
     )
 
 
-def _observed_conditions(req: fnv1.RunFunctionRequest) -> dict[str, Observed]:
+def _observed_conditions(req: fnv1.RunFunctionRequest) -> dict[str, ObservedCondition]:
     status = req.observed.composite.resource.fields.get("status")
     items = status.struct_value.fields.get("conditions") if status is not None else None
     if items is None or not items.HasField("list_value"):
@@ -264,7 +264,7 @@ def _write_status(
             "ready": p.replica in ready,
         }
         observed = own.replicas.get(p.ordinal)
-        revision = observed.holding.revision if p.held is not None and observed else deployment.revision
+        revision = observed.occupancy.revision if p.held is not None and observed else deployment.revision
         if revision:
             entry["revision"] = revision
         entry["state"] = str(p.state)

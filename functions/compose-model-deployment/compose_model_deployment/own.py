@@ -20,7 +20,7 @@ from google.protobuf import json_format
 from google.protobuf import struct_pb2 as structpb
 
 from compose_model_deployment.replicas import read_replica
-from modelplane.capacity import DeploymentKey, Holding
+from modelplane.capacity import DeploymentKey, Occupancy
 from modelplane.fnkit.structs import readiness_at
 from modelplane.names import (
     PLACED_BY_ANNOTATION,
@@ -38,14 +38,14 @@ class OwnReplica:
     """One composed ModelReplica as observed.
 
     Attributes:
-        holding: Where it runs and what it holds, with the revision of the shape it runs.
+        occupancy: Where it runs and what it holds, with the revision of the shape it runs.
         spec: Its observed spec (a view into the request: copied only when it is kept as is).
         url: The URL it reports in ``status.endpoint``, if any.
         host: The Host header it reports there, if any.
         placed_by: Its ``PLACED_BY_ANNOTATION`` as written (kept as it is), if any.
     """
 
-    holding: Holding
+    occupancy: Occupancy
     spec: structpb.Struct
     url: str | None = None
     host: str | None = None
@@ -75,7 +75,7 @@ class Own:
     replicas: dict[int, OwnReplica] = field(default_factory=dict)
     unreadable: dict[int, str] = field(default_factory=dict)
     unsure: set[int] = field(default_factory=set)
-    going: dict[int, Holding | None] = field(default_factory=dict)
+    going: dict[int, Occupancy | None] = field(default_factory=dict)
 
 
 _KEYS = (*SHAPE_KEYS, *ROLE_KEYS)
@@ -120,15 +120,17 @@ def read_own(req: fnv1.RunFunctionRequest, key: DeploymentKey) -> Own:
         if ordinal is None:
             continue
         struct = req.observed.resources[name].resource
-        holding, why = read_replica(struct)
+        occupancy, why = read_replica(struct)
         metadata = _object_of(struct.fields.get("metadata"))
         if _deleting(metadata):
             # Its GPUs are held as it reads; one that does not read still keeps its ordinal.
-            own.going[ordinal] = replace(holding, deployment=key, ready=False) if holding and holding.roles else None
+            own.going[ordinal] = (
+                replace(occupancy, deployment=key, ready=False) if occupancy and occupancy.roles else None
+            )
             continue
-        if holding is not None and not holding.roles:
+        if occupancy is not None and not occupancy.roles:
             why = "its spec names no pool"
-        if holding is None or why:
+        if occupancy is None or why:
             own.unreadable[ordinal] = why
             continue
         spec = struct.fields["spec"].struct_value
@@ -149,8 +151,8 @@ def read_own(req: fnv1.RunFunctionRequest, key: DeploymentKey) -> Own:
         annotations = _object(metadata.fields.get("annotations"), "") if metadata else None
         replaces = _text(annotations, REPLACES_ANNOTATION)
         own.replicas[ordinal] = OwnReplica(
-            holding=replace(
-                holding, deployment=key, revision=revisions[exact], replaces=replaces or "", ready=bool(ready)
+            occupancy=replace(
+                occupancy, deployment=key, revision=revisions[exact], replaces=replaces or "", ready=bool(ready)
             ),
             spec=spec,
             url=_text(endpoint, "url"),
@@ -186,7 +188,7 @@ def _labelled(metadata: structpb.Struct | None) -> bool:
 _SHOWN = 63  # a label value's longest valid length: more is never a revision
 
 
-def add_going(own: Own, listed: Iterable[Holding], key: DeploymentKey) -> None:
+def add_going(own: Own, listed: Iterable[Occupancy], key: DeploymentKey) -> None:
     """Take as going the deployment's replicas the fleet's list shows being deleted.
 
     Crossplane may stop passing a composed resource it is deleting while the fleet's list
@@ -194,13 +196,13 @@ def add_going(own: Own, listed: Iterable[Holding], key: DeploymentKey) -> None:
     again, while it goes. A deletion is never undone, so the list's word wins over an
     observed copy that does not show it yet.
     """
-    for holding in listed:
-        ordinal = replica_ordinal(key.name, holding.name) if holding.deployment == key else None
+    for occupancy in listed:
+        ordinal = replica_ordinal(key.name, occupancy.name) if occupancy.deployment == key else None
         if ordinal is None or ordinal in own.unreadable or ordinal in own.going:
             continue
         own.replicas.pop(ordinal, None)
         own.unsure.discard(ordinal)
-        own.going[ordinal] = replace(holding, ready=False)
+        own.going[ordinal] = replace(occupancy, ready=False)
 
 
 def _deleting(metadata: structpb.Struct | None) -> bool:

@@ -1,4 +1,4 @@
-"""A ModelReplica as the scheduler reads it (``Holding``), straight from its protobuf Struct.
+"""A ModelReplica as the scheduler reads it (``Occupancy``), straight from its protobuf Struct.
 
 Every field read is checked as ``ModelReplica``'s generated model checks it, with the model's own
 bounds; a replica that does not read cleanly goes through the model
@@ -13,7 +13,7 @@ from functools import lru_cache
 
 from google.protobuf import struct_pb2 as structpb
 
-from modelplane.capacity import DeploymentKey, Holding, RoleHolding, replica_holding, role_holding
+from modelplane.capacity import DeploymentKey, Occupancy, RoleOccupancy, replica_occupancy, role_occupancy
 from modelplane.fnkit.inputs import read_one
 from modelplane.fnkit.structs import Fields, bounds, need, obj, readiness_at, string, text, whole
 from modelplane.names import REVISION_LABEL
@@ -27,15 +27,15 @@ _POOL = bounds(Spec, "poolName")
 _CLUSTER, _DEPLOYMENT = bounds(InferenceClusterRef, "name"), bounds(DeploymentRef, "name")
 
 
-def read_replica(struct: structpb.Struct) -> tuple[Holding | None, str]:
+def read_replica(struct: structpb.Struct) -> tuple[Occupancy | None, str]:
     """What one ModelReplica holds; None and why when it cannot be read."""
-    read = read_one("ModelReplica", struct, holding_of, ModelReplica, replica_holding)
+    read = read_one("ModelReplica", struct, occupancy_of, ModelReplica, replica_occupancy)
     if read.value is None:
         return None, read.why or "it has no name or spec"
     return read.value, ""
 
 
-# ModelReplica -> Holding, as ``modelplane.capacity.replica_holding`` reads the model.
+# ModelReplica -> Occupancy, as ``modelplane.capacity.replica_occupancy`` reads the model.
 
 
 @dataclass(frozen=True)
@@ -68,25 +68,25 @@ def _shape(workers: Fields) -> _Shape:
 
 
 @lru_cache(maxsize=4096)
-def _role_holding(role: Role, pool: str, shape: _Shape) -> RoleHolding:
+def _role_occupancy(role: Role, pool: str, shape: _Shape) -> RoleOccupancy:
     # Replicas share a few shapes and pools: build each role once.
     count, tensor, pipeline, data, data_local = shape
-    return role_holding(role, pool, _Workers(count, _Topology(tensor, pipeline, data, data_local)))
+    return role_occupancy(role, pool, _Workers(count, _Topology(tensor, pipeline, data, data_local)))
 
 
-def _role(role: Role, fields: Fields | None) -> RoleHolding | None:
+def _role(role: Role, fields: Fields | None) -> RoleOccupancy | None:
     if fields is None:
         return None
     pool = need(string(fields.get("poolName"), _POOL))
-    return _role_holding(role, pool, _shape(need(obj(fields.get("workers")))))
+    return _role_occupancy(role, pool, _shape(need(obj(fields.get("workers")))))
 
 
-def holding_of(fields: Fields) -> Holding | None:
+def occupancy_of(fields: Fields) -> Occupancy | None:
     """What a ModelReplica holds, read in place; None without a name or spec."""
     metadata, spec = obj(fields.get("metadata")), obj(fields.get("spec"))
     name = text(metadata.get("name")) if metadata is not None else None
     namespace = text(metadata.get("namespace")) if metadata is not None else None
-    # Whether it serves (``modelplane.capacity.replica_holding`` reads the model so).
+    # Whether it serves (``modelplane.capacity.replica_occupancy`` reads the model so).
     ready = readiness_at(fields, strict=True).true
     if spec is None:
         return None
@@ -100,13 +100,13 @@ def holding_of(fields: Fields) -> Holding | None:
     decode = _role(Role.DECODE, obj(spec.get("decode")))
     if metadata is None or not name:
         return None
-    roles: tuple[RoleHolding, ...] = ()
+    roles: tuple[RoleOccupancy, ...] = ()
     if unified is not None and pool:
-        roles = (_role_holding(Role.UNIFIED, pool, unified),)
+        roles = (_role_occupancy(Role.UNIFIED, pool, unified),)
     elif unified is None and prefill is not None and decode is not None:
         roles = (prefill, decode)
     namespace = namespace or ""
-    return Holding(
+    return Occupancy(
         namespace=namespace,
         name=name,
         deployment=DeploymentKey(namespace, deployment) if deployment is not None else None,

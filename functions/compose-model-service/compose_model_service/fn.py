@@ -31,6 +31,7 @@ from modelplane.fnkit.runner import ComposeRunner
 from modelplane.fnkit.status import set_conditions, set_ready
 from modelplane.fnkit.structs import labels_at
 from modelplane.kinds import API_VERSION
+from modelplane.layout import Layout
 from modelplane.names import ROUTE_KEY, SERVING_ANNOTATION, service_path
 from modelplane.problems import Problem, describe
 from modelplane.readiness import readiness_of
@@ -52,13 +53,12 @@ from modelplane.routing import (
 from modelplane.routing.route import ENDPOINT, ROUTE
 from modelplane.scheduling.labels import LabelSelector, Operator
 from modelplane.scheduling.labels import Requirement as LabelRequirement
-from modelplane.shapes import Shape
 from modelplane_models.model_service import ModelService, Selector
 
 GATEWAY = Requirement("gateway", API_VERSION, "InferenceGateway")
 ENDPOINTS = "endpoints"
 # What the service reads of its InferenceGateway.
-_GATEWAY: Shape = {"status": {"address": str}}
+_GATEWAY: Layout = {"status": {"address": str}}
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from modelplane.fnkit.ledger import Ledger
 from modelplane.fnkit.preamble import parse_or_keep
 from modelplane.fnkit.runner import ComposeRunner
 from modelplane.fnkit.status import set_conditions, set_ready
+from modelplane.layout import Layout
 from modelplane.names import (
     CONTROL_PLANE_NAMESPACE,
     GATEWAY_CLASS_KEY,
@@ -37,13 +38,12 @@ from modelplane.names import (
 )
 from modelplane.problems import Problem, describe
 from modelplane.remote import Readiness, ReadinessRule, observed_manifest, readiness_for, wrap
-from modelplane.shapes import Shape
 from modelplane_models.serving_stack import Gateway, ServingStack
 
 RELEASE_API_VERSION = "helm.m.crossplane.io/v1beta1"
 ENVOY_CONTROLLER = "gateway.envoyproxy.io/gatewayclass-controller"
 # What the stack reads of the Object carrying its Gateway: the addresses Envoy Gateway gave it.
-_OBSERVED_GATEWAY: Shape = {"status": {"atProvider": {"manifest": {"status": {"addresses": [{"value": str}]}}}}}
+_OBSERVED_GATEWAY: Layout = {"status": {"atProvider": {"manifest": {"status": {"addresses": [{"value": str}]}}}}}
 _PROGRAMMED = ReadinessRule(
     Readiness.DERIVE_FROM_CEL_QUERY,
     "object.status.conditions.exists(c, c.type == 'Programmed' && c.status == 'True')",

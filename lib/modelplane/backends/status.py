@@ -13,20 +13,20 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from modelplane.layout import CONDITION, METADATA, Layout
 from modelplane.names import ROLE_LABEL
 from modelplane.readiness import readiness_of
-from modelplane.shapes import CONDITION, METADATA, Shape
 
 Manifest = Mapping[str, Any]
 
 # What lift_status reads of a remote object and of a pod; inputs are conformed to these where they are read.
-REMOTE: Shape = {
+REMOTE: Layout = {
     "kind": str,
     "metadata": METADATA,
     "spec": {"replicas": int},
     "status": {"readyReplicas": int, "conditions": [CONDITION]},
 }
-POD: Shape = {
+POD: Layout = {
     "kind": str,
     "metadata": METADATA,
     "status": {

@@ -4,7 +4,7 @@ Observed and required resources reach a function unchecked: a controller, a
 provider or a person may have written anything there. Every function reads
 them under one policy:
 
-1. A reader declares what it reads of an input: a shape (``modelplane.shapes``)
+1. A reader declares what it reads of an input: a layout (``modelplane.layout``)
    for ``observed``/``required``, a generated model for ``read_one``.
 2. A field that does not fit is read as absent, and a Warning result names the
    object and the field. Absent is what a reader already handles (no address
@@ -29,9 +29,9 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2 as structpb
 
 from modelplane.fnkit.structs import Fields, UnclearError, described, readiness_at
+from modelplane.layout import Layout, conform
 from modelplane.problems import Problem
 from modelplane.readiness import READY, Readiness
-from modelplane.shapes import Shape, conform
 
 # Problems named per object in one warning; the rest are counted.
 _SHOWN_PROBLEMS = 3
@@ -54,11 +54,11 @@ def read(
     rsp: fnv1.RunFunctionResponse,
     what: str,
     struct: structpb.Struct,
-    shape: dict[str, Shape],
+    layout: dict[str, Layout],
     problems: list[Problem] | None = None,
 ) -> dict[str, Any]:
-    """``struct`` as a dict conformed to ``shape``, warning about what did not fit (also added to ``problems``)."""
-    conformed = conform(resource.struct_to_dict(struct), shape)
+    """``struct`` as a dict conformed to ``layout``, warning about what did not fit (also added to ``problems``)."""
+    conformed = conform(resource.struct_to_dict(struct), layout)
     report(rsp, what, conformed.problems)
     if problems is not None:
         problems.extend(conformed.problems)
@@ -69,24 +69,24 @@ def observed(
     req: fnv1.RunFunctionRequest,
     rsp: fnv1.RunFunctionResponse,
     key: str,
-    shape: dict[str, Shape],
+    layout: dict[str, Layout],
     problems: list[Problem] | None = None,
 ) -> dict[str, Any] | None:
-    """The observed composed resource ``key`` conformed to ``shape``; None when it is not observed."""
+    """The observed composed resource ``key`` conformed to ``layout``; None when it is not observed."""
     found = req.observed.resources.get(key)
     if found is None:
         return None
-    return read(rsp, f"observed composed resource {key!r}", found.resource, shape, problems)
+    return read(rsp, f"observed composed resource {key!r}", found.resource, layout, problems)
 
 
 def required(
     req: fnv1.RunFunctionRequest,
     rsp: fnv1.RunFunctionResponse,
     name: str,
-    shape: dict[str, Shape],
+    layout: dict[str, Layout],
     keep: Callable[[structpb.Struct], bool] | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """The required resources answered under ``name``, each conformed to ``shape`` (none when not fetched).
+    """The required resources answered under ``name``, each conformed to ``layout`` (none when not fetched).
 
     ``keep``, when given, is asked first of each resource as it came (reading a few fields in
     place): those it refuses are neither converted nor checked, so a list of many costs what the
@@ -96,7 +96,7 @@ def required(
     for index, item in enumerate(found.items if found is not None else ()):
         if keep is not None and not keep(item.resource):
             continue
-        yield read(rsp, f"required resource {described(item.resource, name, index)}", item.resource, shape)
+        yield read(rsp, f"required resource {described(item.resource, name, index)}", item.resource, layout)
 
 
 def ready(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, key: str, typ: str = READY) -> Readiness:

@@ -22,9 +22,9 @@ from typing import Any, TypeVar
 import pydantic
 from google.protobuf import struct_pb2 as structpb
 
+from modelplane.layout import show
 from modelplane.problems import Problem
 from modelplane.readiness import READY, Entry, Readiness, readiness
-from modelplane.shapes import show
 
 _NULL = (None, "null_value")
 

@@ -65,13 +65,13 @@ class Watch:
     Attributes:
         name: Its composition key after ``modelplane.names.scheduler_key`` (``queue``, ``flavor-a``).
         manifest: The object on the cluster: its apiVersion, kind and metadata.name.
-        shape: What is read of it (``modelplane.shapes``).
+        layout: What is read of it (``modelplane.layout``).
         object_suffix: The Observe-only Object's name, after the cluster's (``kai-queue``).
     """
 
     name: str
     manifest: Mapping[str, Any]
-    shape: Any
+    layout: Any
     object_suffix: str
 
 
@@ -92,7 +92,7 @@ class Observation:
 
 
 Seen = Callable[[Watch], tuple[Mapping[str, Any] | None, bool]]
-"""The observed object of a watch, conformed to its shape (None when not observed), and whether it read whole."""
+"""The observed object of a watch, conformed to its layout (None when not observed), and whether it read whole."""
 ObserveFunction = Callable[[Any, Seen], Observation]
 """A scheduler's watches: the cluster's ``spec.scheduler`` (its model) and what was observed before, in."""
 SnapshotFunction = Callable[[Sequence[Mapping[str, Any]], Iterable[str]], Snapshot]

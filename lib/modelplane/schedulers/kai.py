@@ -17,8 +17,8 @@ from typing import Any
 
 from modelplane.capacity.observed import Source
 from modelplane.capacity.snapshot import Figure, Snapshot, gpus, is_gpu
+from modelplane.layout import METADATA, Layout
 from modelplane.schedulers.base import Gang, Observation, SchedulerSettingsError, Seen, Watch, Wrapping
-from modelplane.shapes import METADATA, Shape
 
 SCHEDULER_NAME = "kai-scheduler"
 QUEUE_LABEL = "kai.scheduler/queue"
@@ -27,7 +27,7 @@ POD_GROUP_API_VERSION = "scheduling.run.ai/v2alpha2"
 QUEUE_API_VERSION = "scheduling.run.ai/v2"
 _NUMBER = (str, int, float)
 # What is read of a Queue: objects are conformed to it where they are read.
-QUEUE: Shape = {
+QUEUE: Layout = {
     "kind": str,
     "metadata": METADATA,
     "spec": {"resources": {"gpu": {"quota": (int, float)}}},

@@ -22,15 +22,15 @@ from typing import Any
 
 from modelplane.capacity.observed import Source
 from modelplane.capacity.snapshot import Figure, Snapshot, gpus, is_gpu
+from modelplane.layout import METADATA, Layout
 from modelplane.names import POOL_LABEL
 from modelplane.schedulers.base import Gang, Observation, SchedulerSettingsError, Seen, Watch, Wrapping
-from modelplane.shapes import METADATA, Shape
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 API_VERSION = "kueue.x-k8s.io/v1beta2"
 _NUMBER = (str, int, float)
 # What the adapter reads of a ClusterQueue and a ResourceFlavor: objects are conformed to these where they are read.
-CLUSTER_QUEUE: Shape = {
+CLUSTER_QUEUE: Layout = {
     "kind": str,
     "metadata": METADATA,
     "spec": {
@@ -38,7 +38,7 @@ CLUSTER_QUEUE: Shape = {
     },
     "status": {"flavorsUsage": [{"name": str, "resources": [{"name": str, "total": _NUMBER}]}]},
 }
-RESOURCE_FLAVOR: Shape = {"kind": str, "metadata": METADATA, "spec": {"nodeLabels": {str: str}}}
+RESOURCE_FLAVOR: Layout = {"kind": str, "metadata": METADATA, "spec": {"nodeLabels": {str: str}}}
 
 
 def flavor_names(cluster_queue: Mapping[str, Any]) -> list[str]:

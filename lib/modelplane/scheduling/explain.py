@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from modelplane.capacity import Holding
+from modelplane.capacity import Occupancy
 from modelplane.capacity.clusters import ClusterInfo
 from modelplane.names import replica_name
 from modelplane.scheduling.decision import Score
@@ -178,7 +178,7 @@ def _cluster_check(run: Placer, cluster: ClusterInfo) -> ClusterCheck:
     )
 
 
-def explain(deployment: ModelDeployment, fleet: FleetView, *, own: Iterable[Holding] = ()) -> Explanation:
+def explain(deployment: ModelDeployment, fleet: FleetView, *, own: Iterable[Occupancy] = ()) -> Explanation:
     """Explain where ``deployment``'s replicas go on a fleet, as ``schedule`` would place them afresh.
 
     Args:

@@ -37,7 +37,7 @@ from modelplane.scheduling.result import (
     Origin,
     Placement,
     PoolRejection,
-    Reason,
+    RejectReason,
     RolePlacement,
     Unplaced,
     pool_message,
@@ -91,13 +91,13 @@ class Option:
 def unschedulable(cluster: ClusterInfo) -> ClusterRejection | None:
     """Why ``cluster`` takes no new replica whatever its pools (being deleted, draining, cordoned, not Ready)."""
     if cluster.deleting:
-        return ClusterRejection(cluster.name, Reason.CORDONED, "being deleted")
+        return ClusterRejection(cluster.name, RejectReason.CORDONED, "being deleted")
     if cluster.draining:
-        return ClusterRejection(cluster.name, Reason.CORDONED, "drains (spec.drain)")
+        return ClusterRejection(cluster.name, RejectReason.CORDONED, "drains (spec.drain)")
     if cluster.cordoned:
-        return ClusterRejection(cluster.name, Reason.CORDONED, "cordoned")
+        return ClusterRejection(cluster.name, RejectReason.CORDONED, "cordoned")
     if not cluster.ready:
-        return ClusterRejection(cluster.name, Reason.NOT_READY, cluster.not_ready)
+        return ClusterRejection(cluster.name, RejectReason.NOT_READY, cluster.not_ready)
     return None
 
 
@@ -120,7 +120,7 @@ class Placer:
             clusters: Every cluster of the fleet, sorted by name.
             judge: Judges the pools' classes for the roles.
             free: Per pool whose class has a known accelerator count, its free GPUs per node.
-            counted: Per pool, the replicas ("namespace/name") ``free`` already takes off: holding
+            counted: Per pool, the replicas ("namespace/name") ``free`` already takes off: occupancy
                 one of them at the shape it runs takes nothing more, and releasing it gives its
                 GPUs back.
             memo: Judgements of clusters kept with the fleet they were made on (``FleetView.memo``),
@@ -262,7 +262,7 @@ class Placer:
                 second = (score, option)
         if best is None:
             rejections = tuple(
-                ClusterRejection(avoid, Reason.INSUFFICIENT_CAPACITY, _OVERCOMMITTED)
+                ClusterRejection(avoid, RejectReason.INSUFFICIENT_CAPACITY, _OVERCOMMITTED)
                 if cluster.name == avoid
                 else self.rejection(cluster)
                 for cluster in self.selected
@@ -325,7 +325,9 @@ class Placer:
         empty = [r for r, keys in eligible.items() if not keys]
         lacking = [p for p in rejected if p.role in empty]
         reason = (
-            Reason.CEL_ERROR if any(p.reason is PoolReason.CEL_ERROR for p in lacking) else Reason.NO_MATCHING_POOLS
+            RejectReason.CEL_ERROR
+            if any(p.reason is PoolReason.CEL_ERROR for p in lacking)
+            else RejectReason.NO_MATCHING_POOLS
         )
         if not cluster.pools:
             message = "has no pools"
@@ -403,7 +405,7 @@ class Placer:
             message = "prefill and decode do not fit on its pools together"
         else:
             message = "; ".join(_pool_message(p, self.request.roles) for p in pools)
-        return ClusterRejection(cluster.name, Reason.INSUFFICIENT_CAPACITY, message, tuple(pools))
+        return ClusterRejection(cluster.name, RejectReason.INSUFFICIENT_CAPACITY, message, tuple(pools))
 
 
 @lru_cache(maxsize=65536)

@@ -1,21 +1,21 @@
-"""Conform an object of unknown shape to the shape its reader expects, naming every field that does not fit.
+"""Conform an object of unknown layout to the layout its reader expects, naming every field that does not fit.
 
 Observed and required resources reach a function unchecked: a controller, a
 provider or a person may have written anything there. A reader declares the
-fields it reads as a shape, and ``conform`` returns the object with every such
+fields it reads as a layout, and ``conform`` returns the object with every such
 field that does not fit removed (so the reader sees it as absent) and one
-``Problem`` per removal. Fields a shape does not declare pass through unchanged.
+``Problem`` per removal. Fields a layout does not declare pass through unchanged.
 
-A shape is one of:
+A layout is one of:
 
 - a type, ``str``, ``int``, ``float`` or ``bool``: a JSON value of that type
   (``int`` also takes an integral number, as protobuf carries every number as
   a double; ``float`` any number);
 - ``object``: any value;
-- a tuple of shapes: the first that fits;
-- a dict of field names to shapes: an object whose declared fields fit, or,
+- a tuple of layouts: the first that fits;
+- a dict of field names to layouts: an object whose declared fields fit, or,
   keyed by ``str`` alone, a map whose every value fits;
-- a one-item list ``[shape]``: a list whose items fit (those that do not are
+- a one-item list ``[layout]``: a list whose items fit (those that do not are
   left out).
 
 A JSON null is read as absent, as the Kubernetes API server does.
@@ -30,8 +30,8 @@ from typing import Any
 
 from modelplane.problems import Problem
 
-Shape = Any
-"""A shape, as the module docstring describes (types, tuples, dicts and one-item lists nest freely)."""
+Layout = Any
+"""A layout, as the module docstring describes (types, tuples, dicts and one-item lists nest freely)."""
 
 # Kubernetes integers are int64; a number beyond that is not one, however it is written.
 _INT_LIMIT = 2**63
@@ -41,16 +41,16 @@ _SHOWN_INTEGER = 1e15  # larger integral numbers are shown as the doubles they a
 
 @dataclass(frozen=True)
 class Conformed:
-    """An object conformed to a shape, and what had to be left out."""
+    """An object conformed to a layout, and what had to be left out."""
 
     value: dict[str, Any]
     problems: tuple[Problem, ...] = ()
 
 
 # Condition entries as Kubernetes and Crossplane write them in status.conditions.
-CONDITION: Shape = {"type": str, "status": str, "reason": str, "message": str, "lastTransitionTime": str}
-CONDITIONS: Shape = {"status": {"conditions": [CONDITION]}}
-METADATA: Shape = {"name": str, "namespace": str, "labels": {str: str}, "annotations": {str: str}}
+CONDITION: Layout = {"type": str, "status": str, "reason": str, "message": str, "lastTransitionTime": str}
+CONDITIONS: Layout = {"status": {"conditions": [CONDITION]}}
+METADATA: Layout = {"name": str, "namespace": str, "labels": {str: str}, "annotations": {str: str}}
 
 
 def show(value: object) -> str:
@@ -66,64 +66,64 @@ def show(value: object) -> str:
     return "a list" if isinstance(value, list) else "an object"
 
 
-def _leaf(value: object, shape: type) -> tuple[bool, object]:
-    if shape is object:
+def _leaf(value: object, layout: type) -> tuple[bool, object]:
+    if layout is object:
         return True, value
     if isinstance(value, bool):  # a bool is an int in Python, not in JSON
-        return shape is bool, value
-    if shape is bool or shape is str or not isinstance(value, int | float):
-        return isinstance(value, shape), value
-    if shape is int:
+        return layout is bool, value
+    if layout is bool or layout is str or not isinstance(value, int | float):
+        return isinstance(value, layout), value
+    if layout is int:
         fits = (isinstance(value, int) or value.is_integer()) and -_INT_LIMIT <= value < _INT_LIMIT
         return fits, int(value) if fits else value
-    return shape is float, value
+    return layout is float, value
 
 
-def _expected(shape: Shape) -> str:
-    if isinstance(shape, tuple):
-        return " or ".join(_expected(s) for s in shape)
-    if isinstance(shape, dict):
+def _expected(layout: Layout) -> str:
+    if isinstance(layout, tuple):
+        return " or ".join(_expected(s) for s in layout)
+    if isinstance(layout, dict):
         return "an object"
-    if isinstance(shape, list):
+    if isinstance(layout, list):
         return "a list"
-    return {str: "a string", int: "an integer", float: "a number", bool: "a boolean"}.get(shape, "a value")
+    return {str: "a string", int: "an integer", float: "a number", bool: "a boolean"}.get(layout, "a value")
 
 
-def _conform(value: object, shape: Shape, path: str, problems: list[Problem]) -> tuple[bool, object]:
-    """Whether ``value`` fits ``shape`` at all, and the value with what does not fit inside it removed."""
-    if isinstance(shape, tuple):
-        for option in shape:
+def _conform(value: object, layout: Layout, path: str, problems: list[Problem]) -> tuple[bool, object]:
+    """Whether ``value`` fits ``layout`` at all, and the value with what does not fit inside it removed."""
+    if isinstance(layout, tuple):
+        for option in layout:
             nested: list[Problem] = []
             fits, out = _conform(value, option, path, nested)
             if fits:
                 problems.extend(nested)
                 return True, out
-    elif isinstance(shape, dict):
+    elif isinstance(layout, dict):
         if isinstance(value, Mapping):
-            return True, _object(value, shape, path, problems)
-    elif isinstance(shape, list):
+            return True, _object(value, layout, path, problems)
+    elif isinstance(layout, list):
         if isinstance(value, list):
-            return True, _list(value, shape[0], path, problems)
+            return True, _list(value, layout[0], path, problems)
     else:
-        fits, out = _leaf(value, shape)
+        fits, out = _leaf(value, layout)
         if fits:
             return True, out
-    problems.append(Problem(path or "(the object)", f"expected {_expected(shape)}, got {show(value)}"))
+    problems.append(Problem(path or "(the object)", f"expected {_expected(layout)}, got {show(value)}"))
     return False, value
 
 
-def _object(value: Mapping[str, Any], shape: dict[Any, Shape], path: str, problems: list[Problem]) -> dict[str, Any]:
+def _object(value: Mapping[str, Any], layout: dict[Any, Layout], path: str, problems: list[Problem]) -> dict[str, Any]:
     out = dict(value)
-    if set(shape) == {str}:
-        fields = [(k, shape[str]) for k in value]
+    if set(layout) == {str}:
+        fields = [(k, layout[str]) for k in value]
     else:
-        fields = [(k, s) for k, s in shape.items() if k in value]
-    for key, field_shape in fields:
+        fields = [(k, s) for k, s in layout.items() if k in value]
+    for key, field_layout in fields:
         where = f"{path}.{key}" if path else str(key)
         if value[key] is None:
             del out[key]
             continue
-        fits, conformed = _conform(value[key], field_shape, where, problems)
+        fits, conformed = _conform(value[key], field_layout, where, problems)
         if fits:
             out[key] = conformed
         else:
@@ -131,21 +131,21 @@ def _object(value: Mapping[str, Any], shape: dict[Any, Shape], path: str, proble
     return out
 
 
-def _list(value: list[Any], shape: Shape, path: str, problems: list[Problem]) -> list[Any]:
+def _list(value: list[Any], layout: Layout, path: str, problems: list[Problem]) -> list[Any]:
     out = []
     for index, item in enumerate(value):
-        fits, conformed = _conform(item, shape, f"{path}[{index}]", problems)
+        fits, conformed = _conform(item, layout, f"{path}[{index}]", problems)
         if fits:
             out.append(conformed)
     return out
 
 
-def conform(obj: object, shape: dict[str, Shape]) -> Conformed:
-    """``obj`` with every field ``shape`` declares made to fit it, and what was left out.
+def conform(obj: object, layout: dict[str, Layout]) -> Conformed:
+    """``obj`` with every field ``layout`` declares made to fit it, and what was left out.
 
     Args:
         obj: A JSON value read from an input, expected to be an object.
-        shape: The object's shape (a dict shape).
+        layout: The object's layout (a dict layout).
 
     Returns:
         The conformed object (empty when ``obj`` is not an object at all) and one problem per
@@ -154,4 +154,4 @@ def conform(obj: object, shape: dict[str, Shape]) -> Conformed:
     problems: list[Problem] = []
     if not isinstance(obj, Mapping):
         return Conformed({}, (Problem("(the object)", f"expected an object, got {show(obj)}"),))
-    return Conformed(_object(obj, shape, "", problems), tuple(problems))
+    return Conformed(_object(obj, layout, "", problems), tuple(problems))

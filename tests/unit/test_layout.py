@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from modelplane.layout import CONDITIONS, METADATA, Layout, conform, show
 from modelplane.problems import Problem
-from modelplane.shapes import CONDITIONS, METADATA, Shape, conform, show
 
-OBSERVED: Shape = {
+OBSERVED: Layout = {
     **CONDITIONS,
     "metadata": METADATA,
     "spec": {"replicas": int, "weight": float, "enabled": bool, "quantity": (str, int)},
