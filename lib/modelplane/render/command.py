@@ -12,7 +12,7 @@ Differences from ``crossplane render XR COMPOSITION FUNCTIONS``: the
 Composition is optional (by default ``apis/<plural>/composition.yaml`` of the
 repository, found from the working directory or from this package), and there
 is no FUNCTIONS argument: every functionRef runs in-process through
-``modelplane.fnkit.registry.load_runner``. ``--xrd`` (schema defaults),
+``modelplane.render.runners.load_runner``. ``--xrd`` (schema defaults),
 ``--required-schemas``, ``--function-annotations`` and ``--timeout`` are not
 supported. Like the CLI, it prints the YAML stream on stdout and nothing else
 (the reconcile's warning events also go to stderr, one line each); an error
@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from modelplane import documents
-from modelplane.fnkit import configure_cli_logging
 from modelplane.render import RenderError, RenderInputs, include_full_xr, render, to_yaml
+from modelplane.render.runners import configure_cli_logging
 from modelplane.repo import CompositionNotFoundError, composition_path
 
 __all__ = ["main"]
