@@ -21,7 +21,7 @@ from google.protobuf import struct_pb2 as structpb
 
 from compose_model_deployment.replicas import read_replica
 from modelplane.capacity import DeploymentKey, Occupancy
-from modelplane.fnkit.structs import readiness_at
+from modelplane.fnkit.structs import bounds, readiness_at
 from modelplane.names import (
     PLACED_BY_ANNOTATION,
     REPLACES_ANNOTATION,
@@ -31,6 +31,7 @@ from modelplane.names import (
 )
 from modelplane.scheduling import DecidedBy, Decision, serving_shape, shape_revision
 from modelplane.scheduling.revision import ROLE_KEYS, SHAPE_KEYS
+from modelplane_models.model_deployment import Placement
 
 
 @dataclass(frozen=True)
@@ -79,7 +80,7 @@ class Own:
 
 
 _KEYS = (*SHAPE_KEYS, *ROLE_KEYS)
-_WHY_LENGTH = 512  # status.placements[].why's maxLength
+_WHY_LENGTH = bounds(Placement, "why").max_length  # status.placements[].why, where it is shown
 
 
 def placed_by(decision: Decision) -> str:

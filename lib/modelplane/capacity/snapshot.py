@@ -80,6 +80,16 @@ class PoolObservations:
     unassigned: int = 0
 
 
+def status_object(
+    objects: Sequence[Mapping[str, Any]], kind: str, source: Source, what: str
+) -> tuple[Mapping[str, Any], str] | Snapshot:
+    """The observed object of ``kind`` and its name; or, when there is none, the snapshot that says so."""
+    found = next((o for o in objects if o.get("kind") == kind), None)
+    if found is None:
+        return Snapshot(source, (), missing=f"{what} has not been observed yet")
+    return found, str(found.get("metadata", {}).get("name", ""))
+
+
 def gpus(value: Any) -> int:  # noqa: ANN401 - an int-or-string quantity from a status object
     """A quantity of devices as a whole number (rounded up; 0 for what does not parse)."""
     try:

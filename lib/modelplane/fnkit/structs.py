@@ -98,12 +98,7 @@ def obj(value: Value) -> Fields | None:
 
 def objects(value: Value, limits: Bounds = _ANY) -> Sequence[Fields]:
     """A list of objects (empty when absent or null), at most ``limits.max_length`` of them."""
-    if value is None:
-        return ()
-    items = value.list_value.values
-    if not items and not value.HasField("list_value"):
-        null(value)
-        return ()
+    items = _items(value)
     if limits.max_length is not None and len(items) > limits.max_length:
         raise UnclearError
     return [need(obj(item)) for item in items]
@@ -111,13 +106,18 @@ def objects(value: Value, limits: Bounds = _ANY) -> Sequence[Fields]:
 
 def strings(value: Value) -> frozenset[str]:
     """A list of strings, as a set (empty when absent or null)."""
+    return frozenset(need(text(item)) for item in _items(value))
+
+
+def _items(value: Value) -> Sequence[Value]:
+    """A list's items (none when absent or null)."""
     if value is None:
-        return frozenset()
-    items = value.list_value.values
+        return ()
+    items: Sequence[Value] = value.list_value.values
     if not items and not value.HasField("list_value"):
         null(value)
-        return frozenset()
-    return frozenset(need(text(item)) for item in items)
+        return ()
+    return items
 
 
 def text(value: Value) -> str | None:

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from modelplane.capacity.observed import Source
-from modelplane.capacity.snapshot import Figure, Snapshot, gpus, is_gpu
+from modelplane.capacity.snapshot import Figure, Snapshot, gpus, is_gpu, status_object
 from modelplane.layout import METADATA, Layout
 from modelplane.schedulers.base import Gang, Observation, SchedulerSettingsError, Seen, Watch, Wrapping
 
@@ -77,10 +77,10 @@ def snapshot(objects: Sequence[Mapping[str, Any]], device_classes: Iterable[str]
     Returns:
         The snapshot; not known when there is no Queue or it has no status yet.
     """
-    queue = next((o for o in objects if o.get("kind") == "Queue"), None)
-    if queue is None:
-        return Snapshot(Source.KAI, (), missing="the KAI Queue has not been observed yet")
-    name = str(queue.get("metadata", {}).get("name", ""))
+    found = status_object(objects, "Queue", Source.KAI, "the KAI Queue")
+    if isinstance(found, Snapshot):
+        return found
+    queue, name = found
     read = (f"Queue {name}",)
     status = queue.get("status")
     if not isinstance(status, Mapping):

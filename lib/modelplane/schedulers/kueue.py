@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from modelplane.capacity.observed import Source
-from modelplane.capacity.snapshot import Figure, Snapshot, gpus, is_gpu
+from modelplane.capacity.snapshot import Figure, Snapshot, gpus, is_gpu, status_object
 from modelplane.layout import METADATA, Layout
 from modelplane.names import POOL_LABEL
 from modelplane.schedulers.base import Gang, Observation, SchedulerSettingsError, Seen, Watch, Wrapping
@@ -78,10 +78,10 @@ def snapshot(objects: Sequence[Mapping[str, Any]], device_classes: Iterable[str]
     Returns:
         The snapshot; not known when there is no ClusterQueue or it has no status yet.
     """
-    queue = next((o for o in objects if o.get("kind") == "ClusterQueue"), None)
-    if queue is None:
-        return Snapshot(Source.KUEUE, (), missing="the Kueue ClusterQueue has not been observed yet")
-    name = str(queue.get("metadata", {}).get("name", ""))
+    found = status_object(objects, "ClusterQueue", Source.KUEUE, "the Kueue ClusterQueue")
+    if isinstance(found, Snapshot):
+        return found
+    queue, name = found
     flavors = {str(o.get("metadata", {}).get("name")): o for o in objects if o.get("kind") == "ResourceFlavor"}
     read = (f"ClusterQueue {name}", *(f"ResourceFlavor {f}" for f in sorted(flavors)))
     status = queue.get("status")
