@@ -48,7 +48,7 @@ from compose_model_deployment import clusters, replicas
 from compose_model_deployment.fn import FunctionRunner
 from modelplane.capacity import occupancy
 from modelplane.fnkit import serve, structs
-from modelplane.scheduling import placer
+from modelplane.scheduling import fit
 
 _ROOT = Path(__file__).resolve().parent.parent
 CLUSTERS = (10, 100, 1000)
@@ -138,7 +138,7 @@ def _forget() -> None:
     structs.forget()
     replicas._role_occupancy.cache_clear()
     occupancy._footprint.cache_clear()
-    placer.pool_fit.cache_clear()
+    fit.pool_fit.cache_clear()
     clusters.forget()
     gc.collect()
 

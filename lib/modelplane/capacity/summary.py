@@ -95,7 +95,7 @@ def summarize(cluster: ClusterInfo, per_node: Mapping[str, int], replicas: Itera
        holds on the pool it names; a role whose pool is not in the cluster, or
        whose class has no known accelerator count, is ignored.
     2. Ready replicas first: they run, so they are held whatever happens (first
-       fit decreasing, ``NodeFree.hold_all``) and never overcommitted; GPUs
+       fit decreasing, ``NodeFree.occupy_all``) and never overcommitted; GPUs
        beyond the nodes go to the pool's overflow.
     3. Then the observed usage no Ready replica explains (the scheduler's figure
        minus the GPUs Ready replicas hold on the pool, at least 0) is taken off
@@ -129,7 +129,7 @@ def summarize(cluster: ClusterInfo, per_node: Mapping[str, int], replicas: Itera
     ready = [r for r in own if r.ready]
     for pool in pools:
         roles = [(r.key, role) for r in ready for role in r.roles if role.pool == pool]
-        nodes[pool], overflow[pool] = nodes[pool].hold_all(role.footprint for _, role in roles)
+        nodes[pool], overflow[pool] = nodes[pool].occupy_all(role.footprint for _, role in roles)
         for key, role in roles:
             counted[pool].add(key)
             held[pool] += role.footprint.total_gpus

@@ -1,6 +1,6 @@
 """One placement pass: account for what exists, place again what must move, then place new replicas.
 
-1. hold what exists: replicas retired or removed still run until deleted; unmanaged
+1. occupy what exists: replicas retired or removed still run until deleted; unmanaged
    replicas and shadows hold their GPUs; kept replicas hold theirs in ordinal order, a
    reshaped one at its new shape only if its pools have room for it after every other
    replica (held at its old shape otherwise). A replica its pool's published figure
@@ -57,7 +57,7 @@ def place_pass(  # noqa: PLR0913 - one scheduling pass over what exists
 
     With ``release``, the replicas retired or removed now hold no GPUs (as on a later call).
     """
-    placements = _hold_existing(run, kept, taken, release=release)  # 1.
+    placements = _occupy_existing(run, kept, taken, release=release)  # 1.
     failed, withdrawn = _place_again(run, kept, placements)  # 2.
     used = {o.ordinal for o in own} | existing.opaque | set(existing.going)
     unplaced, shortfall = _place_new(run, add, used, failed, placements)  # 3.
@@ -66,14 +66,14 @@ def place_pass(  # noqa: PLR0913 - one scheduling pass over what exists
     return Outcome(placements, [*withdrawn, *unplaced], shortfall + len(withdrawn), names)
 
 
-def _hold_existing(run: Placer, kept: Kept, taken: Sequence[Occupancy], *, release: bool = False) -> list[Placement]:
+def _occupy_existing(run: Placer, kept: Kept, taken: Sequence[Occupancy], *, release: bool = False) -> list[Placement]:
     """Account for what exists; return the kept placements, held at their shape where a new one does not fit.
 
     A replica whose shape changed takes the new shape in place of its old one
     only if its pools have room for it after every other replica, those held at
     their old shape included; the check is repeated until no more are held.
     """
-    _hold_others(run, kept, taken, release=release)
+    _occupy_others(run, kept, taken, release=release)
     # Kept replicas in ordinal order, as they were placed: a re-run rebuilds the same nodes.
     staying = [(o, p) for o in kept.staying if (p := kept.placements[o.ordinal]) is not None]
     reshaped = {o.ordinal for o, p in staying if p.held is None and p.roles != observed_roles(o.occupancy)}
@@ -82,13 +82,13 @@ def _hold_existing(run: Placer, kept: Kept, taken: Sequence[Occupancy], *, relea
     while True:
         for o, _ in staying:
             if o.ordinal not in reshaped or o.ordinal in held:
-                run.hold(o.occupancy.cluster, _roles(o.occupancy), own=False, name=_name(o.occupancy))
+                run.occupy(o.occupancy.cluster, _roles(o.occupancy), own=False, name=_name(o.occupancy))
         short = []
         for o, p in staying:
             if o.ordinal not in reshaped - held:
                 continue
             run.release(_name(o.occupancy), o.occupancy.cluster, _roles(o.occupancy))
-            if not run.hold(p.cluster, [(r.pool, r.footprint) for r in p.roles], own=False, strict=True):
+            if not run.occupy(p.cluster, [(r.pool, r.footprint) for r in p.roles], own=False, strict=True):
                 short.append(o.ordinal)
         if not short:
             break
@@ -99,15 +99,15 @@ def _hold_existing(run: Placer, kept: Kept, taken: Sequence[Occupancy], *, relea
     return [_shape_held(p, o.occupancy) if o.ordinal in held else p for o, p in staying]
 
 
-def _hold_others(run: Placer, kept: Kept, taken: Sequence[Occupancy], *, release: bool) -> None:
+def _occupy_others(run: Placer, kept: Kept, taken: Sequence[Occupancy], *, release: bool) -> None:
     """Account for the replicas that go (retired or removed), the taken ones, and those placed again."""
     for o in (*kept.removed, *kept.retired):  # Still running until deleted, unless released.
         if release:
             run.release(_name(o.occupancy), o.occupancy.cluster, _roles(o.occupancy))
         else:
-            run.hold(o.occupancy.cluster, _roles(o.occupancy), own=False, name=_name(o.occupancy))
+            run.occupy(o.occupancy.cluster, _roles(o.occupancy), own=False, name=_name(o.occupancy))
     for h in taken:
-        run.hold(h.cluster, _roles(h), own=bool(h.roles), name=_name(h))
+        run.occupy(h.cluster, _roles(h), own=bool(h.roles), name=_name(h))
     for o in kept.staying:  # placed again: what it held where it runs is free once it moves
         if kept.placements[o.ordinal] is None:
             run.release(_name(o.occupancy), o.occupancy.cluster, _roles(o.occupancy))
