@@ -23,14 +23,13 @@ its XR) takes the status, as a stale True still says it was up when last seen.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 
 READY = "Ready"
 TRUE, FALSE, UNKNOWN = "True", "False", "Unknown"
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(NamedTuple):
     """One ``status.conditions[]`` entry, as read (fields a reader could not read are empty)."""
 
     type: str
@@ -41,8 +40,7 @@ class Entry:
     observed_generation: int | None = None
 
 
-@dataclass(frozen=True)
-class Readiness:
+class Readiness(NamedTuple):
     """What an object's condition of one type says.
 
     Attributes:

@@ -39,7 +39,7 @@ class UnclearError(Exception):
     """A field does not read as its model expects: let the model parse the object."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # compared and hashed by identity: each is made once, at import
 class Bounds:
     """What a generated model declares of one field: number bounds, lengths (of a string or list) and pattern."""
 
@@ -270,7 +270,8 @@ def readiness_at(
     """
     out = problems if problems is not None else []
     before = len(out)
-    entries, generation = _entries(fields or {}, out, strict=strict)
+    # Without a list to report to, entries of other types are not checked (the common read, kept cheap).
+    entries, generation = _entries(fields or {}, typ, out, strict=strict, check=strict or problems is not None)
     if strict and len(out) > before:
         raise UnclearError
     return readiness(entries, generation, typ)
@@ -279,10 +280,14 @@ def readiness_at(
 # The string fields of a condition entry checked when present (the models check lastTransitionTime too).
 _KEYS = ("type", "status", "reason", "message")
 _STRICT_KEYS = (*_KEYS, "lastTransitionTime")
+_REQUIRED = frozenset({"type", "status"})
 
 
-def _entries(fields: Fields, out: list[Problem], *, strict: bool) -> tuple[list[Entry], int | None]:
-    generation = _integer_in(fields.get("metadata"), "generation", "metadata.generation", out)
+def _entries(
+    fields: Fields, typ: str, out: list[Problem], *, strict: bool, check: bool
+) -> tuple[list[Entry], int | None]:
+    """The entries of type ``typ`` (each entry checked when ``check``), and ``metadata.generation``."""
+    generation = _integer_in(fields.get("metadata"), "generation", out, "metadata.generation")
     status = fields.get("status")
     if status is None or _null(status):
         return [], generation
@@ -297,38 +302,61 @@ def _entries(fields: Fields, out: list[Problem], *, strict: bool) -> tuple[list[
         return [], generation
     entries = []
     for index, item in enumerate(listed.list_value.values):
-        where = f"status.conditions[{index}]"
         if not item.HasField("struct_value"):
-            out.append(Problem(where, f"expected an object, got {_kind(item)}"))
+            out.append(Problem(f"status.conditions[{index}]", f"expected an object, got {_kind(item)}"))
             continue
         got = item.struct_value.fields
-        for key in _STRICT_KEYS if strict else _KEYS:
-            value = got.get(key)
-            if value is not None and not _null(value) and not value.HasField("string_value"):
-                out.append(Problem(f"{where}.{key}", f"expected a string, got {_kind(value)}"))
-            elif strict and key in ("type", "status") and (value is None or _null(value)):
-                out.append(Problem(f"{where}.{key}", "required"))
+        if check:
+            _check_entry(got, f"status.conditions[{index}]", out, strict=strict)
+        kind = got.get("type")
+        if kind is None or kind.string_value != typ:
+            if strict:
+                _integer_in(item, "observedGeneration", out, "status.conditions", index)
+            continue
+        state, reason, message, since = (
+            got.get("status"),
+            got.get("reason"),
+            got.get("message"),
+            got.get("lastTransitionTime"),
+        )
         entries.append(
             Entry(
-                _string_value(got.get("type")),
-                _string_value(got.get("status")),
-                _string_value(got.get("reason")),
-                _string_value(got.get("message")),
-                _string_value(got.get("lastTransitionTime")),
-                _integer_in(item, "observedGeneration", f"{where}.observedGeneration", out),
+                typ,
+                state.string_value if state is not None else "",
+                reason.string_value if reason is not None else "",
+                message.string_value if message is not None else "",
+                since.string_value if since is not None else "",
+                _integer_in(item, "observedGeneration", out, "status.conditions", index),
             )
         )
     return entries, generation
 
 
-def _integer_in(value: Value, name: str, where: str, out: list[Problem]) -> int | None:
+def _check_entry(got: Fields, where: str, out: list[Problem], *, strict: bool) -> None:
+    """Name each string field of a condition entry that is not one (and, ``strict``, a missing type or status)."""
+    for key in _STRICT_KEYS if strict else _KEYS:
+        value = got.get(key)
+        kind = value.WhichOneof("kind") if value is not None else None
+        if kind == "string_value":
+            continue
+        if kind not in _NULL and value is not None:
+            out.append(Problem(f"{where}.{key}", f"expected a string, got {_kind(value)}"))
+        elif strict and key in _REQUIRED:
+            out.append(Problem(f"{where}.{key}", "required"))
+
+
+def _integer_in(value: Value, name: str, out: list[Problem], where: str, index: int | None = None) -> int | None:
+    """Integer field ``name`` of an object; a value that is not one is named (``where[index].name``) in ``out``."""
     found = value.struct_value.fields.get(name) if value is not None and value.HasField("struct_value") else None
-    if found is None or _null(found):
+    if found is None:
         return None
-    if not found.HasField("number_value") or not found.number_value.is_integer():
-        out.append(Problem(where, f"expected an integer, got {_kind(found)}"))
-        return None
-    return int(found.number_value)
+    number: float = found.number_value
+    if (number or found.HasField("number_value")) and number.is_integer():
+        return int(number)
+    if not _null(found):
+        at = where if index is None else f"{where}[{index}].{name}"
+        out.append(Problem(at, f"expected an integer, got {_kind(found)}"))
+    return None
 
 
 def _null(value: structpb.Value) -> bool:
@@ -336,7 +364,8 @@ def _null(value: structpb.Value) -> bool:
 
 
 def _string_value(value: structpb.Value | None) -> str:
-    return value.string_value if value is not None and value.HasField("string_value") else ""
+    # A Value of another kind reads its unset string member: "".
+    return value.string_value if value is not None else ""
 
 
 def _kind(value: structpb.Value) -> str:
