@@ -274,8 +274,8 @@ def _published(
     if kai:
         held: dict[str, int] = defaultdict(int)
         for item in listed:
-            if item.holding.ready:
-                for role in item.holding.roles:
+            if item.occupancy.ready:
+                for role in item.occupancy.roles:
                     held[role.pool] += role.footprint.total_gpus
         spec_pools = [p["name"] for p in xr["spec"]["nodePools"]]
         observations = PoolObservations({p: Observed(Source.KAI, held[p] + _OTHER_WORK) for p in spec_pools})

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from modelplane.schedulers import SCHEDULERS
+
 
 class Component(StrEnum):
     """The parts of a ServingStack, each one Helm release."""
@@ -90,7 +92,6 @@ CHARTS: dict[Component, Chart] = {
     )
 }
 
-_BY_SCHEDULER: dict[str, tuple[Component, ...]] = {"None": (), "KAI": (Component.KAI,), "Kueue": (Component.KUEUE,)}
 _BY_BACKEND: dict[str, tuple[Component, ...]] = {
     "KServe": (Component.CERT_MANAGER, Component.KSERVE_CRDS, Component.KSERVE),
     "Native": (),
@@ -102,7 +103,7 @@ def stack_components(*, backend: str, scheduler: str) -> tuple[Chart, ...]:
 
     Args:
         backend: The serving backend (``KServe`` or ``Native``).
-        scheduler: The scheduler type (``None``, ``KAI`` or ``Kueue``).
+        scheduler: The scheduler type (a row of ``modelplane.schedulers.SCHEDULERS``).
 
     Returns:
         The charts in install order: each after every chart it depends on, ties by component name.
@@ -110,11 +111,12 @@ def stack_components(*, backend: str, scheduler: str) -> tuple[Chart, ...]:
     Raises:
         ValueError: an unknown backend or scheduler.
     """
-    if backend not in _BY_BACKEND or scheduler not in _BY_SCHEDULER:
+    row = SCHEDULERS.get(scheduler)
+    if backend not in _BY_BACKEND or row is None:
         msg = f"no serving stack for backend {backend!r} and scheduler {scheduler!r}"
         raise ValueError(msg)
     wanted = {Component.LWS, Component.ENVOY_GATEWAY, Component.DRA_DRIVER}
-    wanted |= set(_BY_BACKEND[backend]) | set(_BY_SCHEDULER[scheduler])
+    wanted |= set(_BY_BACKEND[backend]) | {Component(c) for c in row.charts}
     ordered: list[Chart] = []
     placed: set[Component] = set()
     while len(ordered) < len(wanted):

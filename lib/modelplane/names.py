@@ -1,40 +1,14 @@
-"""Names, labels and composition keys of what Modelplane composes, in one place."""
+"""Names, labels, annotations and composition keys of what Modelplane composes, in one place.
+
+Every composition resource name (the key a function composes a resource under),
+label and annotation Modelplane writes is defined here, once; a function that
+needs one imports it.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import re
-
-from modelplane.scheduling.names import replica_name
-
-__all__ = [
-    "CANNOT_MOVE_ANNOTATION",
-    "CLUSTER_LABEL",
-    "CONTROL_PLANE_NAMESPACE",
-    "DEPLOYMENT_LABEL",
-    "KUBECONFIG_KEY",
-    "MAX_COLLECTION_NAME",
-    "OBSERVED_PODS_LABEL",
-    "POOL_LABEL",
-    "REPLICA_HOST_SUFFIX",
-    "REPLICA_LABEL",
-    "REVISION_LABEL",
-    "ROLE_LABEL",
-    "SERVING_ANNOTATION",
-    "WORKLOAD_GATEWAY_NAME",
-    "WORKLOAD_GATEWAY_NAMESPACE",
-    "bounded_name",
-    "cluster_label",
-    "endpoint_key",
-    "kubeconfig_secret",
-    "object_name",
-    "remote_key",
-    "replica_host",
-    "replica_key",
-    "replica_key_ordinal",
-    "replica_name",
-    "workload_name",
-]
 
 # Every ModelReplica and ModelEndpoint a ModelDeployment composes carries this label;
 # ModelServices select endpoints by it and the scale subresource's selector is built from it.
@@ -55,6 +29,52 @@ CANNOT_MOVE_ANNOTATION = "modelplane.ai/cannot-move"
 # Every ModelReplica a ModelDeployment composes carries the InferenceCluster it runs on (``cluster_label``),
 # so each InferenceCluster asks Crossplane for its own replicas by label instead of the whole fleet's.
 CLUSTER_LABEL = "modelplane.ai/cluster"
+
+
+# --- The replicas of a ModelDeployment ---
+# Replica ``i`` of deployment ``d`` is ``d-i`` when ``d`` is a DNS label and the result fits in 63
+# characters. Otherwise (a name with dots, or a long one) it is ``<d, sanitised and cut>-<8 hex digits
+# of sha256(d)>-i``, so two deployments whose sanitised names collide still get different replicas.
+# Names depend only on the deployment's name and the ordinal: they never change across reconciles.
+
+MAX_NAME = 63
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_UNSAFE = re.compile(r"[^a-z0-9-]+")
+_ORDINAL = re.compile(r"-(0|[1-9][0-9]*)$")
+
+
+def replica_name(deployment: str, ordinal: int) -> str:
+    """The name of replica ``ordinal`` of ``deployment``.
+
+    Args:
+        deployment: The ModelDeployment's name.
+        ordinal: The replica's ordinal, from 0.
+
+    Returns:
+        A DNS label of at most 63 characters.
+
+    Raises:
+        ValueError: ``ordinal`` is negative.
+    """
+    if ordinal < 0:
+        msg = f"a replica ordinal must not be negative, not {ordinal}"
+        raise ValueError(msg)
+    suffix = f"-{ordinal}"
+    if _DNS_LABEL.match(deployment) and len(deployment) + len(suffix) <= MAX_NAME:
+        return deployment + suffix
+    digest = hashlib.sha256(deployment.encode()).hexdigest()[:8]
+    room = MAX_NAME - len(suffix) - len(digest) - 1
+    base = _UNSAFE.sub("-", deployment.lower())[:room].strip("-")
+    return f"{base}-{digest}{suffix}" if base else f"r{digest}{suffix}"
+
+
+def replica_ordinal(deployment: str, name: str) -> int | None:
+    """The ordinal of a replica named by ``replica_name``, or None for any other name."""
+    match = _ORDINAL.search(name)
+    if match is None:
+        return None
+    ordinal = int(match.group(1))
+    return ordinal if replica_name(deployment, ordinal) == name else None
 
 
 def replica_key(ordinal: int) -> str:
@@ -194,7 +214,8 @@ def kubeconfig_secret(cluster: str) -> str:
 
 
 # Composition keys of the routing kinds: an InferenceGateway's release, class, Gateway and certificate
-# grant; a ModelEndpoint's Backend; a ModelService's HTTPRoute.
+# grant (a ServingStack's GatewayClass and Gateway take the same two keys); a ModelEndpoint's Backend;
+# a ModelService's HTTPRoute.
 GATEWAY_RELEASE_KEY = "envoy-gateway"
 GATEWAY_CLASS_KEY = "gateway-class"
 GATEWAY_KEY = "gateway"
@@ -225,3 +246,68 @@ def certificate_grant_name(gateway: str) -> str:
 def service_path(namespace: str, name: str) -> str:
     """The path prefix a ModelService is reached at on its gateway."""
     return f"/{namespace}/{name}"
+
+
+# --- What a ModelDeployment writes on its ModelReplicas ---
+
+# On a replica placed because another's cluster is lost: that replica's name (failover holds while it is lost).
+REPLACES_ANNOTATION = "modelplane.ai/replaces"
+# Why the replica was placed on its cluster, written when it is placed (JSON: ``decidedBy`` and ``why``).
+PLACED_BY_ANNOTATION = "modelplane.ai/placed-by"
+
+
+# --- Composition keys of an InferenceCluster ---
+
+# The cloud cluster, EKS's access entry, and one node pool per ``spec.nodePools[]`` entry (plus the system pool).
+CLOUD_CLUSTER_KEY = "cluster"
+EKS_ACCESS_KEY = "cluster-auth"
+_POOL_PREFIX = "nodepool-"
+# The ClusterProviderConfigs of provider-kubernetes and provider-helm that reach the cluster.
+KUBERNETES_PROVIDER_CONFIG_KEY = "kubernetes-provider-config"
+HELM_PROVIDER_CONFIG_KEY = "helm-provider-config"
+SERVING_STACK_KEY = "serving-stack"
+# Observe-only Objects of the workload scheduler's status objects (a KAI Queue, a Kueue ClusterQueue...).
+_SCHEDULER_PREFIX = "scheduler-"
+
+
+def pool_key(pool: str) -> str:
+    """The composition resource name of a cloud cluster's node pool."""
+    return f"{_POOL_PREFIX}{pool}"
+
+
+def is_cloud_key(key: str) -> bool:
+    """Whether ``key`` names a resource of a cloud cluster (the cluster, its access entry, a node pool)."""
+    return key in (CLOUD_CLUSTER_KEY, EKS_ACCESS_KEY) or key.startswith(_POOL_PREFIX)
+
+
+def scheduler_key(watch: str) -> str:
+    """The composition resource name of the Observe-only Object of a scheduler's status object ``watch``."""
+    return f"{_SCHEDULER_PREFIX}{watch}"
+
+
+def is_scheduler_key(key: str) -> bool:
+    """Whether ``key`` names an Observe-only Object of the cluster's workload scheduler."""
+    return key.startswith(_SCHEDULER_PREFIX)
+
+
+# --- Composition keys of a ServingStack ---
+
+
+def release_key(component: str) -> str:
+    """The composition resource name of a component's Helm Release."""
+    return f"release-{component}"
+
+
+def is_release_key(key: str) -> bool:
+    """Whether ``key`` names a component's Helm Release."""
+    return key.startswith("release-")
+
+
+# The workload cluster's Gateway: its Namespace (the GatewayClass and Gateway take the keys below).
+GATEWAY_NAMESPACE_KEY = "gateway-namespace"
+
+
+# --- Composition keys of a ModelReplica ---
+
+# The ObservedObjectCollection of the replica's pods (each remote object's key is ``remote_key``).
+PODS_KEY = "pods"

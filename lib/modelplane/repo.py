@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from modelplane.documents import load_one
 from modelplane.kinds import BY_KIND
 
 # lib/modelplane/repo.py -> the repository root.
@@ -33,5 +32,4 @@ def composition_path(kind: str) -> Path:
 
 def load_composition(kind: str) -> dict[str, Any]:
     """Load the Composition that ships for ``kind``."""
-    loaded: dict[str, Any] = yaml.safe_load(composition_path(kind).read_text())
-    return loaded
+    return load_one(composition_path(kind).read_text(encoding="utf-8"))

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from modelplane.fnkit.registry import load_runner
 from modelplane.kinds import KINDS
 from modelplane.render import goyaml
+from modelplane.render.runners import load_runner
 from modelplane.repo import composition_path
 from tests.conformance.cli import WORKERS, require_binary, require_engine
 from tests.golden.cases import Case, cases

@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from modelplane import kinds
-from modelplane.scheduling.names import replica_name
+from modelplane.names import replica_name
 from tests.e2e.figures import Stopwatch
 from tests.e2e.plane import Plane
 from tests.e2e.tools import REPO

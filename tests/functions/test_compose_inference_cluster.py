@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +12,13 @@ import yaml
 from crossplane.function import resource
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
+from compose_inference_cluster import fn
 from compose_inference_cluster.fn import FunctionRunner
+from modelplane.capacity import Source
+from modelplane.capacity.snapshot import Figure, Snapshot
+from modelplane.schedulers import SCHEDULERS, Observation, Seen, Watch, WorkloadScheduler, Wrapping
+from modelplane_models import inference_cluster as cluster_models
+from modelplane_models.inference_cluster import InferenceCluster, Scheduler, Spec
 
 STATUS = Path(__file__).resolve().parents[1] / "unit" / "capacity" / "status"
 H100 = {
@@ -559,3 +565,63 @@ def test_a_replica_that_does_not_validate_is_reported_and_skipped() -> None:
     assert _summary(rsp)["pools"]["h100"]["replicas"] == ["ml/m-0"]
     warnings = [r.message for r in rsp.results if r.severity == fnv1.SEVERITY_WARNING]
     assert any(w.startswith("ModelReplica bad-0 is malformed") for w in warnings), warnings
+
+
+def _volcano_observe(settings: Any, seen: Seen) -> Observation:  # noqa: ARG001 - the table's signature
+    queue = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": "inference"}}
+    return Observation((Watch("queue", queue, {"kind": str, "status": {"allocated": {str: str}}}, "volcano-queue"),))
+
+
+def _volcano_snapshot(objects: Sequence[Mapping[str, Any]], _classes: Iterable[str]) -> Snapshot:
+    queue = next((o for o in objects if o.get("kind") == "Queue"), None)
+    if queue is None:
+        return Snapshot(Source.KAI, (), missing="the Volcano Queue has not been observed yet")
+    used = int(queue.get("status", {}).get("allocated", {}).get("nvidia.com/gpu", "0"))
+    # The capacity source is an enum of the API: a real Volcano adds its own value there.
+    return Snapshot(Source.KAI, ("Queue inference",), (Figure("nvidia.com/gpu", used),))
+
+
+class _AnyScheduler(Scheduler):
+    type: str | None = "None"  # type: ignore[assignment]  # the XRD's enum with Volcano in it
+
+
+class _Spec(Spec):
+    scheduler: _AnyScheduler | None = None
+
+
+class _Cluster(InferenceCluster):
+    spec: _Spec | None = None
+
+
+_MODELS = {**vars(cluster_models), "_AnyScheduler": _AnyScheduler, "_Spec": _Spec}
+for _model in (_Spec, _Cluster):
+    _model.model_rebuild(_types_namespace=_MODELS)
+
+
+def test_another_scheduler_is_one_module_and_one_table_entry(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A scheduler the function has never heard of is observed, and read as capacity, through its table row alone."""
+    monkeypatch.setitem(
+        SCHEDULERS, "Volcano", WorkloadScheduler(lambda *_: Wrapping(), _volcano_observe, _volcano_snapshot)
+    )
+    monkeypatch.setattr(fn, "InferenceCluster", _Cluster)  # the model regenerated from the extended enum
+    queue = {"kind": "Queue", "metadata": {"name": "inference"}, "status": {"allocated": {"nvidia.com/gpu": "12"}}}
+    xr = _cluster(scheduler={"type": "Volcano"})
+    rsp = _run(_req(xr, observed={"scheduler-queue": _observed_object([queue])}))
+    obj = _desired(rsp)["scheduler-queue"]
+    assert (obj["metadata"]["name"], obj["spec"]["managementPolicies"]) == ("c-volcano-queue", ["Observe"])
+    assert obj["spec"]["forProvider"]["manifest"]["apiVersion"] == "scheduling.volcano.sh/v1beta1"
+    pool = _status(rsp)["capacity"]["pools"][0]
+    assert (pool["observedInUse"], pool["inUse"]) == (12, 16)  # Volcano's 12, and the 4 of m-0 on top
+    assert _conditions(rsp)["CapacityKnown"] == ("TRUE", "Observed")
+
+
+def test_a_pool_taken_out_of_the_spec_is_removed_and_an_unknown_resource_kept() -> None:
+    pool = {"apiVersion": "container.gcp.m.upbound.io/v1beta1", "kind": "NodePool", "metadata": {"name": "c-old"}}
+    stray = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "left-by-an-older-version"}}
+    rsp = _run(_req(_cluster("GKE"), observed={"nodepool-old": pool, "stray": stray}))
+    desired = _desired(rsp)
+    # The user deleted pool "old" from spec.nodePools: it goes. Nothing accounts for "stray": it stays.
+    assert "nodepool-old" not in desired
+    assert desired["stray"] == stray
+    warnings = [r.message for r in rsp.results if r.severity == fnv1.SEVERITY_WARNING]
+    assert any(w.startswith("kept stray unchanged: nothing in this call accounted for it") for w in warnings), warnings

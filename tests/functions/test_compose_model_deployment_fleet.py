@@ -18,9 +18,9 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from compose_model_deployment.clusters import cluster_facts, model_facts
 from compose_model_deployment.fleet import FleetReader
-from compose_model_deployment.replicas import holding_of
-from compose_model_deployment.structs import Read, read_one
-from modelplane.capacity import DeploymentKey, replica_holding
+from compose_model_deployment.replicas import occupancy_of
+from modelplane.capacity import DeploymentKey, replica_occupancy
+from modelplane.fnkit.inputs import Read, read_one
 from modelplane.scheduling.view import Published
 from modelplane_models.inference_cluster import InferenceCluster
 from modelplane_models.model_replica import ModelReplica
@@ -222,8 +222,8 @@ def test_reads_as_the_model_does(kind: str, body: dict[str, Any]) -> None:
         got = read_one("InferenceCluster", struct, cluster_facts, InferenceCluster, model_facts)
         want = read_one("InferenceCluster", struct, None, InferenceCluster, model_facts)
     else:
-        got = read_one("ModelReplica", struct, holding_of, ModelReplica, replica_holding)
-        want = read_one("ModelReplica", struct, None, ModelReplica, replica_holding)
+        got = read_one("ModelReplica", struct, occupancy_of, ModelReplica, replica_occupancy)
+        want = read_one("ModelReplica", struct, None, ModelReplica, replica_occupancy)
     assert got == want
 
 

@@ -21,8 +21,6 @@ import yaml
 from crossplane.function import resource
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
-from modelplane.fnkit import configure_cli_logging
-from modelplane.fnkit.registry import load_runner
 from modelplane.kinds import KINDS, Kind
 from modelplane.names import REPLICA_LABEL, ROLE_LABEL
 from modelplane.preview.fleet import simulate
@@ -30,6 +28,7 @@ from modelplane.preview.manifests import load_dir
 from modelplane.preview.world import healthy
 from modelplane.remote import OBJECT_API_VERSION
 from modelplane.render import RenderInputs, RenderOutput, render
+from modelplane.render.runners import configure_cli_logging, load_runner
 from modelplane.repo import ROOT, load_composition
 from tests.golden.cases import Case, cases
 

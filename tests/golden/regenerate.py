@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from modelplane.fnkit import configure_cli_logging
+from modelplane.render.runners import configure_cli_logging
 from tests.golden.cases import GOLDEN, cases, render_case
 
 

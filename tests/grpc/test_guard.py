@@ -17,6 +17,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 
 from compose_model_endpoint.fn import FunctionRunner as EndpointRunner
+from modelplane.fnkit.ledger import Ledger
 from modelplane.fnkit.runner import ComposeRunner
 from modelplane.kinds import API_VERSION
 
@@ -51,8 +52,10 @@ def _request(xr: dict[str, Any], **observed: dict[str, Any]) -> fnv1.RunFunction
     return req
 
 
-def _raising(err: Exception) -> Callable[[fnv1.RunFunctionRequest, fnv1.RunFunctionResponse, object], None]:
-    def compose(_req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, _log: object) -> None:
+def _raising(
+    err: Exception,
+) -> Callable[[fnv1.RunFunctionRequest, fnv1.RunFunctionResponse, Ledger, object], None]:
+    def compose(_req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, _ledger: Ledger, _log: object) -> None:
         rsp.desired.resources["half-written"].resource.update({"kind": "Thing"})
         raise err
 

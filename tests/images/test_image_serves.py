@@ -26,9 +26,9 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from google.protobuf import json_format
 
-from modelplane.fnkit.registry import load_runner
 from modelplane.kinds import KINDS, Kind
 from modelplane.render import RenderInputs, render
+from modelplane.render.runners import load_runner
 from modelplane.repo import load_composition
 from tests.golden.cases import cases, render_output
 from tests.grpc.certs import Pem, write_tls_dir

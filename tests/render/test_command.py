@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from modelplane import documents
 from modelplane.render import command, goyaml, pipeline
 from tests.render.toys import ToyRunner, toy_composition
 
@@ -57,7 +58,7 @@ def test_required_resources_from_a_directory_and_context_files(tmp_path: Path, m
     ]
     rc, out, err = _run(monkeypatch, argv)
     assert (rc, err) == (0, "")
-    docs = goyaml.load_all(out)
+    docs = documents.load_all(out)
     assert [d["metadata"]["name"] for d in docs[1:3]] == ["ctx", "required-all"]
     assert docs[1]["data"] == {"value": '{"from": "file"}'}
     assert docs[2]["data"] == {"names": "a,b"}
@@ -73,7 +74,7 @@ def test_include_full_xr(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     argv = [str(_write(tmp_path / "xr.yaml", xr)), "--composition", str(_write(tmp_path / "c.yaml", _comp({}))), "-x"]
     rc, out, _ = _run(monkeypatch, argv)
     assert rc == 0
-    got = goyaml.load_all(out)[0]
+    got = documents.load_all(out)[0]
     # The rendered XR merged over the input: its labels and spec stay, the engine's references join them.
     assert (got["metadata"], got["spec"]) == (xr["metadata"], {"size": 3, "crossplane": {"resourceRefs": []}})
 
@@ -135,7 +136,7 @@ def test_default_composition_is_found_in_the_repository(tmp_path: Path, monkeypa
     monkeypatch.chdir(tmp_path)
     rc, out, err = _run(monkeypatch, [str(_write(tmp_path / "xr.yaml", xr))])
     assert (rc, err) == (0, "")
-    assert goyaml.load_all(out)[0]["metadata"] == {"name": "h100"}
+    assert documents.load_all(out)[0]["metadata"] == {"name": "h100"}
 
 
 def test_warning_events_also_go_to_stderr(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

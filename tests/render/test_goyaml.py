@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from modelplane.render.goyaml import dump_document, format_float, load_all
+from modelplane.documents import load_all
+from modelplane.render.goyaml import dump_document, format_float
 
 
 @pytest.mark.parametrize(

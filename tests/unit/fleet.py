@@ -7,8 +7,8 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from modelplane.capacity import ClusterInfo, Holding
-from modelplane.capacity.pools import as_cluster_info, as_holding
+from modelplane.capacity import ClusterInfo, Occupancy
+from modelplane.capacity.pools import as_cluster_info, as_occupancy
 from modelplane.capacity.summary import Listed
 from modelplane.cel.k8s import exact, parse_quantity
 from modelplane.scheduling import (
@@ -276,7 +276,7 @@ PLACED_LATER = "2026-01-01T00:00:00Z"  # when the deployment under test placed i
 def view(
     clusters: Sequence[InferenceCluster | ClusterInfo],
     classes: Sequence[InferenceClass],
-    replicas: Sequence[ModelReplica | Holding | Listed] = (),
+    replicas: Sequence[ModelReplica | Occupancy | Listed] = (),
     *,
     unreadable: Mapping[str, str] | None = None,
     deleting: Collection[str] = (),
@@ -293,7 +293,7 @@ def plan(
     dep: ModelDeployment,
     clusters: Sequence[InferenceCluster | ClusterInfo],
     classes: Sequence[InferenceClass],
-    replicas: Sequence[ModelReplica | Holding] = (),
+    replicas: Sequence[ModelReplica | Occupancy] = (),
     *,
     existing: Existing | None = None,
     matcher: DeviceMatcher = fake_matcher,
@@ -302,11 +302,11 @@ def plan(
     draining: Collection[str] = (),
 ) -> Schedule:
     """``schedule`` as the function calls it: the fleet's view from every replica, its own ones listed."""
-    holdings = [h for h in map(as_holding, replicas) if h is not None]
+    occupancies = [h for h in map(as_occupancy, replicas) if h is not None]
     key = request_of(dep).key
-    mine = [h for h in holdings if h.deployment == key]
+    mine = [h for h in occupancies if h.deployment == key]
     # The deployment's replicas were placed after the fleet's others: its clusters count them last.
-    listed = [Listed(h, created=PLACED_LATER if h.deployment == key else "") for h in holdings]
+    listed = [Listed(h, created=PLACED_LATER if h.deployment == key else "") for h in occupancies]
     fleet = view(
         clusters, classes, listed, unreadable=unreadable, deleting=deleting, draining=draining, matcher=matcher
     )

@@ -10,7 +10,9 @@ from crossplane.function import resource, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane.fnkit import inputs
+from modelplane.fnkit.ledger import Ledger
 from modelplane.fnkit.runner import ComposeRunner
+from modelplane.fnkit.structs import readiness_at, string_at
 from modelplane.fnkit.xr import InvalidXRError, parse_composite
 from modelplane.problems import Problem
 from modelplane_models.model_endpoint import ModelEndpoint
@@ -77,16 +79,17 @@ def _warnings(rsp: fnv1.RunFunctionResponse) -> list[str]:
 def test_condition_reads_any_shape(observed: dict[str, Any] | None, status: str, problems: list[Problem]) -> None:
     req = _request(observed)
     found: list[Problem] = []
-    got = inputs.condition(req.observed.resources.get("thing"), "Ready", found)
+    thing = req.observed.resources.get("thing")
+    got = readiness_at(thing.resource.fields if thing is not None else None, "Ready", found)
     assert got.status == status
     assert found == problems
     rsp = response.to(req)
-    assert inputs.is_ready(req, rsp, "thing") is (status == "True")
+    assert inputs.ready(req, rsp, "thing").true is (status == "True")
     assert len(_warnings(rsp)) == (1 if problems else 0)
 
 
 def test_condition_carries_reason_and_message() -> None:
-    got = inputs.condition(resource.dict_to_struct({"status": {"conditions": [READY]}}), "Ready")
+    got = readiness_at(resource.dict_to_struct({"status": {"conditions": [READY]}}).fields)
     assert (got.status, got.reason, got.message) == ("True", "Available", "up")
 
 
@@ -142,11 +145,11 @@ def test_report_names_three_problems_and_counts_the_rest() -> None:
     ],
 )
 def test_string_at(obj: dict[str, Any], path: tuple[str, ...], want: str) -> None:
-    assert inputs.string_at(resource.dict_to_struct(obj), *path) == want
+    assert string_at(resource.dict_to_struct(obj), *path) == want
 
 
 def test_runner_guard_in_process() -> None:
-    def compose(req: fnv1.RunFunctionRequest, _rsp: fnv1.RunFunctionResponse, _log: object) -> None:
+    def compose(req: fnv1.RunFunctionRequest, _rsp: fnv1.RunFunctionResponse, _ledger: Ledger, _log: object) -> None:
         _ = list(req.observed.resources)[1]
 
     rsp = asyncio.run(ComposeRunner(compose).RunFunction(fnv1.RunFunctionRequest(), None))

@@ -46,11 +46,13 @@ from modelplane.admission.checks import (
     structural_errors,
     unbounded_collections,
 )
-from modelplane.admission.documents import JSON, Schema, load_document, load_documents
+from modelplane.admission.documents import JSON, Schema
 from modelplane.admission.objects import apply_defaults, metadata_errors
 from modelplane.admission.openapi import RULES_NOT_CHECKED, to_json_schema
 from modelplane.admission.validator import Result, Validator
 from modelplane.admission.xrd import Definition, definition_paths, definitions, xr_crd_schema
+from modelplane.documents import read_all as load_documents
+from modelplane.documents import read_one as load_document
 from modelplane.repo import APIS as APIS_DIR
 from modelplane.repo import ROOT as REPO
 

@@ -16,9 +16,10 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane.classes import ClassReview, review_class
 from modelplane.conditions import Condition, Reason, Status, Type
+from modelplane.fnkit.ledger import Ledger
+from modelplane.fnkit.preamble import read_xr
 from modelplane.fnkit.runner import ComposeRunner
 from modelplane.fnkit.status import set_conditions, set_ready
-from modelplane.fnkit.xr import InvalidXRError, parse_composite
 from modelplane.problems import Problem, describe
 from modelplane_models.inference_class import InferenceClass
 
@@ -31,14 +32,19 @@ class FunctionRunner(ComposeRunner):
         super().__init__(compose)
 
 
-def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: structlog.stdlib.BoundLogger) -> None:
+def compose(
+    req: fnv1.RunFunctionRequest,
+    rsp: fnv1.RunFunctionResponse,
+    _ledger: Ledger,  # a class composes nothing: there is nothing to keep
+    log: structlog.stdlib.BoundLogger,
+) -> None:
     """Review the class, then write its status, conditions and readiness."""
-    try:
-        xr = parse_composite(req, InferenceClass)
+    xr = read_xr(req, InferenceClass)
+    if isinstance(xr, list):
+        review, problems = None, xr
+    else:
         review = review_class(xr.spec) if xr.spec is not None else None
         problems = list(review.problems) if review else [Problem("spec", "required")]
-    except InvalidXRError as err:
-        review, problems = None, err.problems
     if review is not None:
         resource.update(rsp.desired.composite, {"status": _status(review)})
     if problems:

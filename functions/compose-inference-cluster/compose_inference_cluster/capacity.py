@@ -9,22 +9,81 @@ rather than every ModelReplica of the fleet.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pydantic
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2 as structpb
 
+from compose_inference_cluster.watches import Watched
 from modelplane import protojson
-from modelplane.capacity import ClusterInfo, ClusterSummary, Listed, cluster_info, replica_holding
-from modelplane.capacity.published import PoolClass
-from modelplane.capacity.snapshot import PoolObservations, Snapshot
+from modelplane.capacity import ClusterInfo, ClusterSummary, Listed, cluster_info, replica_occupancy, summarize
+from modelplane.capacity.published import PoolClass, capacity_status, pool_classes
+from modelplane.capacity.snapshot import PoolObservations, Snapshot, pool_observations
 from modelplane.conditions import Condition, Reason, Status, Type
 from modelplane.fnkit import inputs
-from modelplane.fnkit.xr import invalid
-from modelplane_models.inference_cluster import InferenceCluster
+from modelplane.fnkit.required import Requirement
+from modelplane.fnkit.structs import string_at
+from modelplane.kinds import API_VERSION
+from modelplane.names import CLUSTER_LABEL, cluster_label
+from modelplane.problems import invalid
+from modelplane_models.inference_class import InferenceClass
+from modelplane_models.inference_cluster import InferenceCluster, Spec
 from modelplane_models.model_replica import ModelReplica
+
+REPLICAS = Requirement("replicas", API_VERSION, "ModelReplica")
+
+
+def request_replicas(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
+    """Ask for the ModelReplicas labelled with this cluster; while it drains, for every ModelReplica.
+
+    A replica composed before its ModelDeployment wrote ``CLUSTER_LABEL`` (an upgrade of a running
+    system) is not selected until that deployment's next reconcile labels it: capacity in use may
+    read low until then, and converges. A drain must not be declared done on that: while
+    ``spec.drain`` is set the whole fleet's list is read, as before the label, so the drain counts
+    labelled or not. Either way each replica is matched by ``spec.inferenceClusterRef`` in place.
+    Read in place, before the XR is parsed: the requirement is asked for on every call.
+    """
+    xr = req.observed.composite.resource
+    spec = xr.fields.get("spec")
+    drain = spec.struct_value.fields.get("drain") if spec is not None else None
+    if drain is not None and drain.HasField("bool_value") and drain.bool_value:
+        REPLICAS.request(rsp)
+        return
+    REPLICAS.request(rsp, labels={CLUSTER_LABEL: cluster_label(string_at(xr, "metadata", "name"))})
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """The cluster's ``status.capacity`` and the two conditions about it."""
+
+    status: dict[str, Any]
+    known: Condition
+    overcommitted: Condition
+
+
+def cluster_capacity(
+    req: fnv1.RunFunctionRequest,
+    rsp: fnv1.RunFunctionResponse,
+    xr: InferenceCluster,
+    spec: Spec,
+    watched: Watched,
+    class_specs: Mapping[str, InferenceClass],
+) -> Capacity:
+    """Capacity from what the scheduler's Objects observed and the cluster's replicas."""
+    classes = pool_classes(class_specs)
+    pools = [p.name for p in spec.nodePools or []]
+    device_classes = sorted({c.device_class for c in classes.values() if c.device_class})
+    # A scheduler with nothing to observe (Kueue without a ClusterQueue) has no figures: capacity is the declared one.
+    read, unobserved = watched.scheduler.snapshot, watched.observation.unobserved
+    snapshot = read(watched.objects, device_classes) if read is not None and not unobserved else None
+    observations = pool_observations(snapshot, pools) if snapshot is not None else PoolObservations({})
+    cluster = cluster_pools(xr, observations)
+    replicas = listed_replicas(REPLICAS.structs(req), rsp, cluster.name)
+    summary = summarize(cluster, {n: c.per_node for n, c in classes.items()}, replicas)
+    known = capacity_condition(spec, classes, snapshot, observations, unobserved)
+    return Capacity(capacity_status(cluster.pools, classes, summary), known, overcommitted_condition(summary))
 
 
 def cluster_pools(xr: InferenceCluster, observations: PoolObservations) -> ClusterInfo:
@@ -45,15 +104,15 @@ def listed_replicas(replicas: Iterable[structpb.Struct], rsp: fnv1.RunFunctionRe
     out: list[Listed] = []
     for struct in replicas:
         # Only this cluster's replicas are read whole: while it drains the list is the fleet's.
-        if inputs.string_at(struct, "spec", "inferenceClusterRef", "name") != cluster:
+        if string_at(struct, "spec", "inferenceClusterRef", "name") != cluster:
             continue
         try:
-            holding = replica_holding(ModelReplica.model_validate(protojson.struct_to_dict(struct)))
+            occupancy = replica_occupancy(ModelReplica.model_validate(protojson.struct_to_dict(struct)))
         except pydantic.ValidationError as err:
-            inputs.report(rsp, f"ModelReplica {inputs.string_at(struct, 'metadata', 'name')}", invalid(err))
+            inputs.report(rsp, f"ModelReplica {string_at(struct, 'metadata', 'name')}", invalid(err))
             continue
-        if holding is not None:
-            out.append(Listed(holding, inputs.string_at(struct, "metadata", "creationTimestamp")))
+        if occupancy is not None:
+            out.append(Listed(occupancy, string_at(struct, "metadata", "creationTimestamp")))
     return out
 
 
@@ -73,22 +132,20 @@ def overcommitted_condition(summary: ClusterSummary) -> Condition:
 
 
 def capacity_condition(
-    spec: Mapping[str, Any],
+    spec: Spec,
     classes: Mapping[str, PoolClass],
     snapshot: Snapshot | None,
     observations: PoolObservations,
+    unobserved: str = "",
 ) -> Condition:
     """CapacityKnown: whether every pool's class is known, and where the figures in use come from."""
-    unknown = sorted({str(p["className"]) for p in spec.get("nodePools") or [] if p["className"] not in classes})
+    unknown = sorted({p.className for p in spec.nodePools or [] if p.className not in classes})
     if unknown:
         message = f"no accelerator known for InferenceClass(es) {', '.join(unknown)}: those pools have no capacity"
         return Condition(Type.CAPACITY_KNOWN, Status.FALSE, Reason.CLASS_NOT_FOUND, message)
     if snapshot is None:
-        scheduler = spec.get("scheduler", {})
-        if scheduler.get("type") == "Kueue":
-            message = "no kueue.clusterQueueName to observe: declared pool sizes minus what ModelReplicas hold"
-        else:
-            message = "declared pool sizes minus what ModelReplicas hold"
+        message = "declared pool sizes minus what ModelReplicas hold"
+        message = f"{unobserved}: {message}" if unobserved else message
         return Condition(Type.CAPACITY_KNOWN, Status.TRUE, Reason.DECLARED, message)
     if not snapshot.known:
         message = f"{snapshot.missing}; using declared pool sizes minus what ModelReplicas hold"

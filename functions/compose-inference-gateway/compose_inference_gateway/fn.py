@@ -17,10 +17,10 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane.conditions import Condition, Reason, Status, Type
 from modelplane.fnkit import inputs
-from modelplane.fnkit.keep import hold
+from modelplane.fnkit.ledger import Ledger
+from modelplane.fnkit.preamble import parse_or_keep
 from modelplane.fnkit.runner import ComposeRunner
 from modelplane.fnkit.status import set_conditions, set_ready
-from modelplane.fnkit.xr import InvalidXRError, parse_composite
 from modelplane.names import (
     CERTIFICATE_GRANT_KEY,
     GATEWAY_CLASS_KEY,
@@ -29,11 +29,12 @@ from modelplane.names import (
     certificate_grant_name,
     gateway_release_name,
 )
+from modelplane.problems import Problem, describe
+from modelplane.readiness import readiness_of
 from modelplane.routing import (
     Listener,
     address,
     certificate_grant,
-    condition_true,
     gateway,
     gateway_class,
     gateway_ref,
@@ -59,13 +60,12 @@ class FunctionRunner(ComposeRunner):
         super().__init__(compose)
 
 
-def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: structlog.stdlib.BoundLogger) -> None:
+def compose(
+    req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, ledger: Ledger, log: structlog.stdlib.BoundLogger
+) -> None:
     """Write the release, class, Gateway (and grant), then status, conditions and readiness."""
-    try:
-        xr = parse_composite(req, InferenceGateway)
-    except InvalidXRError as err:
-        message = f"the InferenceGateway is invalid: {err}"
-        hold(req, rsp, log, Condition(Type.PROGRAMMED, Status.FALSE, Reason.INVALID_SPEC, message))
+    xr = parse_or_keep(ledger, log, InferenceGateway, _invalid)
+    if xr is None:
         return
     name = (xr.metadata.name if xr.metadata else None) or ""
     spec = xr.spec or Spec()
@@ -73,11 +73,12 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: st
     ready = True
     observed_gateway = inputs.observed(req, rsp, GATEWAY_KEY, OBSERVED)
     for key, manifest in desired.items():
-        resource.update(rsp.desired.resources[key], manifest)
         observed = observed_gateway if key == GATEWAY_KEY else inputs.observed(req, rsp, key, OBSERVED)
-        is_ready = observed is not None and (key not in _READY_WHEN or condition_true(observed, _READY_WHEN[key]))
-        rsp.desired.resources[key].ready = fnv1.READY_TRUE if is_ready else fnv1.READY_FALSE
+        is_ready = observed is not None and (key not in _READY_WHEN or readiness_of(observed, _READY_WHEN[key]).true)
+        ledger.put(key, manifest, ready=is_ready)
         ready = ready and is_ready
+    # A certificate taken out of spec.https takes its ReferenceGrant with it.
+    ledger.remove([CERTIFICATE_GRANT_KEY], "spec.https names no certificate")
     ref = gateway_ref(name)
     http_port = spec.http.port if spec.http and spec.http.port else 80
     url = address(observed_gateway, http_port)
@@ -86,12 +87,17 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: st
         status["address"] = url
     resource.update(rsp.desired.composite, {"status": status})
     where = f"Gateway {ref.namespace}/{ref.name}"
-    if url and condition_true(observed_gateway, "Programmed"):
+    if url and readiness_of(observed_gateway, "Programmed").true:
         set_conditions(rsp, Condition(Type.PROGRAMMED, Status.TRUE, Reason.PROGRAMMED, f"{where} serves at {url}"))
     else:
         message = f"waiting for Envoy Gateway to program {where} and give it an address"
         set_conditions(rsp, Condition(Type.PROGRAMMED, Status.FALSE, Reason.WAITING_FOR_ADDRESS, message))
     set_ready(rsp, ready=ready and url is not None)
+
+
+def _invalid(problems: list[Problem]) -> Condition:
+    message = f"the InferenceGateway is invalid: {describe(problems)}"
+    return Condition(Type.PROGRAMMED, Status.FALSE, Reason.INVALID_SPEC, message)
 
 
 def _desired(name: str, spec: Spec) -> dict[str, dict[str, Any]]:

@@ -4,8 +4,9 @@ What a ModelDeployment needs of a cluster: its facts (labels, cordoned, draining
 being deleted, Ready and since when), its pools, the usage its scheduler observes,
 and what its own function publishes per pool (free accelerators per node and the
 replicas counted) and found overcommitted. Every field read is checked as
-``InferenceCluster``'s model checks it; a cluster that does not read cleanly goes
-through the model (``structs.read_one``), which gives its facts and no summary.
+``InferenceCluster``'s model checks it, with the model's own bounds; a cluster that
+does not read cleanly goes through the model (``modelplane.fnkit.inputs.read_one``),
+which gives its facts and no summary.
 """
 
 from __future__ import annotations
@@ -14,29 +15,34 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import TypeVar
 
-from compose_model_deployment.structs import (
+from modelplane.capacity import ClusterInfo, Observed, PoolInfo, Source
+from modelplane.capacity.observed import observed_figure
+from modelplane.fnkit.structs import (
     Fields,
     UnclearError,
     Value,
+    bounds,
     flag,
-    label,
     labels,
     need,
     obj,
     objects,
-    ready_condition,
+    readiness_at,
+    string,
     strings,
-    subdomain,
     text,
     whole,
 )
-from modelplane.capacity import ClusterInfo, Observed, PoolInfo, Source
-from modelplane.capacity.observed import observed_figure
 from modelplane.scheduling.view import ClusterFacts, Published, published_pool
 from modelplane.scheduling.view import cluster_facts as cluster_facts_of
-from modelplane_models.inference_cluster import InferenceCluster
+from modelplane_models.inference_cluster import InferenceCluster, NodePool, Pool, Spec
 
 _SOURCES = frozenset(Source)
+# What the model declares of the fields read here.
+_NODE_POOLS = bounds(Spec, "nodePools")
+_POOL_NAME, _CLASS_NAME = bounds(NodePool, "name"), bounds(NodePool, "className")
+_NODE_COUNT, _MIN_NODES, _MAX_NODES = (bounds(NodePool, f) for f in ("nodeCount", "minNodeCount", "maxNodeCount"))
+_PER_NODE, _OBSERVED_IN_USE, _IN_USE = (bounds(Pool, f) for f in ("devicesPerNode", "observedInUse", "inUse"))
 
 
 def cluster_facts(fields: Fields) -> ClusterFacts | None:
@@ -51,9 +57,10 @@ def cluster_facts(fields: Fields) -> ClusterFacts | None:
         cordoned = flag(spec.get("cordoned"))
         drains = flag(spec.get("drain"))
         pools = _pools_once(spec.get("nodePools"))
-    ready = ready_condition(status)
-    not_ready = _not_ready(ready)
-    since = (text(ready.get("lastTransitionTime")) or "") if ready is not None and not_ready else ""
+    # Whether the cluster is up (``modelplane.capacity.cluster_info`` reads the model so).
+    ready = readiness_at(fields, strict=True)
+    not_ready = ready.why_not()
+    since = ready.since if not_ready else ""
     observed, published = _capacity(status.get("capacity") if status is not None else None, pools)
     capacity = obj(status.get("capacity")) if status is not None else None
     overcommitted = strings(capacity.get("overcommitted")) if capacity is not None else frozenset()
@@ -80,11 +87,11 @@ def model_facts(cluster: InferenceCluster) -> ClusterFacts | None:
 
 def _node_pool(pool: Fields) -> tuple[str, str, int]:
     """A ``spec.nodePools[]`` entry as (name, class, nodes)."""
-    name = need(label(pool.get("name"), 40))
-    class_name = need(subdomain(pool.get("className")))
-    count = need(whole(pool.get("nodeCount"), 0, 1000))
-    whole(pool.get("minNodeCount"), 0, 1000)
-    most = whole(pool.get("maxNodeCount"), 0, 1000)
+    name = need(string(pool.get("name"), _POOL_NAME))
+    class_name = need(string(pool.get("className"), _CLASS_NAME))
+    count = need(whole(pool.get("nodeCount"), _NODE_COUNT))
+    whole(pool.get("minNodeCount"), _MIN_NODES)
+    most = whole(pool.get("maxNodeCount"), _MAX_NODES)
     return name, class_name, most if most is not None else count
 
 
@@ -107,8 +114,8 @@ def forget() -> None:
 def _pools_once(value: Value) -> _Pools:
     """``spec.nodePools`` as (name, class, nodes), read once per distinct list."""
     if value is None or not value.HasField("list_value"):
-        return [_node_pool(p) for p in objects(value, 32)]
-    return _once(_POOLS, value.SerializeToString(), lambda: [_node_pool(p) for p in objects(value, 32)])
+        return [_node_pool(p) for p in objects(value, _NODE_POOLS)]
+    return _once(_POOLS, value.SerializeToString(), lambda: [_node_pool(p) for p in objects(value, _NODE_POOLS)])
 
 
 K = TypeVar("K")
@@ -161,22 +168,14 @@ def _entry(value: Value, classes: Mapping[str, str]) -> _Entry:
         if source not in _SOURCES:
             raise UnclearError
         class_name = text(get("className"))
-        in_use = observed_figure(whole(get("observedInUse")), whole(get("inUse")), summarized=by_free is not None)
+        in_use = observed_figure(
+            whole(get("observedInUse"), _OBSERVED_IN_USE), whole(get("inUse"), _IN_USE), summarized=by_free is not None
+        )
         if name is not None and in_use is not None and name in classes and class_name in (None, classes[name]):
             seen = Observed(Source(source), max(0, in_use))
-    per_node = whole(get("devicesPerNode"))
+    per_node = whole(get("devicesPerNode"), _PER_NODE)
     counts = {key: need(whole(value)) for key, value in by_free.items()} if by_free else by_free
     return name, seen, published_pool(per_node, counts, strings(get("replicas")))
-
-
-def _not_ready(condition: Fields | None) -> str:
-    if condition is None:
-        return "no Ready condition yet"
-    status = need(text(condition.get("status")))
-    if status != "True":
-        detail = ": ".join(x for x in (text(condition.get("reason")), text(condition.get("message"))) if x)
-        return f"Ready is {status}" + (f" ({detail})" if detail else "")
-    return ""
 
 
 def _deleting(metadata: Fields) -> bool:

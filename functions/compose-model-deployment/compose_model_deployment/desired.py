@@ -1,7 +1,8 @@
 """Write a ModelDeployment's desired ModelReplicas and ModelEndpoints from its schedule.
 
-A placed replica copies the deployment's serving shape; a held one copies its own
-observed spec, so a change that cannot run there is never pushed down. Each
+A placed replica copies the deployment's serving shape; a held one is carried with
+its own observed spec (``Ledger.carry``), so a change that cannot run there is never
+pushed down. Each
 replica carries the revision of the shape it runs and why it was placed on its
 cluster (``PLACED_BY_ANNOTATION``: written when it is placed, then kept as
 observed). A replica's endpoint is composed once it reports where it is
@@ -15,15 +16,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from crossplane.function import resource
-from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2 as structpb
 
-from compose_model_deployment.own import PLACED_BY_ANNOTATION, REPLACES_ANNOTATION, Own, OwnReplica, placed_by
+from compose_model_deployment.own import Own, OwnReplica, placed_by
+from modelplane.fnkit.ledger import Ledger
+from modelplane.fnkit.structs import readiness_at
 from modelplane.kinds import API_VERSION
 from modelplane.names import (
     CLUSTER_LABEL,
     DEPLOYMENT_LABEL,
+    PLACED_BY_ANNOTATION,
+    REPLACES_ANNOTATION,
     REVISION_LABEL,
     SERVING_ANNOTATION,
     cluster_label,
@@ -45,9 +48,7 @@ class Deployment:
     revision: str
 
 
-def write_desired(
-    req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, plan: Schedule, deployment: Deployment, own: Own
-) -> set[str]:
+def write_desired(ledger: Ledger, plan: Schedule, deployment: Deployment, own: Own) -> set[str]:
     """Compose each placed replica and its endpoint; return the names of the Ready replicas."""
     ready: set[str] = set()
     for placement in plan.placements:
@@ -55,10 +56,10 @@ def write_desired(
         if placement.held is not None and observed is None:
             # Held, but its replica is not among the observed composed resources: nothing of the
             # replica to keep or write; an endpoint composed for it before stays, without traffic.
-            _write_endpoint(req, rsp, placement, deployment, observed)
+            _write_endpoint(ledger, placement, deployment, observed)
             continue
         key = replica_key(placement.ordinal)
-        revision = observed.holding.revision if placement.held is not None and observed else deployment.revision
+        revision = observed.occupancy.revision if placement.held is not None and observed else deployment.revision
         meta = {
             "name": placement.replica,
             "namespace": deployment.namespace,
@@ -78,18 +79,19 @@ def write_desired(
             annotations[PLACED_BY_ANNOTATION] = recorded
         if annotations:
             meta["annotations"] = annotations
-        replica = rsp.desired.resources[key].resource
-        replica.update({"apiVersion": API_VERSION, "kind": "ModelReplica", "metadata": meta, "spec": {}})
+        written = {"apiVersion": API_VERSION, "kind": "ModelReplica", "metadata": meta}
         if placement.held is not None and observed is not None:
             # It keeps what it runs: its own spec, unchanged.
-            replica["spec"].CopyFrom(observed.spec)
+            ledger.carry(key, f"held: {placement.held.message}", written)
         else:
-            _write_replica_spec(replica["spec"], deployment.spec, placement, deployment.name)
-        serving = observed is not None and observed.holding.ready
-        rsp.desired.resources[key].ready = fnv1.READY_TRUE if serving else fnv1.READY_FALSE
+            ledger.put(key, {**written, "spec": {}})
+            spec = ledger.rsp.desired.resources[key].resource["spec"]
+            _write_replica_spec(spec, deployment.spec, placement, deployment.name)
+        serving = observed is not None and observed.occupancy.ready
+        ledger.mark(key, ready=serving)
         if serving:
             ready.add(placement.replica)
-        _write_endpoint(req, rsp, placement, deployment, observed)
+        _write_endpoint(ledger, placement, deployment, observed)
     return ready
 
 
@@ -104,16 +106,10 @@ def _placed_by(placement: Placement, observed: OwnReplica | None) -> str | None:
     return observed.placed_by if observed is not None else None
 
 
-def _write_endpoint(
-    req: fnv1.RunFunctionRequest,
-    rsp: fnv1.RunFunctionResponse,
-    placement: Placement,
-    deployment: Deployment,
-    observed: OwnReplica | None,
-) -> None:
+def _write_endpoint(ledger: Ledger, placement: Placement, deployment: Deployment, observed: OwnReplica | None) -> None:
     key = endpoint_key(placement.ordinal)
-    before = req.observed.resources.get(key)
-    serving = observed is not None and observed.holding.ready
+    before = ledger.req.observed.resources.get(key)
+    serving = observed is not None and observed.occupancy.ready
     meta: dict[str, Any] = {
         "name": placement.replica,
         "namespace": deployment.namespace,
@@ -126,35 +122,19 @@ def _write_endpoint(
         if observed.host is not None:
             # Replicas share their cluster's gateway address; the Host header tells them apart.
             spec["host"] = observed.host
-        endpoint = {"apiVersion": API_VERSION, "kind": "ModelEndpoint", "metadata": meta, "spec": spec}
-        resource.update(rsp.desired.resources[key], endpoint)
+        ledger.put(key, {"apiVersion": API_VERSION, "kind": "ModelEndpoint", "metadata": meta, "spec": spec})
     elif before is not None and "spec" in before.resource.fields:
         # The replica stopped reporting where it is reachable (not Ready): keep its endpoint, without traffic.
-        kept = rsp.desired.resources[key].resource
-        kept.update({"apiVersion": API_VERSION, "kind": "ModelEndpoint", "metadata": meta})
-        kept.fields["spec"].CopyFrom(before.resource.fields["spec"])
+        written = {"apiVersion": API_VERSION, "kind": "ModelEndpoint", "metadata": meta}
+        ledger.carry(key, "its replica is not reachable: kept without traffic", written)
     else:
         return
-    endpoint_ready = serving and before is not None and _ready(before.resource)
-    rsp.desired.resources[key].ready = fnv1.READY_TRUE if endpoint_ready else fnv1.READY_FALSE
-
-
-def _ready(obj: structpb.Struct) -> bool:
-    """Whether ``obj`` reports ``Ready=True`` in ``status.conditions``, whatever else its status holds."""
-    status = obj.fields.get("status")
-    conditions = status.struct_value.fields.get("conditions") if status is not None else None
-    if conditions is None or not conditions.HasField("list_value"):
-        return False
-    for item in conditions.list_value.values:
-        fields = item.struct_value.fields if item.HasField("struct_value") else {}
-        kind, state = fields.get("type"), fields.get("status")
-        if kind is not None and kind.string_value == "Ready":
-            return state is not None and state.string_value == "True"
-    return False
+    ledger.mark(key, ready=serving and before is not None and readiness_at(before.resource.fields).true)
 
 
 def _write_replica_spec(out: structpb.Struct, spec: Mapping[str, Any], placement: Placement, deployment: str) -> None:
     # The serving shape is copied from the deployment's Struct as it is: no conversion to dicts and back.
+    # (Copying the deployment's spec is composing, not keeping: ``Ledger.carry`` keeps observed specs.)
     out.update({"inferenceClusterRef": {"name": placement.cluster}, "deploymentRef": {"name": deployment}})
     unified = placement.pool(Role.UNIFIED)
     if unified is not None:

@@ -22,10 +22,11 @@ import pydantic
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from compose_model_deployment.clusters import cluster_facts, model_facts
-from compose_model_deployment.replicas import holding_of
-from compose_model_deployment.structs import Fields, Read, identity, name_and_deleting, read_one
-from modelplane.capacity import ClusterInfo, DeploymentKey, Holding, replica_holding
+from compose_model_deployment.replicas import occupancy_of
+from modelplane.capacity import ClusterInfo, DeploymentKey, Occupancy, replica_occupancy
+from modelplane.fnkit.inputs import Read, read_one
 from modelplane.fnkit.required import Requirement
+from modelplane.fnkit.structs import Fields, identity, name_and_deleting
 from modelplane.kinds import API_VERSION
 from modelplane.names import DEPLOYMENT_LABEL
 from modelplane.scheduling import FleetView
@@ -63,8 +64,8 @@ class Fleet:
     """
 
     view: FleetView
-    listed: list[Holding] = field(default_factory=list)
-    going: list[Holding] = field(default_factory=list)
+    listed: list[Occupancy] = field(default_factory=list)
+    going: list[Occupancy] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
 
 
@@ -86,7 +87,7 @@ class FleetReader:
         """Read the fetched InferenceClusters, InferenceClasses and the ModelReplicas of deployment ``key``."""
         clusters, cluster_ids = self._read_each(CLUSTERS, req, cluster_facts, InferenceCluster, model_facts)
         classes, class_ids = self._read_each(CLASSES, req, None, InferenceClass, _same)
-        replicas, _ = self._read_each(OWN_REPLICAS, req, holding_of, ModelReplica, replica_holding)
+        replicas, _ = self._read_each(OWN_REPLICAS, req, occupancy_of, ModelReplica, replica_occupancy)
         skipped = [r.skipped for reads in (clusters, classes, replicas) for r in reads if r.skipped is not None]
         ids = [*cluster_ids, *class_ids]
         identities = tuple(i for i in ids if i is not None) if None not in ids else None

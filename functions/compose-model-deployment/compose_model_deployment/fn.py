@@ -25,23 +25,23 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from compose_model_deployment.desired import Deployment, write_desired
 from compose_model_deployment.fleet import REQUIREMENTS, FleetReader, request_requirements
 from compose_model_deployment.own import Own, add_going, read_own, struct_shape
-from compose_model_deployment.progress import (
-    Observed,
+from modelplane import protojson
+from modelplane.capacity import DeploymentKey
+from modelplane.conditions import Condition, Reason, Status, Type
+from modelplane.deployment.progress import (
+    ObservedCondition,
     failover_condition,
     lost_clusters,
     next_call,
     observed_conditions,
     progressing_condition,
 )
-from compose_model_deployment.report import report
-from modelplane import protojson
-from modelplane.capacity import DeploymentKey
-from modelplane.conditions import Condition, Reason, Status, Type
-from modelplane.fnkit import inputs
-from modelplane.fnkit.keep import hold, keep_observed
+from modelplane.deployment.report import report
+from modelplane.fnkit.ledger import Ledger
+from modelplane.fnkit.preamble import keep_all, parse_or_keep, wait
 from modelplane.fnkit.runner import ComposeRunner
 from modelplane.fnkit.status import set_conditions, set_ready
-from modelplane.fnkit.xr import InvalidXRError, parse_composite
+from modelplane.fnkit.structs import string_at
 from modelplane.names import (
     CANNOT_MOVE_ANNOTATION,
     DEPLOYMENT_LABEL,
@@ -49,8 +49,9 @@ from modelplane.names import (
     endpoint_key,
     replica_key,
     replica_key_ordinal,
+    replica_ordinal,
 )
-from modelplane.problems import describe
+from modelplane.problems import Problem, describe
 from modelplane.scheduling import (
     Existing,
     InvalidDeploymentError,
@@ -79,12 +80,13 @@ class FunctionRunner(ComposeRunner):
                 the only wall clock the function reads.
         """
         self.fleet = FleetReader()
-        super().__init__(lambda req, rsp, log: compose(req, rsp, log, self.fleet, clock()))
+        super().__init__(lambda req, rsp, ledger, log: compose(req, rsp, ledger, log, self.fleet, clock()))
 
 
 def compose(
     req: fnv1.RunFunctionRequest,
     rsp: fnv1.RunFunctionResponse,
+    ledger: Ledger,
     log: structlog.stdlib.BoundLogger,
     reader: FleetReader,
     now: datetime,
@@ -92,15 +94,11 @@ def compose(
     """Resolve the fleet and what runs, schedule, write the replicas and endpoints, then status and conditions."""
     key = _key(req)
     request_requirements(rsp, key)
-    try:
-        xr = parse_composite(req, ModelDeployment)
-    except InvalidXRError as err:
-        hold(req, rsp, log, _unscheduled(Reason.INVALID_SPEC, f"the ModelDeployment is invalid: {err}"))
+    xr = parse_or_keep(ledger, log, ModelDeployment, _invalid)
+    if xr is None:
         return
     if not all(r.fetched(req) for r in REQUIREMENTS):
-        # Crossplane answers the requirements and calls again: keep everything meanwhile.
-        keep_observed(req, rsp)
-        set_conditions(rsp, Condition(Type.SCHEDULED, Status.UNKNOWN, Reason.WAITING_FOR_FLEET, "reading the fleet"))
+        wait(ledger, log, Type.SCHEDULED, Reason.WAITING_FOR_FLEET, "reading the fleet")
         return
     meta = xr.metadata
     spec = req.observed.composite.resource.fields.get("spec")
@@ -121,7 +119,7 @@ def compose(
     clusters = fleet.view.clusters
     lost = (
         lost_clusters(
-            {r.holding.cluster for r in own.replicas.values()},
+            {r.occupancy.cluster for r in own.replicas.values()},
             {c.name: c.ready for c in clusters.values() if not c.deleting},
             {*(c.name for c in clusters.values() if c.deleting), *fleet.view.unreadable},
             {c.name: c.not_ready_since for c in clusters.values() if c.not_ready_since},
@@ -132,7 +130,7 @@ def compose(
         else {}
     )
     existing = Existing(
-        replicas={o: r.holding for o, r in own.replicas.items()},
+        replicas={o: r.occupancy for o, r in own.replicas.items()},
         listed=fleet.listed,
         revision=deployment.revision,
         opaque=frozenset(own.unreadable),
@@ -144,13 +142,15 @@ def compose(
     try:
         plan = schedule(xr, fleet.view, existing=existing)
     except InvalidDeploymentError as err:
-        hold(req, rsp, log, _unscheduled(Reason.INVALID_SPEC, describe([err.problem])))
+        keep_all(ledger, log, _unscheduled(Reason.INVALID_SPEC, describe([err.problem])))
         return
     # A composed replica that cannot be read is kept exactly as it is, with its endpoint.
-    keep_observed(req, rsp, [k for o in own.unreadable for k in (replica_key(o), endpoint_key(o))])
-    ready = write_desired(req, rsp, plan, deployment, own)
-    for orphan in _keep_orphan_endpoints(req, rsp, plan):
+    for ordinal, why in own.unreadable.items():
+        ledger.keep([replica_key(ordinal), endpoint_key(ordinal)], f"its observed ModelReplica cannot be read ({why})")
+    ready = write_desired(ledger, plan, deployment, own)
+    for orphan in _keep_orphan_endpoints(ledger, plan):
         response.warning(rsp, f"{orphan} is kept without traffic: its ModelReplica is neither observed nor listed")
+    _removals(ledger, plan, own)
     _mark_cannot_move(rsp, plan)
     _write_status(rsp, plan, deployment, ready, own)
     said = report(plan, own.unreadable)
@@ -178,27 +178,38 @@ _NOT_SERVING = frozenset({State.LEAVING, State.LOST, State.OUTDATED})
 _ANNOTATION_TEXT = 1024  # the why of a replica that cannot move, cut to a readable length
 
 
-def _keep_orphan_endpoints(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, plan: Schedule) -> list[str]:
+def _keep_orphan_endpoints(ledger: Ledger, plan: Schedule) -> list[str]:
     """Keep, without traffic, each observed endpoint whose replica no input shows (its observed copy lost).
 
     Retiring or removing a replica drops its endpoint with it, in the same call: an endpoint left
     behind alone is a lost input, never the user's reason to delete it.
     """
     gone = {*plan.retired, *plan.removed}
-    out = []
-    for name in sorted(req.observed.resources):
+    observed, out = ledger.req.observed.resources, []
+    for name in sorted(observed):
         ordinal = (
             replica_key_ordinal(name.replace("endpoint-", "replica-", 1)) if name.startswith("endpoint-") else None
         )
-        if ordinal is None or name in rsp.desired.resources or replica_key(ordinal) in req.observed.resources:
+        if ordinal is None or name in ledger.rsp.desired.resources or replica_key(ordinal) in observed:
             continue
         if replica_name(plan.deployment.name, ordinal) in gone:
             continue
-        keep_observed(req, rsp, [name])
-        meta = rsp.desired.resources[name].resource.fields["metadata"].struct_value
-        meta.fields["annotations"].struct_value.update({SERVING_ANNOTATION: "false"})
-        out.append(name)
+        why = "its ModelReplica is neither observed nor listed: kept without traffic"
+        out += ledger.keep([name], why, annotations={SERVING_ANNOTATION: "false"})
     return out
+
+
+def _removals(ledger: Ledger, plan: Schedule, own: Own) -> None:
+    """Account for the replicas (and their endpoints) this call lets go, each for the user's reason."""
+    let_go = dict.fromkeys(own.going, "it is being deleted")
+    reasons = [(plan.removed, "spec.replicas scaled down"), (plan.retired, "retired: replaced, and enough are Ready")]
+    for names, why in reasons:
+        for name in names:
+            found = replica_ordinal(plan.deployment.name, name)
+            if found is not None:
+                let_go[found] = why
+    for ordinal, why in sorted(let_go.items()):
+        ledger.remove([replica_key(ordinal), endpoint_key(ordinal)], why)
 
 
 def _mark_cannot_move(rsp: fnv1.RunFunctionResponse, plan: Schedule) -> None:
@@ -218,18 +229,22 @@ def _mark_cannot_move(rsp: fnv1.RunFunctionResponse, plan: Schedule) -> None:
 def _key(req: fnv1.RunFunctionRequest) -> DeploymentKey:
     """The deployment's namespace and name as observed ("" for what it lacks: the parse then says so)."""
     return DeploymentKey(
-        inputs.string_at(req.observed.composite.resource, "metadata", "namespace") or "",
-        inputs.string_at(req.observed.composite.resource, "metadata", "name") or "",
+        string_at(req.observed.composite.resource, "metadata", "namespace") or "",
+        string_at(req.observed.composite.resource, "metadata", "name") or "",
     )
 
 
-def _observed_conditions(req: fnv1.RunFunctionRequest) -> dict[str, Observed]:
+def _observed_conditions(req: fnv1.RunFunctionRequest) -> dict[str, ObservedCondition]:
     status = req.observed.composite.resource.fields.get("status")
     items = status.struct_value.fields.get("conditions") if status is not None else None
     if items is None or not items.HasField("list_value"):
         return {}
     values = [protojson.struct_to_dict(v.struct_value) for v in items.list_value.values if v.HasField("struct_value")]
     return observed_conditions(values)
+
+
+def _invalid(problems: list[Problem]) -> Condition:
+    return _unscheduled(Reason.INVALID_SPEC, f"the ModelDeployment is invalid: {describe(problems)}")
 
 
 def _unscheduled(reason: Reason, message: str) -> Condition:
@@ -250,7 +265,7 @@ def _write_status(
             "ready": p.replica in ready,
         }
         observed = own.replicas.get(p.ordinal)
-        revision = observed.holding.revision if p.held is not None and observed else deployment.revision
+        revision = observed.occupancy.revision if p.held is not None and observed else deployment.revision
         if revision:
             entry["revision"] = revision
         entry["state"] = str(p.state)

@@ -20,11 +20,18 @@ from google.protobuf import json_format
 from google.protobuf import struct_pb2 as structpb
 
 from compose_model_deployment.replicas import read_replica
-from modelplane.capacity import DeploymentKey, Holding
-from modelplane.names import REVISION_LABEL, replica_key_ordinal
+from modelplane.capacity import DeploymentKey, Occupancy
+from modelplane.fnkit.structs import bounds, readiness_at
+from modelplane.names import (
+    PLACED_BY_ANNOTATION,
+    REPLACES_ANNOTATION,
+    REVISION_LABEL,
+    replica_key_ordinal,
+    replica_ordinal,
+)
 from modelplane.scheduling import DecidedBy, Decision, serving_shape, shape_revision
-from modelplane.scheduling.names import replica_ordinal
 from modelplane.scheduling.revision import ROLE_KEYS, SHAPE_KEYS
+from modelplane_models.model_deployment import Placement
 
 
 @dataclass(frozen=True)
@@ -32,14 +39,14 @@ class OwnReplica:
     """One composed ModelReplica as observed.
 
     Attributes:
-        holding: Where it runs and what it holds, with the revision of the shape it runs.
+        occupancy: Where it runs and what it holds, with the revision of the shape it runs.
         spec: Its observed spec (a view into the request: copied only when it is kept as is).
         url: The URL it reports in ``status.endpoint``, if any.
         host: The Host header it reports there, if any.
         placed_by: Its ``PLACED_BY_ANNOTATION`` as written (kept as it is), if any.
     """
 
-    holding: Holding
+    occupancy: Occupancy
     spec: structpb.Struct
     url: str | None = None
     host: str | None = None
@@ -69,17 +76,11 @@ class Own:
     replicas: dict[int, OwnReplica] = field(default_factory=dict)
     unreadable: dict[int, str] = field(default_factory=dict)
     unsure: set[int] = field(default_factory=set)
-    going: dict[int, Holding | None] = field(default_factory=dict)
+    going: dict[int, Occupancy | None] = field(default_factory=dict)
 
 
 _KEYS = (*SHAPE_KEYS, *ROLE_KEYS)
-REPLACES_ANNOTATION = "modelplane.ai/replaces"
-"""On a replica placed because another's cluster is lost: that replica's name (failover holds while it is lost)."""
-
-
-PLACED_BY_ANNOTATION = "modelplane.ai/placed-by"
-"""Why the replica was placed on its cluster, written when it is placed (JSON: ``decidedBy`` and ``why``)."""
-_WHY_LENGTH = 512  # status.placements[].why's maxLength
+_WHY_LENGTH = bounds(Placement, "why").max_length  # status.placements[].why, where it is shown
 
 
 def placed_by(decision: Decision) -> str:
@@ -120,15 +121,17 @@ def read_own(req: fnv1.RunFunctionRequest, key: DeploymentKey) -> Own:
         if ordinal is None:
             continue
         struct = req.observed.resources[name].resource
-        holding, why = read_replica(struct)
+        occupancy, why = read_replica(struct)
         metadata = _object_of(struct.fields.get("metadata"))
         if _deleting(metadata):
             # Its GPUs are held as it reads; one that does not read still keeps its ordinal.
-            own.going[ordinal] = replace(holding, deployment=key, ready=False) if holding and holding.roles else None
+            own.going[ordinal] = (
+                replace(occupancy, deployment=key, ready=False) if occupancy and occupancy.roles else None
+            )
             continue
-        if holding is not None and not holding.roles:
+        if occupancy is not None and not occupancy.roles:
             why = "its spec names no pool"
-        if holding is None or why:
+        if occupancy is None or why:
             own.unreadable[ordinal] = why
             continue
         spec = struct.fields["spec"].struct_value
@@ -142,14 +145,15 @@ def read_own(req: fnv1.RunFunctionRequest, key: DeploymentKey) -> Own:
         if why:
             own.unreadable[ordinal] = why
             continue
-        ready = _readiness(struct.fields.get("status"), _number(metadata, "generation"))
+        # Which replica to retire hangs on it: a Ready condition about an older spec says nothing.
+        ready = readiness_at(struct.fields).settled
         if ready is None or not _labelled(metadata):
             own.unsure.add(ordinal)
         annotations = _object(metadata.fields.get("annotations"), "") if metadata else None
         replaces = _text(annotations, REPLACES_ANNOTATION)
         own.replicas[ordinal] = OwnReplica(
-            holding=replace(
-                holding, deployment=key, revision=revisions[exact], replaces=replaces or "", ready=bool(ready)
+            occupancy=replace(
+                occupancy, deployment=key, revision=revisions[exact], replaces=replaces or "", ready=bool(ready)
             ),
             spec=spec,
             url=_text(endpoint, "url"),
@@ -185,7 +189,7 @@ def _labelled(metadata: structpb.Struct | None) -> bool:
 _SHOWN = 63  # a label value's longest valid length: more is never a revision
 
 
-def add_going(own: Own, listed: Iterable[Holding], key: DeploymentKey) -> None:
+def add_going(own: Own, listed: Iterable[Occupancy], key: DeploymentKey) -> None:
     """Take as going the deployment's replicas the fleet's list shows being deleted.
 
     Crossplane may stop passing a composed resource it is deleting while the fleet's list
@@ -193,46 +197,18 @@ def add_going(own: Own, listed: Iterable[Holding], key: DeploymentKey) -> None:
     again, while it goes. A deletion is never undone, so the list's word wins over an
     observed copy that does not show it yet.
     """
-    for holding in listed:
-        ordinal = replica_ordinal(key.name, holding.name) if holding.deployment == key else None
+    for occupancy in listed:
+        ordinal = replica_ordinal(key.name, occupancy.name) if occupancy.deployment == key else None
         if ordinal is None or ordinal in own.unreadable or ordinal in own.going:
             continue
         own.replicas.pop(ordinal, None)
         own.unsure.discard(ordinal)
-        own.going[ordinal] = replace(holding, ready=False)
+        own.going[ordinal] = replace(occupancy, ready=False)
 
 
 def _deleting(metadata: structpb.Struct | None) -> bool:
     value = metadata.fields.get("deletionTimestamp") if metadata is not None else None
     return value is not None and value.HasField("string_value") and bool(value.string_value)
-
-
-def _number(struct: structpb.Struct | None, name: str) -> float | None:
-    value = struct.fields.get(name) if struct is not None else None
-    return value.number_value if value is not None and value.HasField("number_value") else None
-
-
-def _readiness(status: structpb.Value | None, generation: float | None) -> bool | None:
-    """Whether a replica's Ready condition is True or False; None when it does not say (or cannot be read).
-
-    A condition observed for an older generation than the replica's (``observedGeneration``
-    behind ``metadata.generation``: its spec was just changed) says nothing about the spec it
-    has now. A condition without ``observedGeneration`` is taken as it is.
-    """
-    body = _object(status, "")
-    conditions = body.fields.get("conditions") if body is not None else None
-    if conditions is None or not conditions.HasField("list_value"):
-        return None
-    said = set()
-    for item in conditions.list_value.values:
-        fields = item.struct_value.fields if item.HasField("struct_value") else {}
-        kind, state = fields.get("type"), fields.get("status")
-        if kind is not None and kind.HasField("string_value") and kind.string_value == "Ready":
-            seen = _number(item.struct_value, "observedGeneration") if item.HasField("struct_value") else None
-            if generation is not None and seen is not None and seen < generation:
-                return None
-            said.add(state.string_value if state is not None and state.HasField("string_value") else "")
-    return {frozenset({"True"}): True, frozenset({"False"}): False}.get(frozenset(said))
 
 
 def _object_of(value: structpb.Value | None) -> structpb.Struct | None:

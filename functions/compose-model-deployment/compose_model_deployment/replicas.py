@@ -1,9 +1,9 @@
-"""A ModelReplica as the scheduler reads it (``Holding``), straight from its protobuf Struct.
+"""A ModelReplica as the scheduler reads it (``Occupancy``), straight from its protobuf Struct.
 
-Every field read is checked as ``ModelReplica``'s generated model checks it; a replica that
-does not read cleanly goes through the model (``structs.read_one``). Fields the scheduler does
-not read are not validated: a replica whose pod template the API server would now refuse still
-holds its GPUs.
+Every field read is checked as ``ModelReplica``'s generated model checks it, with the model's own
+bounds; a replica that does not read cleanly goes through the model
+(``modelplane.fnkit.inputs.read_one``). Fields the scheduler does not read are not validated: a
+replica whose pod template the API server would now refuse still holds its GPUs.
 """
 
 from __future__ import annotations
@@ -13,22 +13,29 @@ from functools import lru_cache
 
 from google.protobuf import struct_pb2 as structpb
 
-from compose_model_deployment.structs import Fields, label, need, obj, objects, read_one, subdomain, text, whole
-from modelplane.capacity import DeploymentKey, Holding, RoleHolding, replica_holding, role_holding
+from modelplane.capacity import DeploymentKey, Occupancy, RoleOccupancy, replica_occupancy, role_occupancy
+from modelplane.fnkit.inputs import read_one
+from modelplane.fnkit.structs import Fields, bounds, need, obj, readiness_at, string, text, whole
 from modelplane.names import REVISION_LABEL
 from modelplane.topology import Role
-from modelplane_models.model_replica import ModelReplica
+from modelplane_models.model_replica import DeploymentRef, InferenceClusterRef, ModelReplica, Spec, Topology, Workers
+
+# What the model declares of the fields read here (a role's fields are declared as the unified ones).
+_COUNT = bounds(Workers, "count")
+_TENSOR, _PIPELINE, _DATA, _DATA_LOCAL = (bounds(Topology, f) for f in ("tensor", "pipeline", "data", "dataLocal"))
+_POOL = bounds(Spec, "poolName")
+_CLUSTER, _DEPLOYMENT = bounds(InferenceClusterRef, "name"), bounds(DeploymentRef, "name")
 
 
-def read_replica(struct: structpb.Struct) -> tuple[Holding | None, str]:
+def read_replica(struct: structpb.Struct) -> tuple[Occupancy | None, str]:
     """What one ModelReplica holds; None and why when it cannot be read."""
-    read = read_one("ModelReplica", struct, holding_of, ModelReplica, replica_holding)
+    read = read_one("ModelReplica", struct, occupancy_of, ModelReplica, replica_occupancy)
     if read.value is None:
         return None, read.why or "it has no name or spec"
     return read.value, ""
 
 
-# ModelReplica -> Holding, as ``modelplane.capacity.replica_holding`` reads the model.
+# ModelReplica -> Occupancy, as ``modelplane.capacity.replica_occupancy`` reads the model.
 
 
 @dataclass(frozen=True)
@@ -52,58 +59,54 @@ def _shape(workers: Fields) -> _Shape:
     """A ``workers`` block as (count, tensor, pipeline, data, dataLocal)."""
     topology = need(obj(workers.get("topology")))
     return (
-        whole(workers.get("count"), 1, 64),
-        need(whole(topology.get("tensor"), 1, 32)),
-        whole(topology.get("pipeline"), 1, 64),
-        whole(topology.get("data"), 1, 2048),
-        whole(topology.get("dataLocal"), 1, 32),
+        whole(workers.get("count"), _COUNT),
+        need(whole(topology.get("tensor"), _TENSOR)),
+        whole(topology.get("pipeline"), _PIPELINE),
+        whole(topology.get("data"), _DATA),
+        whole(topology.get("dataLocal"), _DATA_LOCAL),
     )
 
 
 @lru_cache(maxsize=4096)
-def _role_holding(role: Role, pool: str, shape: _Shape) -> RoleHolding:
+def _role_occupancy(role: Role, pool: str, shape: _Shape) -> RoleOccupancy:
     # Replicas share a few shapes and pools: build each role once.
     count, tensor, pipeline, data, data_local = shape
-    return role_holding(role, pool, _Workers(count, _Topology(tensor, pipeline, data, data_local)))
+    return role_occupancy(role, pool, _Workers(count, _Topology(tensor, pipeline, data, data_local)))
 
 
-def _role(role: Role, fields: Fields | None) -> RoleHolding | None:
+def _role(role: Role, fields: Fields | None) -> RoleOccupancy | None:
     if fields is None:
         return None
-    pool = need(label(fields.get("poolName"), 63))
-    return _role_holding(role, pool, _shape(need(obj(fields.get("workers")))))
+    pool = need(string(fields.get("poolName"), _POOL))
+    return _role_occupancy(role, pool, _shape(need(obj(fields.get("workers")))))
 
 
-def holding_of(fields: Fields) -> Holding | None:
+def occupancy_of(fields: Fields) -> Occupancy | None:
     """What a ModelReplica holds, read in place; None without a name or spec."""
     metadata, spec = obj(fields.get("metadata")), obj(fields.get("spec"))
-    status = obj(fields.get("status"))
     name = text(metadata.get("name")) if metadata is not None else None
     namespace = text(metadata.get("namespace")) if metadata is not None else None
-    ready = False
-    for condition in objects(status.get("conditions")) if status is not None else ():
-        if need(text(condition.get("type"))) == "Ready" and need(text(condition.get("status"))) == "True":
-            ready = True
-            break
+    # Whether it serves (``modelplane.capacity.replica_occupancy`` reads the model so).
+    ready = readiness_at(fields, strict=True).true
     if spec is None:
         return None
-    cluster = need(subdomain(need(obj(spec.get("inferenceClusterRef"))).get("name")))
+    cluster = need(string(need(obj(spec.get("inferenceClusterRef"))).get("name"), _CLUSTER))
     owner = obj(spec.get("deploymentRef"))
-    deployment = need(subdomain(owner.get("name"))) if owner is not None else None
-    pool = label(spec.get("poolName"), 63)
+    deployment = need(string(owner.get("name"), _DEPLOYMENT)) if owner is not None else None
+    pool = string(spec.get("poolName"), _POOL)
     workers = obj(spec.get("workers"))
     unified = _shape(workers) if workers is not None else None
     prefill = _role(Role.PREFILL, obj(spec.get("prefill")))
     decode = _role(Role.DECODE, obj(spec.get("decode")))
     if metadata is None or not name:
         return None
-    roles: tuple[RoleHolding, ...] = ()
+    roles: tuple[RoleOccupancy, ...] = ()
     if unified is not None and pool:
-        roles = (_role_holding(Role.UNIFIED, pool, unified),)
+        roles = (_role_occupancy(Role.UNIFIED, pool, unified),)
     elif unified is None and prefill is not None and decode is not None:
         roles = (prefill, decode)
     namespace = namespace or ""
-    return Holding(
+    return Occupancy(
         namespace=namespace,
         name=name,
         deployment=DeploymentKey(namespace, deployment) if deployment is not None else None,

@@ -13,11 +13,12 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane.conditions import Condition, Reason, Status, Type
 from modelplane.fnkit import inputs
-from modelplane.fnkit.keep import hold
+from modelplane.fnkit.ledger import Ledger
+from modelplane.fnkit.preamble import keep_all, parse_or_keep
 from modelplane.fnkit.runner import ComposeRunner
 from modelplane.fnkit.status import set_conditions, set_ready
-from modelplane.fnkit.xr import InvalidXRError, parse_composite
 from modelplane.names import BACKEND_KEY
+from modelplane.problems import Problem, describe
 from modelplane.routing import InvalidURLError, backend, parse_url
 from modelplane_models.model_endpoint import ModelEndpoint
 
@@ -30,23 +31,30 @@ class FunctionRunner(ComposeRunner):
         super().__init__(compose)
 
 
-def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: structlog.stdlib.BoundLogger) -> None:
+def compose(
+    req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, ledger: Ledger, log: structlog.stdlib.BoundLogger
+) -> None:
     """Parse the URL, write the Backend, then status, conditions and readiness."""
+    xr = parse_or_keep(ledger, log, ModelEndpoint, _invalid)
+    if xr is None:
+        return
     try:
-        xr = parse_composite(req, ModelEndpoint)
         url = parse_url(xr.spec.url if xr.spec else "")
-    except (InvalidXRError, InvalidURLError) as err:
-        message = f"spec.url: {err}" if isinstance(err, InvalidURLError) else f"the ModelEndpoint is invalid: {err}"
-        hold(req, rsp, log, Condition(Type.VALID, Status.FALSE, Reason.INVALID_URL, message))
+    except InvalidURLError as err:
+        keep_all(ledger, log, Condition(Type.VALID, Status.FALSE, Reason.INVALID_URL, f"spec.url: {err}"))
         return
     meta = xr.metadata
     name, namespace = (meta.name if meta else None) or "", (meta.namespace if meta else None) or ""
-    resource.update(rsp.desired.resources[BACKEND_KEY], backend(name, namespace, url))
     # Envoy Gateway reports a Backend it can use as Accepted.
-    accepted = inputs.is_ready(req, rsp, BACKEND_KEY, "Accepted")
-    rsp.desired.resources[BACKEND_KEY].ready = fnv1.READY_TRUE if accepted else fnv1.READY_FALSE
+    accepted = inputs.ready(req, rsp, BACKEND_KEY, "Accepted").true
+    ledger.put(BACKEND_KEY, backend(name, namespace, url), ready=accepted)
     resource.update(rsp.desired.composite, {"status": {"backendName": name}})
     tls = "over TLS " if url.tls else ""
     message = f"sends {tls}to {url.kind} {url.host} port {url.port}"
     set_conditions(rsp, Condition(Type.VALID, Status.TRUE, Reason.VALID, message))
     set_ready(rsp, ready=accepted)
+
+
+def _invalid(problems: list[Problem]) -> Condition:
+    message = f"the ModelEndpoint is invalid: {describe(problems)}"
+    return Condition(Type.VALID, Status.FALSE, Reason.INVALID_URL, message)

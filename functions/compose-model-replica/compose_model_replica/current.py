@@ -25,10 +25,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from modelplane.shapes import Shape
+from modelplane.layout import Layout
 
 # What is read of an observed Object (``object`` passes the carried manifest through as it is).
-OBJECT: Shape = {
+OBJECT: Layout = {
     "metadata": {"generation": int},
     "spec": {"forProvider": {"manifest": object}},
     "status": {

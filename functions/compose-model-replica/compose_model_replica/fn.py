@@ -35,38 +35,39 @@ from modelplane.backends.resolve import ResolveError, resolve
 from modelplane.backends.status import POD, REMOTE
 from modelplane.conditions import Condition, Reason, Status, Type
 from modelplane.fnkit import inputs
-from modelplane.fnkit.keep import hold, keep_observed
+from modelplane.fnkit.ledger import Ledger
+from modelplane.fnkit.preamble import keep_all, parse_or_keep, wait
+from modelplane.fnkit.required import Requirement
 from modelplane.fnkit.runner import ComposeRunner
 from modelplane.fnkit.status import set_conditions, set_ready
-from modelplane.fnkit.xr import InvalidXRError, invalid, parse_composite
 from modelplane.kinds import API_VERSION
 from modelplane.names import (
     DEPLOYMENT_LABEL,
     MAX_COLLECTION_NAME,
     OBSERVED_PODS_LABEL,
+    PODS_KEY,
     REPLICA_LABEL,
     object_name,
     replica_host,
 )
-from modelplane.problems import Problem, describe
+from modelplane.problems import Problem, describe, invalid
 from modelplane.remote import OBJECT_API_VERSION, keep_on_delete, observed_manifest, wrap
 from modelplane.schedulers import SchedulerSettingsError, UnknownSchedulerError
 from modelplane.topology import TopologyError, replica_footprint
 from modelplane_models.inference_class import InferenceClass
 from modelplane_models.inference_cluster import InferenceCluster
-from modelplane_models.model_replica import ModelReplica, Spec
+from modelplane_models.model_replica import ModelReplica
 
-CLUSTER = "cluster"
-PODS = "pods"
-PODS_KEY = "pods"  # composition key of the ObservedObjectCollection
+CLUSTER = Requirement("cluster", API_VERSION, "InferenceCluster")
+PODS = Requirement("pods", OBJECT_API_VERSION, "Object")
 # What the replica reads of the Objects carrying its remote objects, and of those carrying its pods.
 _OBSERVED_REMOTE = {"status": {"atProvider": {"manifest": REMOTE}}}
 _OBSERVED_POD = {"status": {"atProvider": {"manifest": POD}}}
 
 
-def class_requirement(name: str) -> str:
-    """The required-resource name under which the InferenceClass ``name`` is asked for."""
-    return f"class-{name}"
+def class_requirement(name: str) -> Requirement:
+    """The requirement under which the InferenceClass ``name`` is asked for."""
+    return Requirement(f"class-{name}", API_VERSION, "InferenceClass")
 
 
 class FunctionRunner(ComposeRunner):
@@ -91,40 +92,34 @@ class _Replica:
     spec: Mapping[str, Any]
 
 
-def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: structlog.stdlib.BoundLogger) -> None:
+def compose(
+    req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, ledger: Ledger, log: structlog.stdlib.BoundLogger
+) -> None:
     """Resolve the cluster and classes, compose the remote objects, then status and conditions."""
-    try:
-        xr = parse_composite(req, ModelReplica)
-        if xr.spec is None or (problems := _shape_problems(xr.spec)):
-            raise InvalidXRError(problems if xr.spec is not None else [Problem("spec", "required")])
-    except InvalidXRError as err:
-        hold(req, rsp, log, _undeployed(Reason.INVALID_SPEC, f"the ModelReplica is invalid: {err}"))
+    xr = parse_or_keep(ledger, log, ModelReplica, _invalid, _shape_problems)
+    if xr is None or xr.spec is None:
         return
     meta = xr.metadata
     # The spec as written, with every field the model checked (templates pass through as written).
     spec = xr.spec.model_dump(mode="json", by_alias=True, exclude_unset=True, exclude_none=True)
     replica = _Replica(xr, (meta.name if meta else None) or "", (meta.namespace if meta else None) or "", spec)
-    _request(rsp, CLUSTER, "InferenceCluster", match_name=replica.spec["inferenceClusterRef"]["name"])
-    pods_where = (replica.namespace, {OBSERVED_PODS_LABEL: replica.name})
-    _request(rsp, PODS, "Object", api_version=OBJECT_API_VERSION, where=pods_where)
+    CLUSTER.request(rsp, name=replica.spec["inferenceClusterRef"]["name"])
+    PODS.request(rsp, labels={OBSERVED_PODS_LABEL: replica.name}, namespace=replica.namespace)
     try:
-        footprint = replica_footprint(xr.spec) if xr.spec is not None else None
+        footprint = replica_footprint(xr.spec)
     except TopologyError as err:
-        hold(req, rsp, log, _undeployed(Reason.INVALID_SPEC, str(err)))
+        keep_all(ledger, log, _undeployed(Reason.INVALID_SPEC, str(err)))
         return
-    if footprint is not None:
-        _write_gpus(rsp, footprint)
-    cluster = _cluster(req, rsp, log, replica)
+    _write_gpus(rsp, footprint)
+    cluster = _cluster(req, ledger, log, replica)
     if cluster is None:
         return
     pools = {p.name: p.className for p in cluster.spec.nodePools or []} if cluster.spec else {}
     class_names = sorted({pools[p] for p in _pools(replica.spec) if p in pools})
     for name in class_names:
-        _request(rsp, class_requirement(name), "InferenceClass", match_name=name)
-    if not all(class_requirement(n) in req.required_resources for n in class_names):
-        keep_observed(req, rsp)
-        set_conditions(rsp, Condition(Type.DEPLOYED, Status.UNKNOWN, Reason.WAITING_FOR_CLUSTER, "reading the classes"))
-        set_ready(rsp, ready=False)
+        class_requirement(name).request(rsp, name=name)
+    if not all(class_requirement(n).fetched(req) for n in class_names):
+        wait(ledger, log, Type.DEPLOYED, Reason.WAITING_FOR_CLUSTER, "reading the classes")
         return
     classes = {n: c for n in class_names if (c := _first(req, class_requirement(n), InferenceClass)) is not None}
     cluster_dump = cluster.model_dump(mode="json", by_alias=True, exclude_unset=True, exclude_none=True)
@@ -134,15 +129,15 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: st
             work, cluster.spec.serving.backend or "" if cluster.spec and cluster.spec.serving else ""
         )
     except ResolveError as err:
-        hold(req, rsp, log, _undeployed(err.reason, str(err)))
+        keep_all(ledger, log, _undeployed(err.reason, str(err)))
         return
     except (UnknownBackendError, UnknownSchedulerError, SchedulerSettingsError) as err:
-        hold(req, rsp, log, _undeployed(Reason.UNSUPPORTED, str(err)))
+        keep_all(ledger, log, _undeployed(Reason.UNSUPPORTED, str(err)))
         return
     provider_config = (
         cluster.status.providerConfigRef.name if cluster.status and cluster.status.providerConfigRef else ""
     )
-    _write_desired(req, rsp, replica, remotes, provider_config or "")
+    _write_desired(ledger, replica, remotes, provider_config or "")
     state = lift_status([r.key for r in remotes], _observed(req, rsp, remotes), _pods(req, rsp))
     lagging = _behind(req, rsp, remotes)
     if state.ready and lagging:
@@ -152,8 +147,15 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: st
     _write_status(rsp, work, state, address)
 
 
-def _shape_problems(spec: Spec) -> list[Problem]:
+def _invalid(problems: list[Problem]) -> Condition:
+    return _undeployed(Reason.INVALID_SPEC, f"the ModelReplica is invalid: {describe(problems)}")
+
+
+def _shape_problems(xr: ModelReplica) -> list[Problem]:
     """The XRD's serving-shape rules, which the model does not check: exactly one shape, each field set."""
+    spec = xr.spec
+    if spec is None:
+        return [Problem("spec", "required")]
     unified = spec.nodeSelector is not None or spec.workers is not None or spec.poolName is not None
     if unified == (spec.prefill is not None or spec.decode is not None):
         message = "exactly one serving shape: unified (spec.nodeSelector, spec.workers, spec.poolName) or disaggregated"
@@ -165,34 +167,15 @@ def _shape_problems(spec: Spec) -> list[Problem]:
     return [Problem(f"spec.{f}", "required with unified serving") for f in missing]
 
 
-def _request(
-    rsp: fnv1.RunFunctionResponse,
-    name: str,
-    kind: str,
-    *,
-    api_version: str = API_VERSION,
-    match_name: str = "",
-    where: tuple[str, Mapping[str, str]] = ("", {}),
-) -> None:
-    """Ask for ``kind`` by name, or by labels (``where``: namespace and labels)."""
-    selector = fnv1.ResourceSelector(api_version=api_version, kind=kind)
-    if match_name:
-        selector.match_name = match_name
-    else:
-        selector.match_labels.SetInParent()
-        selector.match_labels.labels.update(where[1])
-        if where[0]:
-            selector.namespace = where[0]
-    rsp.requirements.resources[name].CopyFrom(selector)
+def _first_raw(req: fnv1.RunFunctionRequest, requirement: Requirement) -> dict[str, Any] | None:
+    found = requirement.first(req)
+    return protojson.struct_to_dict(found) if found is not None else None
 
 
-def _first_raw(req: fnv1.RunFunctionRequest, name: str) -> dict[str, Any] | None:
-    items = req.required_resources[name].items if name in req.required_resources else []
-    return protojson.struct_to_dict(items[0].resource) if items else None
-
-
-def _first(req: fnv1.RunFunctionRequest, name: str, model: type[InferenceClass]) -> InferenceClass | None:
-    raw = _first_raw(req, name)
+def _first(
+    req: fnv1.RunFunctionRequest, requirement: Requirement, model: type[InferenceClass]
+) -> InferenceClass | None:
+    raw = _first_raw(req, requirement)
     if raw is None:
         return None
     try:
@@ -202,33 +185,27 @@ def _first(req: fnv1.RunFunctionRequest, name: str, model: type[InferenceClass])
 
 
 def _cluster(
-    req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: structlog.stdlib.BoundLogger, replica: _Replica
+    req: fnv1.RunFunctionRequest, ledger: Ledger, log: structlog.stdlib.BoundLogger, replica: _Replica
 ) -> InferenceCluster | None:
     """The replica's cluster, or None after keeping everything and saying why it cannot be used."""
     name = replica.spec["inferenceClusterRef"]["name"]
-    if CLUSTER not in req.required_resources:
-        keep_observed(req, rsp)
-        set_conditions(rsp, Condition(Type.DEPLOYED, Status.UNKNOWN, Reason.WAITING_FOR_CLUSTER, "reading the cluster"))
-        set_ready(rsp, ready=False)
+    if not CLUSTER.fetched(req):
+        wait(ledger, log, Type.DEPLOYED, Reason.WAITING_FOR_CLUSTER, "reading the cluster")
         return None
     raw = _first_raw(req, CLUSTER)
     if raw is None:
-        hold(
-            req,
-            rsp,
-            log,
-            _undeployed(Reason.CLUSTER_NOT_FOUND, f"spec.inferenceClusterRef: InferenceCluster {name} not found"),
-        )
+        message = f"spec.inferenceClusterRef: InferenceCluster {name} not found"
+        keep_all(ledger, log, _undeployed(Reason.CLUSTER_NOT_FOUND, message))
         return None
     try:
         cluster = InferenceCluster.model_validate(raw)
     except pydantic.ValidationError as err:
         message = f"spec.inferenceClusterRef: InferenceCluster {name} is invalid: {describe(invalid(err))}"
-        hold(req, rsp, log, _undeployed(Reason.CLUSTER_NOT_READY, message))
+        keep_all(ledger, log, _undeployed(Reason.CLUSTER_NOT_READY, message))
         return None
     if cluster.status is None or cluster.status.providerConfigRef is None or not cluster.status.providerConfigRef.name:
         message = f"InferenceCluster {name} has not published status.providerConfigRef yet"
-        hold(req, rsp, log, _undeployed(Reason.CLUSTER_NOT_READY, message))
+        keep_all(ledger, log, _undeployed(Reason.CLUSTER_NOT_READY, message))
         return None
     return cluster
 
@@ -247,13 +224,7 @@ def _labels(replica: _Replica) -> dict[str, str]:
     return labels
 
 
-def _write_desired(
-    req: fnv1.RunFunctionRequest,
-    rsp: fnv1.RunFunctionResponse,
-    replica: _Replica,
-    remotes: tuple[Remote, ...],
-    provider_config: str,
-) -> None:
+def _write_desired(ledger: Ledger, replica: _Replica, remotes: tuple[Remote, ...], provider_config: str) -> None:
     for remote in remotes:
         obj = wrap(
             remote.manifest,
@@ -263,17 +234,17 @@ def _write_desired(
         )
         if remote.manifest.get("kind") == "Namespace":
             obj = keep_on_delete(obj)  # other replicas share it
-        resource.update(rsp.desired.resources[remote.key], obj)
-        ready = inputs.is_ready(req, rsp, remote.key)
-        rsp.desired.resources[remote.key].ready = fnv1.READY_TRUE if ready else fnv1.READY_FALSE
+        ledger.put(remote.key, obj, ready=inputs.ready(ledger.req, ledger.rsp, remote.key).true)
     collection = pods_collection(
         name=object_name(replica.name, PODS_KEY, MAX_COLLECTION_NAME),
         namespace=replica.namespace,
         provider_config=provider_config,
         replica=replica.name,
     )
-    resource.update(rsp.desired.resources[PODS_KEY], collection)
-    rsp.desired.resources[PODS_KEY].ready = fnv1.READY_TRUE
+    ledger.put(PODS_KEY, collection, ready=True)
+    # Its remote objects follow from its spec and its cluster's backend and scheduler, all read whole by now:
+    # an object they no longer call for (another backend, scheduler or serving shape) is not wanted.
+    ledger.remove_unwritten(lambda _: True, lambda key: f"{key}: the replica no longer composes it")
 
 
 def _observed(
@@ -284,7 +255,7 @@ def _observed(
         observed = inputs.observed(req, rsp, remote.key, _OBSERVED_REMOTE)
         if observed is None:
             continue
-        synced = inputs.observed_condition(req, rsp, remote.key, "Synced")
+        synced = inputs.ready(req, rsp, remote.key, "Synced")
         error = (synced.message or synced.reason or "") if synced.status == "False" else ""
         out.append(ObservedRemote(remote.key, observed_manifest(observed), error))
     return out
@@ -302,7 +273,7 @@ def _behind(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, remotes
 
 
 def _pods(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> list[Mapping[str, Any]]:
-    found = (observed_manifest(o) for o in inputs.required(req, rsp, PODS, _OBSERVED_POD))
+    found = (observed_manifest(o) for o in inputs.required(req, rsp, PODS.name, _OBSERVED_POD))
     return [m for m in found if m is not None and m.get("kind") == "Pod"]
 
 

@@ -24,12 +24,17 @@ from google.protobuf import struct_pb2 as structpb
 
 from modelplane.conditions import Condition, Reason, Status, Type
 from modelplane.fnkit import inputs
-from modelplane.fnkit.keep import hold
+from modelplane.fnkit.ledger import Ledger
+from modelplane.fnkit.preamble import keep_all, parse_or_keep, wait
+from modelplane.fnkit.required import Requirement
 from modelplane.fnkit.runner import ComposeRunner
 from modelplane.fnkit.status import set_conditions, set_ready
-from modelplane.fnkit.xr import InvalidXRError, parse_composite
+from modelplane.fnkit.structs import labels_at
 from modelplane.kinds import API_VERSION
+from modelplane.layout import Layout
 from modelplane.names import ROUTE_KEY, SERVING_ANNOTATION, service_path
+from modelplane.problems import Problem, describe
+from modelplane.readiness import readiness_of
 from modelplane.routing import (
     CONTROLLER_NAME,
     SUPPORTS_BACKEND_PATH_REWRITE,
@@ -46,14 +51,14 @@ from modelplane.routing import (
     route_accepted,
 )
 from modelplane.routing.route import ENDPOINT, ROUTE
-from modelplane.scheduling.labels import LabelSelector, Operator, Requirement
-from modelplane.shapes import Shape, is_true
+from modelplane.scheduling.labels import LabelSelector, Operator
+from modelplane.scheduling.labels import Requirement as LabelRequirement
 from modelplane_models.model_service import ModelService, Selector
 
-GATEWAY = "gateway"
+GATEWAY = Requirement("gateway", API_VERSION, "InferenceGateway")
 ENDPOINTS = "endpoints"
 # What the service reads of its InferenceGateway.
-_GATEWAY: Shape = {"status": {"address": str}}
+_GATEWAY: Layout = {"status": {"address": str}}
 
 
 @dataclass(frozen=True)
@@ -73,44 +78,32 @@ class FunctionRunner(ComposeRunner):
         super().__init__(compose)
 
 
-def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: structlog.stdlib.BoundLogger) -> None:
+def compose(
+    req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, ledger: Ledger, log: structlog.stdlib.BoundLogger
+) -> None:
     """Resolve the gateway and endpoints, plan the route, write it, then status and conditions."""
-    try:
-        xr = parse_composite(req, ModelService)
-    except InvalidXRError as err:
-        hold(
-            req,
-            rsp,
-            log,
-            Condition(Type.ROUTED, Status.FALSE, Reason.INVALID_SPEC, f"the ModelService is invalid: {err}"),
-        )
+    xr = parse_or_keep(ledger, log, ModelService, _invalid)
+    if xr is None:
         return
     meta, spec = xr.metadata, xr.spec
     gateway_name = (spec.gatewayRef.name if spec and spec.gatewayRef else None) or "default"
     service = _Service((meta.name if meta else None) or "", (meta.namespace if meta else None) or "", gateway_name)
     entries = list(spec.endpoints) if spec else []
     wanted = _request(rsp, service, [e.selector for e in entries])
-    if any(name not in req.required_resources for name in (GATEWAY, *wanted)):
-        # Crossplane answers the requirements and calls again: keep the route meanwhile.
-        hold(
-            req,
-            rsp,
-            log,
-            Condition(Type.ROUTED, Status.UNKNOWN, Reason.WAITING_FOR_GATEWAY, "reading the gateway and endpoints"),
-        )
+    if any(name not in req.required_resources for name in (GATEWAY.name, *wanted)):
+        wait(ledger, log, Type.ROUTED, Reason.WAITING_FOR_GATEWAY, "reading the gateway and endpoints")
         return
-    gateways = list(inputs.required(req, rsp, GATEWAY, _GATEWAY))
+    gateways = list(inputs.required(req, rsp, GATEWAY.name, _GATEWAY))
     if not gateways:
         message = f"InferenceGateway {gateway_name!r} (spec.gatewayRef.name) does not exist"
-        hold(req, rsp, log, Condition(Type.ROUTED, Status.FALSE, Reason.GATEWAY_NOT_FOUND, message))
+        keep_all(ledger, log, Condition(Type.ROUTED, Status.FALSE, Reason.GATEWAY_NOT_FOUND, message))
         return
     selections = [Selection(_selector(e.selector), e.weight if e.weight is not None else 1) for e in entries]
     plan = plan_route(selections, list(_endpoints(req, rsp, service.namespace, wanted, selections)))
     ref = gateway_ref(gateway_name)
     path = service_path(service.namespace, service.name)
-    resource.update(rsp.desired.resources[ROUTE_KEY], http_route(service.name, service.namespace, path, ref, plan))
     accepted = route_accepted(inputs.observed(req, rsp, ROUTE_KEY, ROUTE), ref)
-    rsp.desired.resources[ROUTE_KEY].ready = fnv1.READY_TRUE if accepted else fnv1.READY_FALSE
+    ledger.put(ROUTE_KEY, http_route(service.name, service.namespace, path, ref, plan), ready=accepted)
     _write_status(rsp, service, plan, gateways[0])
     condition = _routed(plan, ref, path)
     if condition.status != Status.TRUE:
@@ -126,27 +119,22 @@ def _request(rsp: fnv1.RunFunctionResponse, service: _Service, selectors: Sequen
     Crossplane selects required resources by name or by labels only: matchLabels-only selectors
     become one requirement each (``endpoints-<index>``), any matchExpressions the whole namespace.
     """
-    gateway = fnv1.ResourceSelector(api_version=API_VERSION, kind="InferenceGateway", match_name=service.gateway)
-    rsp.requirements.resources[GATEWAY].CopyFrom(gateway)
+    GATEWAY.request(rsp, name=service.gateway)
     by_labels = all(not s.matchExpressions for s in selectors)
     wanted = (
         {f"{ENDPOINTS}-{i}": s.matchLabels or {} for i, s in enumerate(selectors)} if by_labels else {ENDPOINTS: {}}
     )
     for name, labels in wanted.items():
-        endpoints = fnv1.ResourceSelector(api_version=API_VERSION, kind="ModelEndpoint", namespace=service.namespace)
-        # An empty matchLabels selects every ModelEndpoint of the namespace; it must be set explicitly.
-        endpoints.match_labels.SetInParent()
-        endpoints.match_labels.labels.update(labels)
-        rsp.requirements.resources[name].CopyFrom(endpoints)
+        Requirement(name, API_VERSION, "ModelEndpoint").request(rsp, labels=labels, namespace=service.namespace)
     return list(wanted)
 
 
 def _selector(selector: Selector) -> LabelSelector:
     requirements = [
-        Requirement(k, Operator.IN, frozenset({v})) for k, v in sorted((selector.matchLabels or {}).items())
+        LabelRequirement(k, Operator.IN, frozenset({v})) for k, v in sorted((selector.matchLabels or {}).items())
     ]
     requirements += [
-        Requirement(e.key, Operator(e.operator), frozenset(v.root for v in e.values or []))
+        LabelRequirement(e.key, Operator(e.operator), frozenset(v.root for v in e.values or []))
         for e in selector.matchExpressions or []
     ]
     return LabelSelector(tuple(requirements))
@@ -167,7 +155,7 @@ def _endpoints(
     """
 
     def matched(struct: structpb.Struct) -> bool:
-        labels = inputs.labels_at(struct)
+        labels = labels_at(struct)
         return labels is None or any(s.selector.matches(labels) for s in selections)
 
     seen: set[str] = set()
@@ -179,7 +167,7 @@ def _endpoints(
         spec, status = item.get("spec") or {}, item.get("status") or {}
         # An endpoint whose replica stopped serving is kept by its deployment, annotated: no traffic.
         serving = (meta.get("annotations") or {}).get(SERVING_ANNOTATION) != "false"
-        ready = serving and is_true(item, "Ready")
+        ready = serving and readiness_of(item).true
         try:
             url = parse_url(str(spec.get("url", "")))
         except InvalidURLError:
@@ -196,6 +184,11 @@ def _endpoints(
             rewrite_path=str(spec.get("rewritePath") or "/"),
             hostname=hostname,
         )
+
+
+def _invalid(problems: list[Problem]) -> Condition:
+    message = f"the ModelService is invalid: {describe(problems)}"
+    return Condition(Type.ROUTED, Status.FALSE, Reason.INVALID_SPEC, message)
 
 
 def _write_status(rsp: fnv1.RunFunctionResponse, service: _Service, plan: RoutePlan, gateway: dict[str, Any]) -> None:

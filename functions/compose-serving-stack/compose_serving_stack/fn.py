@@ -19,28 +19,31 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelplane.charts import Chart, Component, stack_components
 from modelplane.conditions import Condition, Reason, Status, Type
 from modelplane.fnkit import inputs
-from modelplane.fnkit.keep import hold
+from modelplane.fnkit.ledger import Ledger
+from modelplane.fnkit.preamble import parse_or_keep
 from modelplane.fnkit.runner import ComposeRunner
 from modelplane.fnkit.status import set_conditions, set_ready
-from modelplane.fnkit.xr import InvalidXRError, parse_composite
+from modelplane.layout import Layout
 from modelplane.names import (
     CONTROL_PLANE_NAMESPACE,
+    GATEWAY_CLASS_KEY,
+    GATEWAY_KEY,
+    GATEWAY_NAMESPACE_KEY,
     WORKLOAD_GATEWAY_NAME,
     WORKLOAD_GATEWAY_NAMESPACE,
     bounded_name,
     helm_release_name,
+    is_release_key,
+    release_key,
 )
+from modelplane.problems import Problem, describe
 from modelplane.remote import Readiness, ReadinessRule, observed_manifest, readiness_for, wrap
-from modelplane.shapes import Shape
 from modelplane_models.serving_stack import Gateway, ServingStack
 
 RELEASE_API_VERSION = "helm.m.crossplane.io/v1beta1"
-GATEWAY_NAMESPACE_KEY = "gateway-namespace"
-GATEWAY_CLASS_KEY = "gateway-class"
-GATEWAY_KEY = "gateway"
 ENVOY_CONTROLLER = "gateway.envoyproxy.io/gatewayclass-controller"
 # What the stack reads of the Object carrying its Gateway: the addresses Envoy Gateway gave it.
-_OBSERVED_GATEWAY: Shape = {"status": {"atProvider": {"manifest": {"status": {"addresses": [{"value": str}]}}}}}
+_OBSERVED_GATEWAY: Layout = {"status": {"atProvider": {"manifest": {"status": {"addresses": [{"value": str}]}}}}}
 _PROGRAMMED = ReadinessRule(
     Readiness.DERIVE_FROM_CEL_QUERY,
     "object.status.conditions.exists(c, c.type == 'Programmed' && c.status == 'True')",
@@ -59,21 +62,12 @@ class FunctionRunner(ComposeRunner):
         super().__init__(compose)
 
 
-def release_key(component: Component) -> str:
-    """The composition resource name of a component's Release."""
-    return f"release-{component}"
-
-
-def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: structlog.stdlib.BoundLogger) -> None:
+def compose(
+    req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, ledger: Ledger, log: structlog.stdlib.BoundLogger
+) -> None:
     """Pick the charts, compose the Releases whose dependencies are Ready, then the Gateway, then status."""
-    try:
-        xr = parse_composite(req, ServingStack)
-    except InvalidXRError as err:
-        message = f"the ServingStack is invalid: {err}"
-        hold(req, rsp, log, Condition(Type.INSTALLED, Status.FALSE, Reason.INVALID_SPEC, message))
-        return
-    if xr.spec is None:
-        hold(req, rsp, log, Condition(Type.INSTALLED, Status.FALSE, Reason.INVALID_SPEC, "spec: required"))
+    xr = parse_or_keep(ledger, log, ServingStack, _invalid, _spec_required)
+    if xr is None or xr.spec is None:
         return
     spec = xr.spec
     name = xr.metadata.name if xr.metadata is not None and xr.metadata.name else ""
@@ -91,9 +85,8 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: st
             waiting.append(f"{chart.component} waits for {', '.join(blocked)}")
             ready[chart.component] = False
         else:
-            resource.update(rsp.desired.resources[key], _release(name, provider_config, chart))
-            ready[chart.component] = inputs.is_ready(req, rsp, key)
-            rsp.desired.resources[key].ready = fnv1.READY_TRUE if ready[chart.component] else fnv1.READY_FALSE
+            ready[chart.component] = inputs.ready(req, rsp, key).true
+            ledger.put(key, _release(name, provider_config, chart), ready=ready[chart.component])
         releases.append(
             {
                 "name": str(chart.component),
@@ -102,8 +95,10 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: st
                 "ready": ready[chart.component],
             }
         )
+    # A component the backend or scheduler no longer needs is uninstalled: the user's change.
+    ledger.remove_unwritten(is_release_key, lambda key: f"{key} is not a component of this stack any more")
     gateway_ready, address = _write_gateway(
-        req, rsp, name, provider_config, spec.gateway or Gateway(), envoy_ready=ready[Component.ENVOY_GATEWAY]
+        ledger, name, provider_config, spec.gateway or Gateway(), envoy_ready=ready[Component.ENVOY_GATEWAY]
     )
     if not ready[Component.ENVOY_GATEWAY] and not _gateway_composed(req):
         waiting.append("the Gateway waits for envoy-gateway")
@@ -126,6 +121,17 @@ def compose(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, log: st
     log.debug("composed", stack=name, installed=installed)
 
 
+def _invalid(problems: list[Problem]) -> Condition:
+    # The model reads a missing spec as None; anything else names its field.
+    missing = [str(p) for p in problems] == ["spec: required"]
+    message = describe(problems) if missing else f"the ServingStack is invalid: {describe(problems)}"
+    return Condition(Type.INSTALLED, Status.FALSE, Reason.INVALID_SPEC, message)
+
+
+def _spec_required(xr: ServingStack) -> list[Problem]:
+    return [Problem("spec", "required")] if xr.spec is None else []
+
+
 def _release(stack: str, provider_config: str, chart: Chart) -> dict[str, Any]:
     for_provider: dict[str, Any] = {
         "chart": {"name": chart.name, "repository": chart.repository, "version": chart.version},
@@ -146,8 +152,7 @@ def _release(stack: str, provider_config: str, chart: Chart) -> dict[str, Any]:
 
 
 def _write_gateway(
-    req: fnv1.RunFunctionRequest,
-    rsp: fnv1.RunFunctionResponse,
+    ledger: Ledger,
     stack: str,
     provider_config: str,
     gateway: Gateway,
@@ -155,7 +160,7 @@ def _write_gateway(
     envoy_ready: bool,
 ) -> tuple[bool, str]:
     """Compose the GatewayClass and Gateway once Envoy Gateway is Ready; return the Gateway's readiness and address."""
-    if not envoy_ready and not _gateway_composed(req):
+    if not envoy_ready and not _gateway_composed(ledger.req):
         return False, ""
     class_name = gateway.gatewayClassName or "modelplane"
     manifests = {
@@ -201,11 +206,10 @@ def _write_gateway(
             provider_config=provider_config,
             readiness=readiness,
         )
-        resource.update(rsp.desired.resources[key], obj)
-        observed = inputs.is_ready(req, rsp, key)
-        rsp.desired.resources[key].ready = fnv1.READY_TRUE if observed else fnv1.READY_FALSE
+        observed = inputs.ready(ledger.req, ledger.rsp, key).true
+        ledger.put(key, obj, ready=observed)
         ready = ready and observed
-    return ready, _address(req, rsp)
+    return ready, _address(ledger.req, ledger.rsp)
 
 
 def _gateway_composed(req: fnv1.RunFunctionRequest) -> bool:

@@ -14,11 +14,12 @@ from pathlib import Path
 import jsonschema  # type: ignore[import-untyped]  # types-jsonschema is not in the dev extras
 
 from modelplane import kinds
-from modelplane.admission.documents import JSON, Schema, load_document, load_documents
+from modelplane.admission.documents import JSON, Schema
 from modelplane.admission.objects import metadata_errors
 from modelplane.admission.openapi import FORMATS, fields_at, schema_error_messages
 from modelplane.admission.validator import Result, Validator
 from modelplane.admission.xrd import definitions
+from modelplane.documents import read_all, read_one
 from modelplane.repo import ROOT
 
 CRDS_DIR = Path(os.environ.get("MODELPLANE_CRDS") or ROOT.parent / "shared" / "crds")
@@ -41,7 +42,7 @@ def _crd_files_for_group(group: str) -> list[Path]:
 
 @functools.cache
 def _crd_documents(path: Path) -> tuple[JSON, ...]:
-    return tuple(load_documents(path))
+    return tuple(read_all(path))
 
 
 @functools.cache
@@ -82,7 +83,7 @@ def crd_validator(api_version: str, kind: str) -> Validator | None:
 
 def crd_version_schema(path: Path, version: str) -> Schema:
     """The openAPIV3Schema of one version of the single CRD in ``path``."""
-    crd = load_document(path)
+    crd = read_one(path)
     (v,) = [v for v in crd["spec"]["versions"] if v["name"] == version]
     return dict(v["schema"]["openAPIV3Schema"])
 

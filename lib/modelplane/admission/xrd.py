@@ -7,7 +7,8 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
-from modelplane.admission.documents import JSON, Schema, load_document
+from modelplane.admission.documents import JSON, Schema
+from modelplane.documents import read_one
 from modelplane.repo import APIS
 
 # Crossplane truncates XR names used as label values (internal/xcrd/crd.go).
@@ -57,7 +58,7 @@ def definitions(apis: Path = APIS) -> dict[str, Definition]:
     """Our XRDs by kind."""
     out: dict[str, Definition] = {}
     for path in definition_paths(apis):
-        xrd = load_document(path)
+        xrd = read_one(path)
         kind = xrd["spec"]["names"]["kind"]
         out[kind] = Definition(kind=kind, path=path, xrd=xrd)
     return out

@@ -64,7 +64,7 @@ def compose_remote(work: ReplicaWork, backend: str) -> tuple[Remote, ...]:
     if build is None:
         msg = f"spec.serving.backend: unknown backend {backend!r} (known: {', '.join(sorted(BACKENDS))})"
         raise UnknownBackendError(msg)
-    wrap = scheduler_for(work.scheduler)
+    wrap = scheduler_for(work.scheduler).wrap
     out = [Remote(remote_key("namespace"), namespace(work))]
     roles = []
     for role in work.roles:

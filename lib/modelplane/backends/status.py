@@ -13,19 +13,20 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from modelplane.layout import CONDITION, METADATA, Layout
 from modelplane.names import ROLE_LABEL
-from modelplane.shapes import CONDITION, METADATA, Shape
+from modelplane.readiness import readiness_of
 
 Manifest = Mapping[str, Any]
 
 # What lift_status reads of a remote object and of a pod; inputs are conformed to these where they are read.
-REMOTE: Shape = {
+REMOTE: Layout = {
     "kind": str,
     "metadata": METADATA,
     "spec": {"replicas": int},
     "status": {"readyReplicas": int, "conditions": [CONDITION]},
 }
-POD: Shape = {
+POD: Layout = {
     "kind": str,
     "metadata": METADATA,
     "status": {
@@ -66,10 +67,6 @@ class RemoteStatus:
     message: str
 
 
-def _condition(obj: Manifest, kind: str) -> Mapping[str, Any]:
-    return next((c for c in obj.get("status", {}).get("conditions") or [] if c.get("type") == kind), {})
-
-
 def _counts(obj: Manifest) -> tuple[int, int]:
     want = int(obj.get("spec", {}).get("replicas", 1))
     return int(obj.get("status", {}).get("readyReplicas") or 0), want
@@ -78,7 +75,7 @@ def _counts(obj: Manifest) -> tuple[int, int]:
 def _replicated(unit: str) -> Callable[[Manifest], tuple[bool, str]]:
     def judge(obj: Manifest) -> tuple[bool, str]:
         ready, want = _counts(obj)
-        available = _condition(obj, "Available").get("status") == "True"
+        available = readiness_of(obj, "Available").true
         message = f"{obj.get('kind')} {obj.get('metadata', {}).get('name')}: {ready}/{want} {unit} ready"
         return available and ready >= want, message
 
@@ -87,7 +84,7 @@ def _replicated(unit: str) -> Callable[[Manifest], tuple[bool, str]]:
 
 def _llm_inference_service(obj: Manifest) -> tuple[bool, str]:
     name = obj.get("metadata", {}).get("name")
-    if _condition(obj, "Ready").get("status") == "True":
+    if readiness_of(obj).true:
         return True, f"LLMInferenceService {name} is Ready"
     conditions = obj.get("status", {}).get("conditions") or []
     failing = [c for c in conditions if c.get("status") != "True" and c.get("type") != "Ready"]
@@ -112,10 +109,10 @@ def _pod_problem(pod: Manifest) -> tuple[int, str, str] | None:
         if waiting.get("reason") in _STUCK:
             message = f"pod {name} container {c.get('name')}: {waiting.get('message') or waiting['reason']}"
             return 0, str(waiting["reason"]), message
-    scheduled = _condition(pod, "PodScheduled")
-    if scheduled.get("status") == "False":
-        return 1, str(scheduled.get("reason") or "Unschedulable"), f"pod {name}: {scheduled.get('message', '')}"
-    if _condition(pod, "Ready").get("status") != "True":
+    scheduled = readiness_of(pod, "PodScheduled")
+    if scheduled.status == "False":
+        return 1, scheduled.reason or "Unschedulable", f"pod {name}: {scheduled.message}"
+    if not readiness_of(pod).true:
         return 2, "Starting", f"pod {name} is not ready yet"
     return None
 

@@ -1,11 +1,15 @@
-"""Fleet capacity: what each pool has, what ModelReplicas hold on it, and what is free per node."""
+"""Fleet capacity: what each pool has, what ModelReplicas occupy on it, and what is free per node."""
 
 from modelplane.capacity.clusters import ClusterInfo, PoolInfo, cluster_info
-from modelplane.capacity.holdings import DeploymentKey, Holding, RoleHolding, replica_holding, role_holding
 from modelplane.capacity.nodes import NodeFree
 from modelplane.capacity.observed import Observed, Source
+from modelplane.capacity.occupancy import DeploymentKey, Occupancy, RoleOccupancy, replica_occupancy, role_occupancy
 from modelplane.capacity.pools import PoolCapacity, PoolKey
 from modelplane.capacity.summary import ClusterSummary, Listed, PoolSummary, summarize
+
+# The names ``Occupancy`` had while "hold" meant four things; the preview reads them until it is rewritten.
+Holding = Occupancy
+replica_holding = replica_occupancy
 
 __all__ = [
     "ClusterInfo",
@@ -15,14 +19,16 @@ __all__ = [
     "Listed",
     "NodeFree",
     "Observed",
+    "Occupancy",
     "PoolCapacity",
     "PoolInfo",
     "PoolKey",
     "PoolSummary",
-    "RoleHolding",
+    "RoleOccupancy",
     "Source",
     "cluster_info",
     "replica_holding",
-    "role_holding",
+    "replica_occupancy",
+    "role_occupancy",
     "summarize",
 ]

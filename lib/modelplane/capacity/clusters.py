@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from modelplane.capacity.observed import Observed, observed_usage
+from modelplane.readiness import entry_of, readiness
 from modelplane_models.inference_cluster import InferenceCluster
 
 
@@ -73,16 +74,10 @@ def cluster_info(cluster: InferenceCluster) -> ClusterInfo | None:
     if cluster.metadata is None or not cluster.metadata.name or cluster.spec is None:
         return None
     conditions = (cluster.status.conditions or []) if cluster.status is not None else []
-    condition = next((c for c in conditions if c.type == "Ready"), None)
-    since = ""
-    if condition is None:
-        not_ready = "no Ready condition yet"
-    elif condition.status != "True":
-        detail = ": ".join(x for x in (condition.reason, condition.message) if x)
-        not_ready = f"Ready is {condition.status}" + (f" ({detail})" if detail else "")
-        since = condition.lastTransitionTime or ""
-    else:
-        not_ready = ""
+    # Whether the cluster is up: a Ready condition from before its latest spec change still says so.
+    ready = readiness([entry_of(c) for c in conditions], cluster.metadata.generation)
+    not_ready = ready.why_not()
+    since = ready.since if not_ready else ""
     observed = observed_usage(cluster)
     pools = tuple(
         PoolInfo(

@@ -102,7 +102,7 @@ class NodeFree:
         _place(counts, role.gpus_per_node, role.nodes_per_worker, role.workers)
         return NodeFree(self.per_node, tuple(counts))
 
-    def hold(self, role: Footprint) -> tuple[NodeFree, int]:
+    def occupy(self, role: Footprint) -> tuple[NodeFree, int]:
         """Account for workers that already exist, whether or not they fit.
 
         Returns:
@@ -124,8 +124,8 @@ class NodeFree:
         # only count as overcommitted what the pool cannot have at all.
         return NodeFree(self.per_node, tuple(counts)).use(overflow)
 
-    def hold_all(self, roles: Iterable[Footprint]) -> tuple[NodeFree, int]:
-        """Account for the workers of several existing roles at once (see ``hold``).
+    def occupy_all(self, roles: Iterable[Footprint]) -> tuple[NodeFree, int]:
+        """Account for the workers of several existing roles at once (see ``occupy``).
 
         Workers of identical shape are held together, larger shapes first (first
         fit decreasing), so the result does not depend on the order of ``roles``.
@@ -138,12 +138,12 @@ class NodeFree:
             workers[role.gpus_per_node, role.nodes_per_worker] += role.workers
         nodes, overflow = self, 0
         for (g, k), w in sorted(workers.items(), key=lambda i: (-i[0][0] * i[0][1], -i[0][0], i[0][1])):
-            nodes, missing = nodes.hold(Footprint(nodes_per_worker=k, gpus_per_node=g, workers=w))
+            nodes, missing = nodes.occupy(Footprint(nodes_per_worker=k, gpus_per_node=g, workers=w))
             overflow += missing
         return nodes, overflow
 
     def release(self, role: Footprint) -> NodeFree:
-        """Give back the GPUs of ``role``'s workers: the approximate inverse of ``take`` and ``hold``.
+        """Give back the GPUs of ``role``'s workers: the approximate inverse of ``take`` and ``occupy``.
 
         Each worker gives ``gpus_per_node`` GPUs back to ``nodes_per_worker``
         distinct nodes: the nodes with the fewest free GPUs among those that can

@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from modelplane.capacity.clusters import ClusterInfo, cluster_info
-from modelplane.capacity.holdings import Holding, replica_holding
 from modelplane.capacity.nodes import NodeFree
 from modelplane.capacity.observed import Source
+from modelplane.capacity.occupancy import Occupancy, replica_occupancy
 from modelplane_models.inference_cluster import InferenceCluster
 from modelplane_models.model_replica import ModelReplica
 
@@ -68,6 +68,6 @@ def as_cluster_info(cluster: InferenceCluster | ClusterInfo) -> ClusterInfo | No
     return cluster if isinstance(cluster, ClusterInfo) else cluster_info(cluster)
 
 
-def as_holding(replica: ModelReplica | Holding) -> Holding | None:
-    """A replica as its ``Holding`` (read from the model when it is one)."""
-    return replica if isinstance(replica, Holding) else replica_holding(replica)
+def as_occupancy(replica: ModelReplica | Occupancy) -> Occupancy | None:
+    """A replica as its ``Occupancy`` (read from the model when it is one)."""
+    return replica if isinstance(replica, Occupancy) else replica_occupancy(replica)

@@ -17,10 +17,6 @@ from typing import Any
 from modelplane.capacity.observed import Observed, Source
 from modelplane.cel.k8s import QuantityError, exact, parse_quantity
 
-# The node label on every node of a pool (modelplane.names.POOL_LABEL, which capacity cannot import
-# without a cycle); a Kueue ResourceFlavor with this node label counts for that pool.
-POOL_LABEL = "modelplane.ai/pool"
-
 # Extended resources that count GPUs, besides the DRA device classes of the cluster's pools.
 GPU_RESOURCES = frozenset({"nvidia.com/gpu", "amd.com/gpu"})
 
@@ -82,6 +78,16 @@ class PoolObservations:
 
     pools: Mapping[str, Observed]
     unassigned: int = 0
+
+
+def status_object(
+    objects: Sequence[Mapping[str, Any]], kind: str, source: Source, what: str
+) -> tuple[Mapping[str, Any], str] | Snapshot:
+    """The observed object of ``kind`` and its name; or, when there is none, the snapshot that says so."""
+    found = next((o for o in objects if o.get("kind") == kind), None)
+    if found is None:
+        return Snapshot(source, (), missing=f"{what} has not been observed yet")
+    return found, str(found.get("metadata", {}).get("name", ""))
 
 
 def gpus(value: Any) -> int:  # noqa: ANN401 - an int-or-string quantity from a status object

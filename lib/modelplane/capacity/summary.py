@@ -11,9 +11,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from modelplane.capacity.clusters import ClusterInfo, PoolInfo
-from modelplane.capacity.holdings import Holding, RoleHolding
 from modelplane.capacity.nodes import NodeFree
 from modelplane.capacity.observed import Observed
+from modelplane.capacity.occupancy import Occupancy, RoleOccupancy
 
 
 @dataclass(frozen=True)
@@ -21,11 +21,11 @@ class Listed:
     """One ModelReplica as its cluster lists it.
 
     Attributes:
-        holding: What it holds, from its spec, and whether it is Ready.
+        occupancy: What it holds, from its spec, and whether it is Ready.
         created: Its ``metadata.creationTimestamp`` as written (RFC 3339), "" when unknown.
     """
 
-    holding: Holding
+    occupancy: Occupancy
     created: str = ""
 
 
@@ -80,7 +80,7 @@ class _Replica:
     name: str
     created: str
     ready: bool
-    roles: tuple[RoleHolding, ...]
+    roles: tuple[RoleOccupancy, ...]
 
     @property
     def key(self) -> str:
@@ -91,11 +91,11 @@ class _Replica:
 def summarize(cluster: ClusterInfo, per_node: Mapping[str, int], replicas: Iterable[Listed]) -> ClusterSummary:
     """Summarize a cluster's pools from its ModelReplicas.
 
-    1. Only replicas whose ``holding.cluster`` is the cluster count; each role
+    1. Only replicas whose ``occupancy.cluster`` is the cluster count; each role
        holds on the pool it names; a role whose pool is not in the cluster, or
        whose class has no known accelerator count, is ignored.
     2. Ready replicas first: they run, so they are held whatever happens (first
-       fit decreasing, ``NodeFree.hold_all``) and never overcommitted; GPUs
+       fit decreasing, ``NodeFree.occupy_all``) and never overcommitted; GPUs
        beyond the nodes go to the pool's overflow.
     3. Then the observed usage no Ready replica explains (the scheduler's figure
        minus the GPUs Ready replicas hold on the pool, at least 0) is taken off
@@ -129,7 +129,7 @@ def summarize(cluster: ClusterInfo, per_node: Mapping[str, int], replicas: Itera
     ready = [r for r in own if r.ready]
     for pool in pools:
         roles = [(r.key, role) for r in ready for role in r.roles if role.pool == pool]
-        nodes[pool], overflow[pool] = nodes[pool].hold_all(role.footprint for _, role in roles)
+        nodes[pool], overflow[pool] = nodes[pool].occupy_all(role.footprint for _, role in roles)
         for key, role in roles:
             counted[pool].add(key)
             held[pool] += role.footprint.total_gpus
@@ -179,7 +179,7 @@ def _own(cluster: str, pools: Mapping[str, PoolInfo], listed: Iterable[Listed]) 
     """The replicas of ``cluster``, one per namespace/name, with their roles on ``pools`` only."""
     out: dict[str, _Replica] = {}
     for item in listed:
-        h = item.holding
+        h = item.occupancy
         if h.cluster != cluster:
             continue
         replica = _Replica(h.namespace, h.name, item.created, h.ready, tuple(r for r in h.roles if r.pool in pools))
@@ -201,7 +201,7 @@ def _rank(replica: _Replica) -> _Rank:
     return (not replica.ready, replica.created, roles)
 
 
-def _take(nodes: Mapping[str, NodeFree], roles: Iterable[RoleHolding]) -> dict[str, NodeFree] | None:
+def _take(nodes: Mapping[str, NodeFree], roles: Iterable[RoleOccupancy]) -> dict[str, NodeFree] | None:
     """The pools with every role placed, larger shapes first when roles share a pool; None if one does not fit."""
     after: dict[str, NodeFree] = {}
     for role in sorted(roles, key=lambda r: (-r.footprint.gpus_per_node, -r.footprint.nodes_per_worker)):

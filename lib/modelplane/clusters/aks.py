@@ -11,11 +11,9 @@ from modelplane.clusters.types import (
     CloudCluster,
     Manifest,
     PoolPlan,
-    cluster_key,
     managed,
-    pool_key,
 )
-from modelplane.names import POOL_LABEL, bounded_name, kubeconfig_secret
+from modelplane.names import CLOUD_CLUSTER_KEY, POOL_LABEL, bounded_name, kubeconfig_secret, pool_key
 
 API_VERSION = "containerservice.azure.m.upbound.io/v1beta1"
 SYSTEM_VM = "Standard_D4s_v5"
@@ -52,7 +50,7 @@ def compose(name: str, namespace: str, settings: Mapping[str, Any], pools: Seque
     if settings.get("kubernetesVersion"):
         cluster["kubernetesVersion"] = settings["kubernetesVersion"]
     resources = {
-        cluster_key(): managed(
+        CLOUD_CLUSTER_KEY: managed(
             API_VERSION,
             "KubernetesCluster",
             name,
@@ -86,4 +84,4 @@ def compose(name: str, namespace: str, settings: Mapping[str, Any], pools: Seque
         obj["metadata"]["annotations"] = {EXTERNAL_NAME: bounded_name(pool.name, POOL_NAME_LIMIT, alnum=True)}
         resources[pool_key(pool.name)] = obj
         pools_by_name[pool.name] = pool_key(pool.name)
-    return CloudCluster(resources, cluster_key(), pools_by_name)
+    return CloudCluster(resources, CLOUD_CLUSTER_KEY, pools_by_name)

@@ -11,15 +11,12 @@ from modelplane.clusters.types import (
     CloudCluster,
     Manifest,
     PoolPlan,
-    cluster_key,
     managed,
-    pool_key,
 )
-from modelplane.names import POOL_LABEL, kubeconfig_secret
+from modelplane.names import CLOUD_CLUSTER_KEY, EKS_ACCESS_KEY, POOL_LABEL, kubeconfig_secret, pool_key
 
 API_VERSION = "eks.aws.m.upbound.io/v1beta1"
 SYSTEM_INSTANCE = "m6i.xlarge"
-AUTH_KEY = "cluster-auth"
 
 
 def _scaling(pool: PoolPlan) -> dict[str, int]:
@@ -54,9 +51,9 @@ def compose(name: str, namespace: str, settings: Mapping[str, Any], pools: Seque
     if settings.get("version"):
         cluster["version"] = settings["version"]
     resources = {
-        cluster_key(): managed(API_VERSION, "Cluster", name, namespace, cluster),
+        CLOUD_CLUSTER_KEY: managed(API_VERSION, "Cluster", name, namespace, cluster),
         # The cluster publishes no kubeconfig itself: ClusterAuth writes one (with a refreshed token).
-        AUTH_KEY: managed(
+        EKS_ACCESS_KEY: managed(
             API_VERSION,
             "ClusterAuth",
             name,
@@ -102,4 +99,4 @@ def compose(name: str, namespace: str, settings: Mapping[str, Any], pools: Seque
         obj["metadata"]["annotations"] = {EXTERNAL_NAME: pool.name}
         resources[pool_key(pool.name)] = obj
         pools_by_name[pool.name] = pool_key(pool.name)
-    return CloudCluster(resources, cluster_key(), pools_by_name)
+    return CloudCluster(resources, CLOUD_CLUSTER_KEY, pools_by_name)

@@ -12,11 +12,9 @@ from modelplane.clusters.types import (
     CloudCluster,
     Manifest,
     PoolPlan,
-    cluster_key,
     managed,
-    pool_key,
 )
-from modelplane.names import KUBECONFIG_KEY, POOL_LABEL, bounded_name, kubeconfig_secret
+from modelplane.names import CLOUD_CLUSTER_KEY, KUBECONFIG_KEY, POOL_LABEL, bounded_name, kubeconfig_secret, pool_key
 
 API_VERSION = "container.gcp.m.upbound.io/v1beta1"
 SYSTEM_MACHINE = "e2-standard-4"
@@ -86,7 +84,7 @@ def compose(name: str, namespace: str, settings: Mapping[str, Any], pools: Seque
         if settings.get(field):
             cluster[key] = settings[field]
     resources = {
-        cluster_key(): managed(
+        CLOUD_CLUSTER_KEY: managed(
             API_VERSION,
             "Cluster",
             name,
@@ -95,7 +93,7 @@ def compose(name: str, namespace: str, settings: Mapping[str, Any], pools: Seque
             writeConnectionSecretToRef={"name": kubeconfig_secret(name)},
         )
     }
-    resources[cluster_key()]["metadata"]["annotations"] = {EXTERNAL_NAME: bounded_name(name, 40)}
+    resources[CLOUD_CLUSTER_KEY]["metadata"]["annotations"] = {EXTERNAL_NAME: bounded_name(name, 40)}
     pools_by_name = {}
     common = {"project": project, "location": region, "clusterRef": {"name": name}}
     system = managed(
@@ -126,7 +124,7 @@ def compose(name: str, namespace: str, settings: Mapping[str, Any], pools: Seque
         obj["metadata"]["annotations"] = {EXTERNAL_NAME: pool.name}
         resources[pool_key(pool.name)] = obj
         pools_by_name[pool.name] = pool_key(pool.name)
-    return CloudCluster(resources, cluster_key(), pools_by_name)
+    return CloudCluster(resources, CLOUD_CLUSTER_KEY, pools_by_name)
 
 
 __all__ = ["KUBECONFIG_KEY", "compose"]

@@ -8,6 +8,7 @@ from typing import Any
 
 from modelplane.clusters import aks, eks, gke
 from modelplane.clusters.types import CloudCluster, PoolPlan
+from modelplane_models.inference_cluster import NodePool
 
 Builder = Callable[[str, str, Mapping[str, Any], Sequence[PoolPlan]], CloudCluster]
 
@@ -32,14 +33,14 @@ class PoolProblem:
 
 
 def plan_pools(
-    source: str, node_pools: Sequence[Mapping[str, Any]], classes: Mapping[str, Mapping[str, Any]]
+    source: str, node_pools: Sequence[NodePool], classes: Mapping[str, Mapping[str, Any]]
 ) -> tuple[list[PoolPlan], list[PoolProblem]]:
     """Match each pool with its class's provisioning block for ``source``.
 
     Args:
         source: ``spec.cluster.source`` (GKE, EKS or AKS).
         node_pools: ``spec.nodePools``.
-        classes: Every InferenceClass's spec, by name.
+        classes: Every InferenceClass's spec as written, by name (the builders copy its provisioning block).
 
     Returns:
         The pools that can be provisioned, in spec order, and a problem for each that cannot.
@@ -48,7 +49,7 @@ def plan_pools(
     plans: list[PoolPlan] = []
     problems: list[PoolProblem] = []
     for index, pool in enumerate(node_pools):
-        name, class_name = str(pool["name"]), str(pool["className"])
+        name, class_name = pool.name, pool.className
         spec = classes.get(class_name)
         at = f"spec.nodePools[{index}].className"
         if spec is None:
@@ -74,10 +75,10 @@ def plan_pools(
             PoolPlan(
                 name=name,
                 class_name=class_name,
-                nodes=int(pool.get("nodeCount", 0)),
-                min_nodes=pool.get("minNodeCount"),
-                max_nodes=pool.get("maxNodeCount"),
-                zones=tuple(pool.get("zones") or ()),
+                nodes=pool.nodeCount,
+                min_nodes=pool.minNodeCount,
+                max_nodes=pool.maxNodeCount,
+                zones=tuple(z.root for z in pool.zones or ()),
                 shape=shape,
             )
         )

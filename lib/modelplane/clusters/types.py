@@ -64,14 +64,4 @@ def managed(api_version: str, kind: str, name: str, namespace: str, for_provider
     }
 
 
-def cluster_key() -> str:
-    """The composition resource name of the cloud cluster."""
-    return "cluster"
-
-
-def pool_key(pool: str) -> str:
-    """The composition resource name of a node pool."""
-    return f"nodepool-{pool}"
-
-
 SYSTEM_POOL = "system"

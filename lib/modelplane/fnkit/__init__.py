@@ -1,19 +1,12 @@
-"""What every Modelplane composition function shares: serving, loading, request helpers.
+"""What every Modelplane composition function shares: serving, the ledger, reading inputs, writing status.
 
 This package is the layer between the Crossplane SDK and the pure ``modelplane``
 core; the core modules never import it.
 """
 
-import os
-
-from crossplane.function import logging
-
 
 def configure_cli_logging() -> None:
-    """Keep functions run in-process by a CLI from logging onto its stdout.
+    """Moved to ``modelplane.render.runners``; kept until ``modelplane.preview.command`` imports it from there."""
+    from modelplane.render.runners import configure_cli_logging as configure  # noqa: PLC0415 - not at function start-up
 
-    A function served by Crossplane logs JSON lines to stdout; ``modelplane render``
-    and ``preview`` print YAML there, so they silence function logs unless
-    ``MODELPLANE_DEBUG`` is set (then logs are human-readable, still on stdout).
-    """
-    logging.configure(logging.Level.DEBUG if os.environ.get("MODELPLANE_DEBUG") else logging.Level.DISABLED)
+    configure()

@@ -6,6 +6,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from crossplane.function import response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2 as structpb
 
@@ -14,30 +15,38 @@ from modelplane import protojson
 
 @dataclass(frozen=True)
 class Requirement:
-    """A set of resources a function needs, by apiVersion and kind, from every namespace."""
+    """Resources a function needs, by apiVersion and kind: by name, by labels, or every one."""
 
     name: str
     api_version: str
     kind: str
 
     def request(
-        self, rsp: fnv1.RunFunctionResponse, *, labels: Mapping[str, str] | None = None, namespace: str = ""
+        self,
+        rsp: fnv1.RunFunctionResponse,
+        *,
+        name: str = "",
+        labels: Mapping[str, str] | None = None,
+        namespace: str = "",
     ) -> None:
         """Ask Crossplane for the resources (needed on every call, or it stops sending them).
 
         Args:
             rsp: The response to ask in.
-            labels: Only the resources with these labels (every one when None).
+            name: Only the resource of this name.
+            labels: Otherwise only the resources with these labels (every one when None or empty).
             namespace: Only those in this namespace (every namespace when "").
         """
-        selector = fnv1.ResourceSelector(api_version=self.api_version, kind=self.kind)
-        # An empty matchLabels selects every object of the kind, in every namespace. It must be set
-        # explicitly: a selector with no match at all is not a valid requirement.
-        selector.match_labels.SetInParent()
-        selector.match_labels.labels.update(labels or {})
-        if namespace:
-            selector.namespace = namespace
-        rsp.requirements.resources[self.name].CopyFrom(selector)
+        where = namespace or None
+        if name:
+            response.require_resources(rsp, self.name, self.api_version, self.kind, match_name=name, namespace=where)
+            return
+        response.require_resources(
+            rsp, self.name, self.api_version, self.kind, match_labels=dict(labels or {}), namespace=where
+        )
+        # An empty matchLabels selects every object of the kind. The SDK sets none for an empty map,
+        # and a selector with no match at all is not a valid requirement: set it explicitly.
+        rsp.requirements.resources[self.name].match_labels.SetInParent()
 
     def fetched(self, req: fnv1.RunFunctionRequest) -> bool:
         """Whether Crossplane has answered this requirement (possibly with nothing)."""
@@ -47,6 +56,10 @@ class Requirement:
         """The fetched resources as dicts, converted one at a time."""
         for struct in self.structs(req):
             yield protojson.struct_to_dict(struct)
+
+    def first(self, req: fnv1.RunFunctionRequest) -> structpb.Struct | None:
+        """The first fetched resource as it came (for a requirement by name); None when there is none."""
+        return next(self.structs(req), None)
 
     def structs(self, req: fnv1.RunFunctionRequest) -> Iterator[structpb.Struct]:
         """The fetched resources as they came, unconverted (reading a few fields in place is far cheaper)."""

@@ -1,4 +1,4 @@
-"""The RunFunction every Modelplane function shares: bind the log, answer with what compose writes."""
+"""The RunFunction every Modelplane function shares: bind the log, answer with what compose writes, audit it."""
 
 from __future__ import annotations
 
@@ -12,18 +12,22 @@ from crossplane.function import logging, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 
-Compose = Callable[[fnv1.RunFunctionRequest, fnv1.RunFunctionResponse, structlog.stdlib.BoundLogger], None]
+from modelplane.fnkit.ledger import Ledger
+
+Compose = Callable[[fnv1.RunFunctionRequest, fnv1.RunFunctionResponse, Ledger, structlog.stdlib.BoundLogger], None]
+Unguarded = Callable[[fnv1.RunFunctionRequest, fnv1.RunFunctionResponse, structlog.stdlib.BoundLogger], None]
 
 # Characters of an exception's message a Fatal result carries (a message may quote a whole input).
 _MESSAGE_LIMIT = 500
 
 
 class ComposeRunner(grpcv1.FunctionRunnerServiceServicer):
-    """A FunctionRunner whose behaviour is one ``compose(req, rsp, log)`` function.
+    """A FunctionRunner whose behaviour is one ``compose(req, rsp, ledger, log)`` function.
 
     ``compose`` reads the request and writes the desired state, status and
-    conditions into the response that ``response.to`` started; it reports bad
-    input as conditions and results, never by raising.
+    conditions into the response that ``response.to`` started, accounting for
+    every observed composed resource in ``ledger``; it reports bad input as
+    conditions and results, never by raising.
     """
 
     def __init__(self, compose: Compose) -> None:
@@ -32,21 +36,29 @@ class ComposeRunner(grpcv1.FunctionRunnerServiceServicer):
         self._log = logging.get_logger()
 
     @property
-    def compose(self) -> Compose:
-        """What this runner runs, without the guard (for tests that want any exception out)."""
-        return self._compose
+    def compose(self) -> Unguarded:
+        """What this runner runs, without either guard (for tests that want any exception or drop out)."""
+        return lambda req, rsp, log: self._compose(req, rsp, Ledger(req, rsp), log)
 
     async def RunFunction(
         self, req: fnv1.RunFunctionRequest, _: grpc.aio.ServicerContext | None
     ) -> fnv1.RunFunctionResponse:
-        """Answer one request; an exception out of ``compose`` becomes a Fatal result naming it."""
+        """Answer one request: an exception out of ``compose`` becomes a Fatal result naming it.
+
+        What ``compose`` left unaccounted for in its ledger is kept, with a warning naming it
+        (``Ledger.guard``): the last guard of "never drop what runs".
+        """
         log = self._log.bind(tag=req.meta.tag)
         rsp = response.to(req)
+        ledger = Ledger(req, rsp)
         try:
-            self._compose(req, rsp, log)
+            self._compose(req, rsp, ledger, log)
         except Exception as err:
             log.exception("compose raised", error=type(err).__name__)
             return fatal(req, err)
+        forgotten = ledger.guard()
+        if forgotten:
+            log.warning("kept composed resources no writer accounted for", kept=forgotten)
         return rsp
 
 

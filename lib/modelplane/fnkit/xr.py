@@ -8,7 +8,7 @@ import pydantic
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane import protojson
-from modelplane.problems import Problem
+from modelplane.problems import Problem, invalid
 
 M = TypeVar("M", bound=pydantic.BaseModel)
 
@@ -20,26 +20,6 @@ class InvalidXRError(ValueError):
         """Keep the problems for the condition message."""
         super().__init__("; ".join(str(p) for p in problems))
         self.problems = problems
-
-
-def _path(loc: tuple[int | str, ...]) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, str) and part[:1].isupper():
-            continue  # the name of a union member's model (e.g. an int-or-string's branch), not a field
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
-
-
-def invalid(err: pydantic.ValidationError) -> list[Problem]:
-    """The problems of a model's validation error, one per field, each named by its path."""
-    # Each branch of a union reports its own error on the same field: say them as one problem.
-    by_field: dict[str, list[str]] = {}
-    for e in err.errors(include_url=False):
-        messages = by_field.setdefault(_path(e["loc"]), [])
-        if e["msg"] not in messages:
-            messages.append(e["msg"])
-    return [Problem(field, " or ".join(messages)) for field, messages in by_field.items()]
 
 
 def parse_composite(req: fnv1.RunFunctionRequest, model: type[M]) -> M:

@@ -20,13 +20,12 @@ import pydantic
 from rich.text import Text
 
 from modelplane.capacity import replica_holding
-from modelplane.fnkit.xr import invalid
 from modelplane.preview.document import dump, plain, versioned
 from modelplane.preview.fleet import Fleet
 from modelplane.preview.manifests import Key, Manifest
 from modelplane.preview.tables import console, plain_ends, table
 from modelplane.preview.view import condition
-from modelplane.problems import describe
+from modelplane.problems import describe, invalid
 from modelplane.scheduling import InvalidDeploymentError
 from modelplane.scheduling.explain import ClusterCheck, Explanation, PoolCheck, Step, explain
 from modelplane.scheduling.view import build_view, cluster_facts

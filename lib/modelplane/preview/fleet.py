@@ -20,10 +20,10 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar, cast
 
-from modelplane.fnkit.registry import load_runner
 from modelplane.preview.manifests import Key, Loaded, Manifest, is_modelplane, key_of
 from modelplane.render import RenderInputs, RenderOutput, render
 from modelplane.render.model import RenderError, Runner
+from modelplane.render.runners import load_runner
 from modelplane.render.store import Catalog
 from modelplane.render.store import key_of as render_key
 

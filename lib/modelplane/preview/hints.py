@@ -14,8 +14,8 @@ from collections.abc import Iterable, Sequence
 
 from modelplane import kinds
 from modelplane.admission.catalog import CRDS_DIR, KUBERNETES_OPENAPI, kubernetes_openapi
-from modelplane.admission.documents import load_documents
 from modelplane.admission.xrd import definitions
+from modelplane.documents import read_all
 
 _CUTOFF = 0.75
 _UNSUPPORTED = re.compile(
@@ -72,7 +72,7 @@ def crd_types(group: str) -> frozenset[ApiType]:
     """The served (apiVersion, kind) of the shared CRDs of ``group`` (their files are named after it)."""
     found = set()
     for path in sorted(CRDS_DIR.rglob(f"{group}_*.yaml")) if group else ():
-        for crd in load_documents(path):
+        for crd in read_all(path):
             spec = crd.get("spec", {}) if crd.get("kind") == "CustomResourceDefinition" else {}
             kind = spec.get("names", {}).get("kind", "")
             if spec.get("group") == group:

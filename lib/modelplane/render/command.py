@@ -12,7 +12,7 @@ Differences from ``crossplane render XR COMPOSITION FUNCTIONS``: the
 Composition is optional (by default ``apis/<plural>/composition.yaml`` of the
 repository, found from the working directory or from this package), and there
 is no FUNCTIONS argument: every functionRef runs in-process through
-``modelplane.fnkit.registry.load_runner``. ``--xrd`` (schema defaults),
+``modelplane.render.runners.load_runner``. ``--xrd`` (schema defaults),
 ``--required-schemas``, ``--function-annotations`` and ``--timeout`` are not
 supported. Like the CLI, it prints the YAML stream on stdout and nothing else
 (the reconcile's warning events also go to stderr, one line each); an error
@@ -28,8 +28,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from modelplane.fnkit import configure_cli_logging
-from modelplane.render import RenderError, RenderInputs, goyaml, include_full_xr, render, to_yaml
+from modelplane import documents
+from modelplane.render import RenderError, RenderInputs, include_full_xr, render, to_yaml
+from modelplane.render.runners import configure_cli_logging
 from modelplane.repo import CompositionNotFoundError, composition_path
 
 __all__ = ["main"]
@@ -90,7 +91,7 @@ def _load_stream(path: Path) -> list[dict[str, Any]]:
     docs: list[dict[str, Any]] = []
     for f in files:
         try:
-            docs.extend(goyaml.load_all(_read(f)))
+            docs.extend(documents.load_maps(_read(f)))
         except ValueError as e:
             msg = f"cannot parse {f}: {e}"
             raise _UsageError(msg) from e
@@ -99,7 +100,7 @@ def _load_stream(path: Path) -> list[dict[str, Any]]:
 
 def _load_one(path: Path) -> dict[str, Any]:
     try:
-        return goyaml.load_one(_read(path))
+        return documents.load_one(_read(path))
     except ValueError as e:
         msg = f"cannot parse {path}: {e}"
         raise _UsageError(msg) from e
@@ -133,7 +134,7 @@ def _context(args: argparse.Namespace) -> dict[str, Any]:
     ctx: dict[str, Any] = {}
     for key, text in raw.items():
         try:
-            ctx[key] = goyaml.load_value(text)
+            ctx[key] = documents.load_value(text)
         except ValueError as e:
             msg = f'cannot unmarshal YAML/JSON for context key "{key}": {e}'
             raise _UsageError(msg) from e

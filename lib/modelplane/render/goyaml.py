@@ -1,4 +1,4 @@
-"""YAML in and out the way Crossplane's Go CLI reads and writes it.
+"""YAML out the way Crossplane's Go CLI writes it (``modelplane.documents`` reads it the way it reads it).
 
 ``crossplane render`` prints each object through Kubernetes' JSON serializer
 in YAML mode: the object is marshalled to JSON, read back with go-yaml v2
@@ -29,7 +29,7 @@ from typing import Any
 
 import yaml
 
-__all__ = ["dump_document", "load_all", "load_one", "load_value"]
+__all__ = ["dump_document"]
 
 _BASE60_FLOAT = re.compile(r"^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$")
 _YAML_STYLE_FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$")
@@ -239,43 +239,3 @@ def dump_document(obj: Mapping[str, Any]) -> str:
     ]
     out: str = yaml.emit(events, width=80, indent=2, allow_unicode=True)
     return out
-
-
-class _Loader(yaml.SafeLoader):
-    """YAML 1.1 like go-yaml v2 reads it into JSON: timestamps stay strings."""
-
-
-_Loader.yaml_implicit_resolvers = {
-    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-
-
-def load_all(text: str) -> list[dict[str, Any]]:
-    """Every non-empty document of a YAML stream; a document that is not a map is an error."""
-    docs: list[dict[str, Any]] = []
-    for doc in yaml.load_all(text, Loader=_Loader):
-        if doc is None:
-            continue
-        if not isinstance(doc, dict):
-            msg = f"expected a YAML map, got {type(doc).__name__}"
-            raise ValueError(msg)
-        docs.append(doc)
-    return docs
-
-
-def load_one(text: str) -> dict[str, Any]:
-    """The first document of a YAML stream, as Kubernetes' yaml.Unmarshal reads a file."""
-    docs = load_all(text)
-    if not docs:
-        msg = "no YAML document found"
-        raise ValueError(msg)
-    return docs[0]
-
-
-def load_value(text: str) -> Any:  # noqa: ANN401 - any JSON value
-    """One YAML or JSON value (a ``--context-values`` entry or a ``--context-files`` file)."""
-    try:
-        return yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader is a SafeLoader
-    except yaml.YAMLError as e:
-        raise ValueError(str(e)) from e

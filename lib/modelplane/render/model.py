@@ -52,7 +52,7 @@ class RenderInputs:
         required: Resources the functions may require (``--required-resources``).
         context: Initial function context, key to JSON value.
         functions: Runners by functionRef name; ``None`` loads Modelplane's own
-            with ``modelplane.fnkit.registry.load_runner``.
+            with ``modelplane.render.runners.load_runner``.
         credentials: Secrets (``v1/Secret`` dicts, base64 ``data``) that steps'
             ``credentials`` name (``--function-credentials``).
         catalog: More required resources, read through from a shared index instead of

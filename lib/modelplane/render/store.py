@@ -1,7 +1,7 @@
 """The in-memory API server the render engine reconciles against.
 
 Crossplane's render engine (``crossplane internal render``) runs the real XR
-reconciler against a fake client over one store holding, in this order, the
+reconciler against a fake client over one store occupancy, in this order, the
 XR, the observed composed resources, the required resources and the
 credentials. Objects are keyed by apiVersion, kind, namespace and name, so a
 later one replaces an earlier one with the same key: a required resource that

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from modelplane.shapes import CONDITION, Shape, is_true
+from modelplane.layout import CONDITION, Layout
 
 GATEWAY_API_VERSION = "gateway.networking.k8s.io/v1"
 GATEWAY_GROUP = "gateway.networking.k8s.io"
@@ -30,7 +30,7 @@ RELEASE_NAMESPACE = "crossplane-system"
 CHART_VALUES: Mapping[str, Any] = {"config": {"envoyGateway": {"extensionApis": {"enableBackend": True}}}}
 
 # What the InferenceGateway function reads of the Release, GatewayClass and Gateway it observes.
-OBSERVED: Shape = {"status": {"conditions": [CONDITION], "addresses": [{"value": str}]}}
+OBSERVED: Layout = {"status": {"conditions": [CONDITION], "addresses": [{"value": str}]}}
 
 # Envoy Gateway rewrites the host per backendRef (since v1.7) but not the path: Envoy's weighted
 # clusters have no per-cluster prefix rewrite, and v1.9 rejects a backendRef URLRewrite with a path.
@@ -130,11 +130,6 @@ def certificate_grant(name: str, ref: GatewayRef, certificate: tuple[str, str]) 
             "to": [{"group": "", "kind": "Secret", "name": secret}],
         },
     }
-
-
-def condition_true(obj: Mapping[str, Any] | None, typ: str) -> bool:
-    """Whether ``obj`` reports condition ``typ`` with status True in ``status.conditions``."""
-    return is_true(obj, typ)
 
 
 def address(observed_gateway: Mapping[str, Any] | None, http_port: int) -> str | None:

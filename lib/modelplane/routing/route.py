@@ -7,15 +7,15 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from modelplane.layout import CONDITION, METADATA, Layout
 from modelplane.routing.backend import BACKEND_GROUP
 from modelplane.routing.gateway import GATEWAY_API_VERSION, GATEWAY_GROUP, GatewayRef
 from modelplane.routing.weights import Group, Share, split_weights
 from modelplane.scheduling.labels import LabelSelector
-from modelplane.shapes import CONDITION, METADATA, Shape
 
 # What a ModelService reads of its observed HTTPRoute, and of each ModelEndpoint it may route to.
-ROUTE: Shape = {"status": {"parents": [{"parentRef": {"name": str, "namespace": str}, "conditions": [CONDITION]}]}}
-ENDPOINT: Shape = {
+ROUTE: Layout = {"status": {"parents": [{"parentRef": {"name": str, "namespace": str}, "conditions": [CONDITION]}]}}
+ENDPOINT: Layout = {
     "metadata": METADATA,
     "spec": {"url": str, "host": str, "rewritePath": str},
     "status": {"conditions": [CONDITION], "backendName": str},

@@ -1,29 +1,46 @@
-"""Workload schedulers of an InferenceCluster: how a replica's pods are wrapped on that cluster.
+"""Workload schedulers of an InferenceCluster: one module each, one row each in ``SCHEDULERS``.
 
-One module per scheduler and one row in ``SCHEDULERS``: adding Volcano is a
-``volcano.py`` with a ``wrap`` function and a ``"Volcano": volcano.wrap`` row.
+A row says everything Modelplane does with a scheduler: how a replica's pods are
+wrapped for it (compose-model-replica), which of its status objects a cluster
+observes and how they read as capacity (compose-inference-cluster), and the
+ServingStack charts it installs. Adding Volcano is a ``volcano.py`` with those
+functions and a ``"Volcano": WorkloadScheduler(volcano.wrap, ...)`` row (and the
+value in the InferenceCluster XRD's ``spec.scheduler.type`` enum).
 """
 
 from __future__ import annotations
 
 from modelplane.schedulers import kai, kueue, none
-from modelplane.schedulers.base import Gang, SchedulerSettingsError, WrapFunction, Wrapping
+from modelplane.schedulers.base import (
+    Gang,
+    Observation,
+    SchedulerSettingsError,
+    Seen,
+    Watch,
+    WorkloadScheduler,
+    WrapFunction,
+    Wrapping,
+)
 
 __all__ = [
     "SCHEDULERS",
     "Gang",
+    "Observation",
     "SchedulerSettingsError",
+    "Seen",
     "UnknownSchedulerError",
+    "Watch",
+    "WorkloadScheduler",
     "WrapFunction",
     "Wrapping",
     "scheduler_for",
 ]
 
 # By the InferenceCluster's spec.scheduler.type.
-SCHEDULERS: dict[str, WrapFunction] = {
-    "None": none.wrap,
-    "KAI": kai.wrap,
-    "Kueue": kueue.wrap,
+SCHEDULERS: dict[str, WorkloadScheduler] = {
+    "None": WorkloadScheduler(none.wrap),
+    "KAI": WorkloadScheduler(kai.wrap, kai.observe, kai.snapshot, charts=("kai-scheduler",)),
+    "Kueue": WorkloadScheduler(kueue.wrap, kueue.observe, kueue.snapshot, charts=("kueue",)),
 }
 
 
@@ -31,14 +48,14 @@ class UnknownSchedulerError(LookupError):
     """A scheduler type no module implements."""
 
 
-def scheduler_for(kind: str) -> WrapFunction:
-    """The wrap function of scheduler ``kind`` (``spec.scheduler.type``; empty means None).
+def scheduler_for(kind: str) -> WorkloadScheduler:
+    """The row of scheduler ``kind`` (``spec.scheduler.type``; empty means None).
 
     Raises:
         UnknownSchedulerError: No scheduler of that type is known.
     """
-    wrap = SCHEDULERS.get(kind or "None")
-    if wrap is None:
+    row = SCHEDULERS.get(kind or "None")
+    if row is None:
         msg = f"spec.scheduler.type: unknown scheduler {kind!r} (known: {', '.join(sorted(SCHEDULERS))})"
         raise UnknownSchedulerError(msg)
-    return wrap
+    return row

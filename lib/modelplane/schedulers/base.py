@@ -1,11 +1,12 @@
-"""What a workload scheduler adds to the pods of one gang, and the gang it is told about."""
+"""A workload scheduler: what it adds to the pods of one gang, and which of its objects tell capacity."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from modelplane.capacity.snapshot import Snapshot
 from modelplane.topology import Role
 
 
@@ -55,3 +56,66 @@ class SchedulerSettingsError(ValueError):
 
 WrapFunction = Callable[[Gang, Mapping[str, Any]], Wrapping]
 """A scheduler: the gang and the cluster's ``spec.scheduler`` (as written) in, the wrapping out."""
+
+
+@dataclass(frozen=True)
+class Watch:
+    """One status object of a scheduler, observed on the workload cluster for its capacity figures.
+
+    Attributes:
+        name: Its composition key after ``modelplane.names.scheduler_key`` (``queue``, ``flavor-a``).
+        manifest: The object on the cluster: its apiVersion, kind and metadata.name.
+        layout: What is read of it (``modelplane.layout``).
+        object_suffix: The Observe-only Object's name, after the cluster's (``kai-queue``).
+    """
+
+    name: str
+    manifest: Mapping[str, Any]
+    layout: Any
+    object_suffix: str
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What a cluster observes of its scheduler.
+
+    Attributes:
+        watches: The status objects to observe, in a stable order.
+        partial: The list may lack objects observed before (it was derived from an object read in
+            part): those are kept, not removed.
+        unobserved: Why the settings observe nothing ("" when they do): capacity is then the declared one.
+    """
+
+    watches: tuple[Watch, ...] = ()
+    partial: bool = False
+    unobserved: str = ""
+
+
+Seen = Callable[[Watch], tuple[Mapping[str, Any] | None, bool]]
+"""The observed object of a watch, conformed to its layout (None when not observed), and whether it read whole."""
+ObserveFunction = Callable[[Any, Seen], Observation]
+"""A scheduler's watches: the cluster's ``spec.scheduler`` (its model) and what was observed before, in."""
+SnapshotFunction = Callable[[Sequence[Mapping[str, Any]], Iterable[str]], Snapshot]
+"""A scheduler's capacity figures: its observed status objects and the DRA device classes that count as GPUs, in."""
+
+
+def observes_nothing(settings: Any, seen: Seen) -> Observation:  # noqa: ANN401, ARG001 - the table's signature
+    """A scheduler without status objects to observe."""
+    return Observation()
+
+
+@dataclass(frozen=True)
+class WorkloadScheduler:
+    """Everything Modelplane knows of one workload scheduler: one row of ``modelplane.schedulers.SCHEDULERS``.
+
+    Attributes:
+        wrap: How a replica's gang is wrapped for it (compose-model-replica).
+        observe: Which of its status objects a cluster observes (compose-inference-cluster).
+        snapshot: How those objects read as capacity figures (None: capacity is the declared one).
+        charts: The ServingStack components (``modelplane.charts.Component`` values) it installs.
+    """
+
+    wrap: WrapFunction
+    observe: ObserveFunction = observes_nothing
+    snapshot: SnapshotFunction | None = None
+    charts: tuple[str, ...] = ()

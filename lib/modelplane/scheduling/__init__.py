@@ -1,5 +1,6 @@
 """The fleet scheduler: placements of a ModelDeployment's replicas on InferenceCluster pools."""
 
+from modelplane.names import replica_name, replica_ordinal
 from modelplane.scheduling.celmatch import match_cel
 from modelplane.scheduling.decision import DecidedBy, Decision
 from modelplane.scheduling.devices import (
@@ -11,7 +12,6 @@ from modelplane.scheduling.devices import (
     PoolReason,
     SelectorError,
 )
-from modelplane.scheduling.names import replica_name, replica_ordinal
 from modelplane.scheduling.placer import Placer
 from modelplane.scheduling.reconcile import Existing
 from modelplane.scheduling.request import InvalidDeploymentError, Request, request_of
@@ -23,7 +23,7 @@ from modelplane.scheduling.result import (
     Pending,
     Placement,
     PoolRejection,
-    Reason,
+    RejectReason,
     RolePlacement,
     Rollout,
     Schedule,
@@ -56,7 +56,7 @@ __all__ = [
     "PoolReason",
     "PoolRejection",
     "PoolState",
-    "Reason",
+    "RejectReason",
     "Request",
     "RolePlacement",
     "Rollout",

@@ -24,12 +24,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from modelplane.capacity import Holding
+from modelplane.capacity import Occupancy
 from modelplane.capacity.clusters import ClusterInfo
+from modelplane.names import replica_name
 from modelplane.scheduling.decision import Score
 from modelplane.scheduling.devices import PoolReason, RoleRequest
 from modelplane.scheduling.labels import cluster_selector_text
-from modelplane.scheduling.names import replica_name
 from modelplane.scheduling.placer import Placer
 from modelplane.scheduling.request import request_of
 from modelplane.scheduling.result import ClusterRejection, Origin, Placement, Unplaced
@@ -179,7 +179,7 @@ def _cluster_check(run: Placer, cluster: ClusterInfo) -> ClusterCheck:
     )
 
 
-def explain(deployment: ModelDeployment, fleet: FleetView, *, own: Iterable[Holding] = ()) -> Explanation:
+def explain(deployment: ModelDeployment, fleet: FleetView, *, own: Iterable[Occupancy] = ()) -> Explanation:
     """Explain where ``deployment``'s replicas go on a fleet, as ``schedule`` would place them afresh.
 
     Args:

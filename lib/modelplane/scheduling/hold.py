@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 
-from modelplane.capacity import Holding
+from modelplane.capacity import Occupancy
 from modelplane.capacity.clusters import ClusterInfo
 from modelplane.scheduling.devices import ClassJudge, PoolReason, RoleRequest
 from modelplane.scheduling.labels import LabelSelector
@@ -55,15 +55,15 @@ _CLASS_MISSING = {
 }
 
 
-def observed_roles(holding: Holding) -> tuple[RolePlacement, ...]:
+def observed_roles(occupancy: Occupancy) -> tuple[RolePlacement, ...]:
     """What an existing replica runs, per role: its pool and its own footprint."""
-    return tuple(RolePlacement(r.role, r.pool, r.footprint) for r in holding.roles)
+    return tuple(RolePlacement(r.role, r.pool, r.footprint) for r in occupancy.roles)
 
 
-def keep(  # noqa: PLR0913 - the replica, what it is judged against, and how
+def existing_placement(  # noqa: PLR0913 - the replica, what it is judged against, and how
     name: str,
     ordinal: int,
-    holding: Holding,
+    occupancy: Occupancy,
     cluster: ClusterInfo | None,
     *,
     unreadable: Mapping[str, str],
@@ -80,7 +80,7 @@ def keep(  # noqa: PLR0913 - the replica, what it is judged against, and how
     Args:
         name: The replica's name.
         ordinal: Its ordinal.
-        holding: What it runs (cluster, pools and footprints), from its own spec.
+        occupancy: What it runs (cluster, pools and footprints), from its own spec.
         cluster: Its InferenceCluster, or None when the cluster is not in the fleet.
         unreadable: Clusters that exist but cannot be read, by name, with why.
         deleting: Clusters being deleted.
@@ -95,43 +95,43 @@ def keep(  # noqa: PLR0913 - the replica, what it is judged against, and how
         Its placement: ``held`` when it keeps its observed spec, else with the
         deployment's footprints; None when it must be placed again.
     """
-    held = _input_missing(holding, cluster, unreadable, deleting, judge)
+    held = _input_missing(occupancy, cluster, unreadable, deleting, judge)
     if held is None or not held.leaving:
-        if holding.cluster in draining:
-            held = Held(HoldReason.CLUSTER_DRAINING, f"InferenceCluster {holding.cluster} drains")
+        if occupancy.cluster in draining:
+            held = Held(HoldReason.CLUSTER_DRAINING, f"InferenceCluster {occupancy.cluster} drains")
         elif lost:
             held = Held(HoldReason.CLUSTER_LOST, lost)
     if held is None and cluster is not None:
-        if not holding.roles or [r.role for r in holding.roles] != [r.role for r in requests]:
+        if not occupancy.roles or [r.role for r in occupancy.roles] != [r.role for r in requests]:
             return None
-        held = _shape_misfit(holding, cluster, requests, judge) if changed else None
+        held = _shape_misfit(occupancy, cluster, requests, judge) if changed else None
         if held is None:
             roles = tuple(
-                RolePlacement(r.role, h.pool, r.footprint) for r, h in zip(requests, holding.roles, strict=True)
+                RolePlacement(r.role, h.pool, r.footprint) for r, h in zip(requests, occupancy.roles, strict=True)
             )
-            stale = _stale(holding, cluster, requests, judge, selector)
-            return Placement(name, ordinal, holding.cluster, roles, Origin.KEPT, stale)
-    return Placement(name, ordinal, holding.cluster, observed_roles(holding), Origin.KEPT, held=held)
+            stale = _stale(occupancy, cluster, requests, judge, selector)
+            return Placement(name, ordinal, occupancy.cluster, roles, Origin.KEPT, stale)
+    return Placement(name, ordinal, occupancy.cluster, observed_roles(occupancy), Origin.KEPT, held=held)
 
 
 def _input_missing(
-    holding: Holding,
+    occupancy: Occupancy,
     cluster: ClusterInfo | None,
     unreadable: Mapping[str, str],
     deleting: Collection[str],
     judge: ClassJudge,
 ) -> Held | None:
     """Why the replica's placement cannot be verified (its cluster, a pool or a pool's class), or it is leaving."""
-    if holding.cluster in deleting:
-        return Held(HoldReason.CLUSTER_DELETING, f"InferenceCluster {holding.cluster} is being deleted")
+    if occupancy.cluster in deleting:
+        return Held(HoldReason.CLUSTER_DELETING, f"InferenceCluster {occupancy.cluster} is being deleted")
     if cluster is None:
-        if holding.cluster in unreadable:
-            why = f"InferenceCluster {holding.cluster} cannot be read ({unreadable[holding.cluster]})"
+        if occupancy.cluster in unreadable:
+            why = f"InferenceCluster {occupancy.cluster} cannot be read ({unreadable[occupancy.cluster]})"
             return Held(HoldReason.CLUSTER_UNREADABLE, why)
-        why = f"InferenceCluster {holding.cluster} is not in the fleet (deleted, or not listed)"
+        why = f"InferenceCluster {occupancy.cluster} is not in the fleet (deleted, or not listed)"
         return Held(HoldReason.CLUSTER_GONE, why)
     pools = {p.name: p for p in cluster.pools}
-    for role in holding.roles:
+    for role in occupancy.roles:
         pool = pools.get(role.pool)
         if pool is None:
             why = f"pool {role.pool} is not in InferenceCluster {cluster.name}'s spec.nodePools"
@@ -144,11 +144,11 @@ def _input_missing(
 
 
 def _shape_misfit(
-    holding: Holding, cluster: ClusterInfo, requests: Sequence[RoleRequest], judge: ClassJudge
+    occupancy: Occupancy, cluster: ClusterInfo, requests: Sequence[RoleRequest], judge: ClassJudge
 ) -> Held | None:
     """Why the deployment's changed shape cannot run on the replica's pools, or None when it can."""
     pools = {p.name: p for p in cluster.pools}
-    for request, role in zip(requests, holding.roles, strict=True):
+    for request, role in zip(requests, occupancy.roles, strict=True):
         pool = pools[role.pool]
         fit = judge.fit(request, pool.class_name)
         # Selector misfits name their field; a topology's is named here.
@@ -166,7 +166,7 @@ def _shape_misfit(
 
 
 def _stale(
-    holding: Holding,
+    occupancy: Occupancy,
     cluster: ClusterInfo,
     requests: Sequence[RoleRequest],
     judge: ClassJudge,
@@ -175,7 +175,7 @@ def _stale(
     """Why a placement that takes the deployment's shape no longer satisfies the spec; "" when it does."""
     pools = {p.name: p for p in cluster.pools}
     stale = [] if selector.matches(cluster.labels) else ["the cluster no longer matches clusterSelector"]
-    for request, role in zip(requests, holding.roles, strict=True):
+    for request, role in zip(requests, occupancy.roles, strict=True):
         fit = judge.fit(request, pools[role.pool].class_name)
         if fit.misfit in _STALE_MISFITS:
             stale.append(pool_message(role.role, role.pool, fit.message, len(requests)))

@@ -1,6 +1,6 @@
 """One placement pass: account for what exists, place again what must move, then place new replicas.
 
-1. hold what exists: replicas retired or removed still run until deleted; unmanaged
+1. occupy what exists: replicas retired or removed still run until deleted; unmanaged
    replicas and shadows hold their GPUs; kept replicas hold theirs in ordinal order, a
    reshaped one at its new shape only if its pools have room for it after every other
    replica (held at its old shape otherwise). A replica its pool's published figure
@@ -20,9 +20,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from itertools import count, islice
 
-from modelplane.capacity import Holding
+from modelplane.capacity import Occupancy
+from modelplane.names import replica_name
 from modelplane.scheduling.hold import observed_roles
-from modelplane.scheduling.names import replica_name
 from modelplane.scheduling.placer import Placer
 from modelplane.scheduling.reconcile import Existing, Kept, Own
 from modelplane.scheduling.result import LISTED, Held, HoldReason, Origin, Placement, Unplaced
@@ -48,7 +48,7 @@ def place_pass(  # noqa: PLR0913 - one scheduling pass over what exists
     kept: Kept,
     add: int,
     own: Sequence[Own],
-    taken: Sequence[Holding],
+    taken: Sequence[Occupancy],
     existing: Existing,
     *,
     release: bool = False,
@@ -57,7 +57,7 @@ def place_pass(  # noqa: PLR0913 - one scheduling pass over what exists
 
     With ``release``, the replicas retired or removed now hold no GPUs (as on a later call).
     """
-    placements = _hold_existing(run, kept, taken, release=release)  # 1.
+    placements = _occupy_existing(run, kept, taken, release=release)  # 1.
     failed, withdrawn = _place_again(run, kept, placements)  # 2.
     used = {o.ordinal for o in own} | existing.opaque | set(existing.going)
     unplaced, shortfall = _place_new(run, add, used, failed, placements)  # 3.
@@ -66,29 +66,29 @@ def place_pass(  # noqa: PLR0913 - one scheduling pass over what exists
     return Outcome(placements, [*withdrawn, *unplaced], shortfall + len(withdrawn), names)
 
 
-def _hold_existing(run: Placer, kept: Kept, taken: Sequence[Holding], *, release: bool = False) -> list[Placement]:
+def _occupy_existing(run: Placer, kept: Kept, taken: Sequence[Occupancy], *, release: bool = False) -> list[Placement]:
     """Account for what exists; return the kept placements, held at their shape where a new one does not fit.
 
     A replica whose shape changed takes the new shape in place of its old one
     only if its pools have room for it after every other replica, those held at
     their old shape included; the check is repeated until no more are held.
     """
-    _hold_others(run, kept, taken, release=release)
+    _occupy_others(run, kept, taken, release=release)
     # Kept replicas in ordinal order, as they were placed: a re-run rebuilds the same nodes.
     staying = [(o, p) for o in kept.staying if (p := kept.placements[o.ordinal]) is not None]
-    reshaped = {o.ordinal for o, p in staying if p.held is None and p.roles != observed_roles(o.holding)}
+    reshaped = {o.ordinal for o, p in staying if p.held is None and p.roles != observed_roles(o.occupancy)}
     start = run.snapshot()
     held: set[int] = set()
     while True:
         for o, _ in staying:
             if o.ordinal not in reshaped or o.ordinal in held:
-                run.hold(o.holding.cluster, _roles(o.holding), own=False, name=_name(o.holding))
+                run.occupy(o.occupancy.cluster, _roles(o.occupancy), own=False, name=_name(o.occupancy))
         short = []
         for o, p in staying:
             if o.ordinal not in reshaped - held:
                 continue
-            run.release(_name(o.holding), o.holding.cluster, _roles(o.holding))
-            if not run.hold(p.cluster, [(r.pool, r.footprint) for r in p.roles], own=False, strict=True):
+            run.release(_name(o.occupancy), o.occupancy.cluster, _roles(o.occupancy))
+            if not run.occupy(p.cluster, [(r.pool, r.footprint) for r in p.roles], own=False, strict=True):
                 short.append(o.ordinal)
         if not short:
             break
@@ -96,21 +96,21 @@ def _hold_existing(run: Placer, kept: Kept, taken: Sequence[Holding], *, release
         run.restore(start)
     for _, p in staying:
         run.count(p.cluster)
-    return [_shape_held(p, o.holding) if o.ordinal in held else p for o, p in staying]
+    return [_shape_held(p, o.occupancy) if o.ordinal in held else p for o, p in staying]
 
 
-def _hold_others(run: Placer, kept: Kept, taken: Sequence[Holding], *, release: bool) -> None:
+def _occupy_others(run: Placer, kept: Kept, taken: Sequence[Occupancy], *, release: bool) -> None:
     """Account for the replicas that go (retired or removed), the taken ones, and those placed again."""
     for o in (*kept.removed, *kept.retired):  # Still running until deleted, unless released.
         if release:
-            run.release(_name(o.holding), o.holding.cluster, _roles(o.holding))
+            run.release(_name(o.occupancy), o.occupancy.cluster, _roles(o.occupancy))
         else:
-            run.hold(o.holding.cluster, _roles(o.holding), own=False, name=_name(o.holding))
+            run.occupy(o.occupancy.cluster, _roles(o.occupancy), own=False, name=_name(o.occupancy))
     for h in taken:
-        run.hold(h.cluster, _roles(h), own=bool(h.roles), name=_name(h))
+        run.occupy(h.cluster, _roles(h), own=bool(h.roles), name=_name(h))
     for o in kept.staying:  # placed again: what it held where it runs is free once it moves
         if kept.placements[o.ordinal] is None:
-            run.release(_name(o.holding), o.holding.cluster, _roles(o.holding))
+            run.release(_name(o.occupancy), o.occupancy.cluster, _roles(o.occupancy))
 
 
 def _place_again(run: Placer, kept: Kept, placements: list[Placement]) -> tuple[Unplaced | None, list[Unplaced]]:
@@ -139,7 +139,7 @@ def _place_again(run: Placer, kept: Kept, placements: list[Placement]) -> tuple[
             failed = failed or outcome
             held = Held(HoldReason(str(outcome.reason)), f"it cannot be placed again: {outcome.message}")
             placements.append(
-                Placement(o.name, o.ordinal, o.holding.cluster, observed_roles(o.holding), Origin.KEPT, held=held)
+                Placement(o.name, o.ordinal, o.occupancy.cluster, observed_roles(o.occupancy), Origin.KEPT, held=held)
             )
     return failed, withdrawn
 
@@ -167,12 +167,12 @@ def _place_new(
     return unplaced, shortfall
 
 
-def _name(holding: Holding) -> str:
-    return f"{holding.namespace}/{holding.name}"
+def _name(occupancy: Occupancy) -> str:
+    return f"{occupancy.namespace}/{occupancy.name}"
 
 
-def _roles(holding: Holding) -> list[tuple[str, Footprint]]:
-    return [(r.pool, r.footprint) for r in holding.roles]
+def _roles(occupancy: Occupancy) -> list[tuple[str, Footprint]]:
+    return [(r.pool, r.footprint) for r in occupancy.roles]
 
 
 def _unused(used: set[int]) -> Iterator[int]:
@@ -180,7 +180,9 @@ def _unused(used: set[int]) -> Iterator[int]:
     return (i for i in count() if i not in used)
 
 
-def _shape_held(placement: Placement, holding: Holding) -> Placement:
+def _shape_held(placement: Placement, occupancy: Occupancy) -> Placement:
     pools = ", ".join(r.pool for r in placement.roles)
     why = f"the new shape does not fit the free capacity of pool(s) {pools} of InferenceCluster {placement.cluster}"
-    return replace(placement, roles=observed_roles(holding), stale="", held=Held(HoldReason.INSUFFICIENT_CAPACITY, why))
+    return replace(
+        placement, roles=observed_roles(occupancy), stale="", held=Held(HoldReason.INSUFFICIENT_CAPACITY, why)
+    )

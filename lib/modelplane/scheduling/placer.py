@@ -24,20 +24,20 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from itertools import product
 
 from modelplane.capacity import NodeFree, PoolKey
 from modelplane.capacity.clusters import ClusterInfo
 from modelplane.scheduling.decision import Score, decide
 from modelplane.scheduling.devices import ClassJudge, PoolReason, RoleRequest
+from modelplane.scheduling.fit import Option, as_score, pool_fit, score, size, stranded
 from modelplane.scheduling.request import Request, needs, plural
 from modelplane.scheduling.result import (
     ClusterRejection,
     Origin,
     Placement,
     PoolRejection,
-    Reason,
+    RejectReason,
     RolePlacement,
     Unplaced,
     pool_message,
@@ -73,31 +73,16 @@ class Snapshot:
     touched: frozenset[str]
 
 
-@dataclass(frozen=True)
-class Option:
-    """The best way one cluster takes one replica.
-
-    Attributes:
-        waste: GPUs a first worker of each role would strand on the nodes it takes.
-        leftover: GPUs left free on the pools used once the replica is on them.
-        pools: Per role, in role order, the pool it takes.
-    """
-
-    waste: int
-    leftover: int
-    pools: tuple[PoolKey, ...]
-
-
 def unschedulable(cluster: ClusterInfo) -> ClusterRejection | None:
     """Why ``cluster`` takes no new replica whatever its pools (being deleted, draining, cordoned, not Ready)."""
     if cluster.deleting:
-        return ClusterRejection(cluster.name, Reason.CORDONED, "being deleted")
+        return ClusterRejection(cluster.name, RejectReason.CORDONED, "being deleted")
     if cluster.draining:
-        return ClusterRejection(cluster.name, Reason.CORDONED, "drains (spec.drain)")
+        return ClusterRejection(cluster.name, RejectReason.CORDONED, "drains (spec.drain)")
     if cluster.cordoned:
-        return ClusterRejection(cluster.name, Reason.CORDONED, "cordoned")
+        return ClusterRejection(cluster.name, RejectReason.CORDONED, "cordoned")
     if not cluster.ready:
-        return ClusterRejection(cluster.name, Reason.NOT_READY, cluster.not_ready)
+        return ClusterRejection(cluster.name, RejectReason.NOT_READY, cluster.not_ready)
     return None
 
 
@@ -120,7 +105,7 @@ class Placer:
             clusters: Every cluster of the fleet, sorted by name.
             judge: Judges the pools' classes for the roles.
             free: Per pool whose class has a known accelerator count, its free GPUs per node.
-            counted: Per pool, the replicas ("namespace/name") ``free`` already takes off: holding
+            counted: Per pool, the replicas ("namespace/name") ``free`` already takes off: occupancy
                 one of them at the shape it runs takes nothing more, and releasing it gives its
                 GPUs back.
             memo: Judgements of clusters kept with the fleet they were made on (``FleetView.memo``),
@@ -151,7 +136,7 @@ class Placer:
         """How many of the deployment's replicas are on ``cluster`` so far."""
         return self._spread[cluster]
 
-    def hold(
+    def occupy(
         self,
         cluster: str,
         roles: Iterable[tuple[str, Footprint]],
@@ -171,7 +156,7 @@ class Placer:
         for pool, fp in sorted(roles, key=lambda r: size(r[1])):
             key = (cluster, pool)
             if key in self._free and not (name and self._is_counted(name, key)):
-                after[key], missing = after.get(key, self._free[key]).hold(fp)
+                after[key], missing = after.get(key, self._free[key]).occupy(fp)
                 if strict and missing:
                     return False
         self._free.update(after)
@@ -216,7 +201,7 @@ class Placer:
         for cluster in self.selected:
             option = self.option(cluster)
             if option is not None:
-                out.append((_score(self._spread[cluster.name], option, cluster.name), option))
+                out.append((score(self._spread[cluster.name], option, cluster.name), option))
         return sorted(out, key=lambda c: c[0])
 
     def option(self, cluster: ClusterInfo) -> Option | None:
@@ -262,14 +247,14 @@ class Placer:
                 second = (score, option)
         if best is None:
             rejections = tuple(
-                ClusterRejection(avoid, Reason.INSUFFICIENT_CAPACITY, _OVERCOMMITTED)
+                ClusterRejection(avoid, RejectReason.INSUFFICIENT_CAPACITY, _OVERCOMMITTED)
                 if cluster.name == avoid
                 else self.rejection(cluster)
                 for cluster in self.selected
             )
             reason, message = summarize(rejections, len(self.clusters))
             return Unplaced(name, ordinal, reason, message, len(self.clusters), rejections)
-        decision = decide(_as_score(*best[0]), None if second is None else _as_score(*second[0]))
+        decision = decide(as_score(*best[0]), None if second is None else as_score(*second[0]))
         option = best[1]
         cluster_name = option.pools[0][0]
         after = self._take(option.pools)
@@ -325,7 +310,9 @@ class Placer:
         empty = [r for r, keys in eligible.items() if not keys]
         lacking = [p for p in rejected if p.role in empty]
         reason = (
-            Reason.CEL_ERROR if any(p.reason is PoolReason.CEL_ERROR for p in lacking) else Reason.NO_MATCHING_POOLS
+            RejectReason.CEL_ERROR
+            if any(p.reason is PoolReason.CEL_ERROR for p in lacking)
+            else RejectReason.NO_MATCHING_POOLS
         )
         if not cluster.pools:
             message = "has no pools"
@@ -355,7 +342,7 @@ class Placer:
 
     def _waste(self, keys: tuple[PoolKey, ...]) -> int:
         """GPUs a worker of each role strands on the tightest nodes that fit it: best fit by node, not by pool."""
-        return sum(_stranded(self._free[key], r.footprint) for key, r in zip(keys, self.request.roles, strict=True))
+        return sum(stranded(self._free[key], r.footprint) for key, r in zip(keys, self.request.roles, strict=True))
 
     def _leftover(self, keys: tuple[PoolKey, ...]) -> int | None:
         """The GPUs left free on the pools ``keys`` (per role) once the replica is on them; None if it does not fit."""
@@ -403,43 +390,7 @@ class Placer:
             message = "prefill and decode do not fit on its pools together"
         else:
             message = "; ".join(_pool_message(p, self.request.roles) for p in pools)
-        return ClusterRejection(cluster.name, Reason.INSUFFICIENT_CAPACITY, message, tuple(pools))
-
-
-@lru_cache(maxsize=65536)
-def pool_fit(nodes: NodeFree, fp: Footprint) -> tuple[int, int] | None:
-    """One role on one pool: the GPUs its first worker strands and the GPUs left, or None if it does not fit.
-
-    A pure function of the pool's histogram: a fleet's many pools of one size and use are judged once.
-    """
-    if not nodes.fits(fp):
-        return None
-    return _stranded(nodes, fp), nodes.free - fp.total_gpus
-
-
-def _stranded(nodes: NodeFree, fp: Footprint) -> int:
-    """GPUs a first worker of ``fp`` strands on the tightest nodes that fit it."""
-    g, waste, left = fp.gpus_per_node, 0, fp.nodes_per_worker
-    for f in range(g, len(nodes.counts)):
-        take = min(nodes.counts[f], left)
-        waste += take * (f - g)
-        left -= take
-        if not left:
-            break
-    return waste
-
-
-def _as_score(spread: int, stranded: int, left: int, cluster: str, pools: tuple[PoolKey, ...]) -> Score:
-    return Score(spread, stranded, left, cluster, tuple(key[1] for key in pools))
-
-
-def _score(spread: int, option: Option, cluster: str) -> Score:
-    return _as_score(spread, option.waste, option.leftover, cluster, option.pools)
-
-
-def size(fp: Footprint) -> tuple[int, int]:
-    """Sort key: larger shapes first (more GPUs per node, then more nodes per worker)."""
-    return (-fp.gpus_per_node, -fp.nodes_per_worker)
+        return ClusterRejection(cluster.name, RejectReason.INSUFFICIENT_CAPACITY, message, tuple(pools))
 
 
 def _pool_message(rejection: PoolRejection, roles: Sequence[RoleRequest]) -> str:

@@ -6,7 +6,7 @@ For each replica the deployment observes (``Existing``), in ordinal order:
    named like the deployment's but of another ordinal scheme is *unmanaged* (it holds
    its GPUs, never scheduled); a fleet copy of one the deployment cannot read is a
    *shadow* (its GPUs are taken, nothing is scheduled from it);
-2. keep it (``modelplane.scheduling.hold.keep``): sticky where it runs, taking the
+2. keep it (``modelplane.scheduling.hold.existing_placement``): sticky where it runs, taking the
    deployment's shape where that can run there, held at its observed spec otherwise;
    leaving when its cluster drains or is being deleted, lost past the failover grace;
    placed again when a cluster found it beyond its capacity and it is not Ready yet;
@@ -21,11 +21,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from modelplane.capacity import DeploymentKey, Holding
+from modelplane.capacity import DeploymentKey, Occupancy
 from modelplane.capacity.clusters import ClusterInfo
+from modelplane.names import replica_ordinal
 from modelplane.scheduling.devices import ClassJudge
-from modelplane.scheduling.hold import keep
-from modelplane.scheduling.names import replica_ordinal
+from modelplane.scheduling.hold import existing_placement
 from modelplane.scheduling.request import Request
 from modelplane.scheduling.result import Placement
 from modelplane.scheduling.strategy import Strategy
@@ -43,7 +43,7 @@ class Existing:
         listed: The ModelReplicas the fleet lists as this deployment's (its label), which
             may include some its composed resources no longer show.
         revision: The revision of the deployment's serving shape (``shape_revision``):
-            a replica whose ``Holding.revision`` differs runs an older revision and is
+            a replica whose ``Occupancy.revision`` differs runs an older revision and is
             rolled to it in waves (``modelplane.scheduling.rollout``); with "" there is
             no rollout and every replica takes the deployment's shape where it can.
         opaque: Ordinals of replicas that exist but cannot be read: the caller keeps
@@ -61,14 +61,14 @@ class Existing:
             so it holds none), and their ordinals are not given to another replica meanwhile.
     """
 
-    replicas: Mapping[int, Holding] = field(default_factory=dict)
-    listed: Sequence[Holding] = ()
+    replicas: Mapping[int, Occupancy] = field(default_factory=dict)
+    listed: Sequence[Occupancy] = ()
     revision: str = ""
     opaque: frozenset[int] = frozenset()
     lost: Mapping[str, tuple[float, str]] = field(default_factory=dict)
     strategy: Strategy | None = None
     unsure: frozenset[int] = frozenset()
-    going: Mapping[int, Holding | None] = field(default_factory=dict)
+    going: Mapping[int, Occupancy | None] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,7 @@ class Own:
 
     name: str
     ordinal: int
-    holding: Holding
+    occupancy: Occupancy
 
 
 @dataclass(frozen=True)
@@ -102,8 +102,8 @@ class Replicas:
     """The deployment's replicas by ordinal, the unmanaged ones and the shadows (see the module's step 1)."""
 
     own: list[Own]
-    unmanaged: list[Holding]
-    shadows: list[Holding]
+    unmanaged: list[Occupancy]
+    shadows: list[Occupancy]
 
 
 def read_replicas(key: DeploymentKey, existing: Existing) -> Replicas:
@@ -113,20 +113,20 @@ def read_replicas(key: DeploymentKey, existing: Existing) -> Replicas:
     """
     own = {o: Own(h.name, o, replace(h, deployment=key)) for o, h in existing.replicas.items()}
     names = {o.name for o in own.values()}
-    unmanaged: list[Holding] = []
-    shadows: list[Holding] = []
-    for holding in existing.listed:
-        if holding.deployment != key or holding.name in names:
+    unmanaged: list[Occupancy] = []
+    shadows: list[Occupancy] = []
+    for occupancy in existing.listed:
+        if occupancy.deployment != key or occupancy.name in names:
             continue
-        ordinal = replica_ordinal(key.name, holding.name)
+        ordinal = replica_ordinal(key.name, occupancy.name)
         if ordinal is None:
-            unmanaged.append(holding)
+            unmanaged.append(occupancy)
         elif ordinal in existing.going:
             continue
         elif ordinal in existing.opaque:
-            shadows.append(holding)
+            shadows.append(occupancy)
         elif ordinal not in own:
-            own[ordinal] = Own(holding.name, ordinal, holding)
+            own[ordinal] = Own(occupancy.name, ordinal, occupancy)
     shadows += [h for o, h in existing.going.items() if h is not None and o not in own]
     return Replicas(
         [own[o] for o in sorted(own)],
@@ -137,37 +137,37 @@ def read_replicas(key: DeploymentKey, existing: Existing) -> Replicas:
 
 def lost_why(o: Own, existing: Existing, after: float | None, replaced: frozenset[str]) -> str:
     """Why ``o``'s cluster counts as lost past the failover grace; "" when it does not (or failover is off)."""
-    lost = existing.lost.get(o.holding.cluster)
+    lost = existing.lost.get(o.occupancy.cluster)
     if lost is None or after is None:
         return ""
     seconds, why = lost
     if seconds < after and o.name not in replaced:
         return ""
-    return f"InferenceCluster {o.holding.cluster} {why} for longer than spec.failover.after ({int(after)}s)"
+    return f"InferenceCluster {o.occupancy.cluster} {why} for longer than spec.failover.after ({int(after)}s)"
 
 
 def keep_existing(
     view: FleetView, judge: ClassJudge, request: Request, strategy: Strategy, own: Sequence[Own], existing: Existing
 ) -> Kept:
     """Steps 2 and 3: each existing replica's placement, which are leaving or lost, and which scaling down removes."""
-    replaced = frozenset(o.holding.replaces for o in own if o.holding.replaces)
+    replaced = frozenset(o.occupancy.replaces for o in own if o.occupancy.replaces)
     deleting = frozenset(c.name for c in view.clusters.values() if c.deleting)
     draining = frozenset(c.name for c in view.clusters.values() if c.draining)
     moved = _overcommitting(view, [o for o in own if o.ordinal not in existing.unsure])
     kept = {
         o.ordinal: None
         if o.ordinal in moved
-        else keep(
+        else existing_placement(
             o.name,
             o.ordinal,
-            o.holding,
-            view.clusters.get(o.holding.cluster),
+            o.occupancy,
+            view.clusters.get(o.occupancy.cluster),
             unreadable=view.unreadable,
             deleting=deleting,
             requests=request.roles,
             judge=judge,
             selector=request.selector,
-            changed=not existing.revision or o.holding.revision != existing.revision,
+            changed=not existing.revision or o.occupancy.revision != existing.revision,
             draining=draining,
             lost=lost_why(o, existing, strategy.failover_after, replaced),
         )
@@ -176,7 +176,7 @@ def keep_existing(
     leaving = [o for o in own if (p := kept[o.ordinal]) is not None and p.held is not None and p.held.leaving]
     lost = [o for o in own if (p := kept[o.ordinal]) is not None and p.held is not None and p.held.lost]
     counting = [o for o in own if o not in leaving and o not in lost]
-    old = frozenset(o.ordinal for o in own if existing.revision and o.holding.revision != existing.revision)
+    old = frozenset(o.ordinal for o in own if existing.revision and o.occupancy.revision != existing.revision)
     # While old replicas remain, a rollout may run maxSurge replicas beyond spec.replicas.
     allowance = strategy.max_surge if any(o.ordinal in old for o in counting) else 0
     removed = scale_down(counting, kept, request.replicas - len(existing.opaque) + allowance, view.clusters, old)
@@ -205,9 +205,9 @@ def _overcommitting(view: FleetView, own: Iterable[Own]) -> dict[int, str]:
     """
     out = {}
     for o in own:
-        listed = view.overcommitted.get(o.holding.cluster, frozenset())
-        if not o.holding.ready and f"{o.holding.namespace}/{o.name}" in listed:
-            out[o.ordinal] = o.holding.cluster
+        listed = view.overcommitted.get(o.occupancy.cluster, frozenset())
+        if not o.occupancy.ready and f"{o.occupancy.namespace}/{o.name}" in listed:
+            out[o.ordinal] = o.occupancy.cluster
     return out
 
 
@@ -228,6 +228,6 @@ def scale_down(
         cluster = clusters.get(placement.cluster) if placement is not None else None
         schedulable = cluster is not None and cluster.schedulable
         fresh = placement is not None and not placement.stale and placement.held is None and o.ordinal not in old
-        return (placement is not None, fresh, schedulable, o.holding.ready, -o.ordinal)
+        return (placement is not None, fresh, schedulable, o.occupancy.ready, -o.ordinal)
 
     return sorted(own, key=order)[: max(0, len(own) - replicas)]

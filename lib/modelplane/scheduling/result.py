@@ -16,7 +16,7 @@ LISTED = 16
 """Unplaced replicas listed one by one; the others are counted (``spec.replicas`` is a user's number)."""
 
 
-class Reason(StrEnum):
+class RejectReason(StrEnum):
     """Why a cluster was rejected for a replica, or why a replica has no placement.
 
     A replica's own reason is one of NoMatchingClusters (no selected cluster
@@ -191,7 +191,7 @@ class ClusterRejection:
     """Why one cluster selected by clusterSelector does not take a replica."""
 
     cluster: str
-    reason: Reason
+    reason: RejectReason
     message: str
     pools: tuple[PoolRejection, ...] = ()
 
@@ -211,7 +211,7 @@ class Unplaced:
 
     replica: str
     ordinal: int
-    reason: Reason
+    reason: RejectReason
     message: str
     clusters: int
     rejections: tuple[ClusterRejection, ...]
@@ -304,7 +304,7 @@ class Schedule:
         return not self.shortfall
 
     @property
-    def reason(self) -> Reason | None:
+    def reason(self) -> RejectReason | None:
         """The reason of the first unplaced replica, or None when all are placed."""
         return self.unplaced[0].reason if self.unplaced else None
 
@@ -329,7 +329,7 @@ class Schedule:
             head += f" ({'; '.join(moving)})"
         if not self.unplaced:
             return head
-        groups: dict[tuple[Reason, str], list[str]] = defaultdict(list)
+        groups: dict[tuple[RejectReason, str], list[str]] = defaultdict(list)
         for u in self.unplaced:
             groups[u.reason, u.message].append(u.replica)
         more = self.shortfall - len(self.unplaced)
@@ -386,20 +386,20 @@ def pool_message(role: Role, pool: str, message: str, roles: int) -> str:
     return f"{'' if roles == 1 else f'{role} '}pool {pool}: {message}"
 
 
-def summarize(rejections: tuple[ClusterRejection, ...], clusters: int) -> tuple[Reason, str]:
+def summarize(rejections: tuple[ClusterRejection, ...], clusters: int) -> tuple[RejectReason, str]:
     """The reason and message of an unplaced replica from its clusters' rejections."""
     head = f"{len(rejections)} of {clusters} clusters match clusterSelector"
     if not rejections:
-        return Reason.NO_MATCHING_CLUSTERS, head
-    by_reason: dict[Reason, list[ClusterRejection]] = defaultdict(list)
+        return RejectReason.NO_MATCHING_CLUSTERS, head
+    by_reason: dict[RejectReason, list[ClusterRejection]] = defaultdict(list)
     for rejection in rejections:
         by_reason[rejection.reason].append(rejection)
     order = (
-        Reason.INSUFFICIENT_CAPACITY,
-        Reason.CEL_ERROR,
-        Reason.NO_MATCHING_POOLS,
-        Reason.NOT_READY,
-        Reason.CORDONED,
+        RejectReason.INSUFFICIENT_CAPACITY,
+        RejectReason.CEL_ERROR,
+        RejectReason.NO_MATCHING_POOLS,
+        RejectReason.NOT_READY,
+        RejectReason.CORDONED,
     )
     parts = []
     for reason in order:
@@ -410,5 +410,5 @@ def summarize(rejections: tuple[ClusterRejection, ...], clusters: int) -> tuple[
         more = f"; and {len(group) - _SHOWN} more" if len(group) > _SHOWN else ""
         parts.append(f"{len(group)} {reason} ({shown}{more})")
     first = next(r for r in order if r in by_reason)
-    overall = Reason.NO_MATCHING_CLUSTERS if first in (Reason.NOT_READY, Reason.CORDONED) else first
+    overall = RejectReason.NO_MATCHING_CLUSTERS if first in (RejectReason.NOT_READY, RejectReason.CORDONED) else first
     return overall, f"{head}: {', '.join(parts)}"

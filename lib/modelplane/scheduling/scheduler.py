@@ -120,6 +120,6 @@ def schedule(deployment: ModelDeployment, fleet: FleetView, *, existing: Existin
         waiting=kept.waiting,
         rollout=rollout if existing.revision else None,
         pending=pending,
-        serving=frozenset(o.name for o in own if o.holding.ready),
+        serving=frozenset(o.name for o in own if o.occupancy.ready),
         moved=tuple((p.replica, kept.moved[p.ordinal], p.cluster) for p in placements if p.ordinal in kept.moved),
     )

@@ -25,8 +25,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from modelplane.capacity import ClusterInfo, DeploymentKey, Holding, NodeFree, PoolInfo, PoolKey, cluster_info
-from modelplane.capacity.pools import as_cluster_info, as_holding
+from modelplane.capacity import ClusterInfo, DeploymentKey, NodeFree, Occupancy, PoolInfo, PoolKey, cluster_info
+from modelplane.capacity.pools import as_cluster_info, as_occupancy
 from modelplane.capacity.summary import ClusterSummary, Listed, summarize
 from modelplane.scheduling.celmatch import match_cel
 from modelplane.scheduling.devices import ClassJudge, ClassView, DeviceMatcher, SelectorError, class_view
@@ -89,7 +89,7 @@ class FleetView:
         """Each pool's replicas ("namespace/name") its published figure counts."""
         return {k: s.counted for k, s in self.pools.items() if s.counted}
 
-    def free_for(self, key: DeploymentKey, own: Iterable[Holding]) -> dict[PoolKey, NodeFree]:
+    def free_for(self, key: DeploymentKey, own: Iterable[Occupancy]) -> dict[PoolKey, NodeFree]:
         """Each pool's free GPUs per node before any of deployment ``key``'s replicas.
 
         The replicas of ``own`` that a pool counted are given back (``NodeFree.release``):
@@ -97,12 +97,12 @@ class FleetView:
         since its cluster last summarized) was never taken off, so nothing is given back.
         """
         free = {k: s.free for k, s in self.pools.items()}
-        for holding in own:
-            if holding.deployment != key:
+        for occupancy in own:
+            if occupancy.deployment != key:
                 continue
-            name = f"{holding.namespace}/{holding.name}"
-            for role in holding.roles:
-                pool = (holding.cluster, role.pool)
+            name = f"{occupancy.namespace}/{occupancy.name}"
+            for role in occupancy.roles:
+                pool = (occupancy.cluster, role.pool)
                 state = self.pools.get(pool)
                 if state is not None and name in state.counted:
                     free[pool] = free[pool].release(role.footprint)
@@ -233,7 +233,7 @@ def summary_facts(info: ClusterInfo, summary: ClusterSummary) -> ClusterFacts:
 def fleet_view(
     clusters: Iterable[InferenceCluster | ClusterInfo],
     classes: Iterable[InferenceClass | ClassView],
-    replicas: Iterable[ModelReplica | Holding | Listed] = (),
+    replicas: Iterable[ModelReplica | Occupancy | Listed] = (),
     *,
     matcher: DeviceMatcher = match_cel,
     unreadable: Mapping[str, str] | None = None,
@@ -246,7 +246,7 @@ def fleet_view(
     Args:
         clusters: The InferenceClusters (models, or ``ClusterInfo``).
         classes: The InferenceClasses (models, or ``ClassView``).
-        replicas: Every ModelReplica of the fleet (models, their ``Holding``, or as listed with their age).
+        replicas: Every ModelReplica of the fleet (models, their ``Occupancy``, or as listed with their age).
         matcher: The DRA CEL matcher.
         unreadable: Clusters that exist but cannot be read, by name, with why.
     """
@@ -257,14 +257,14 @@ def fleet_view(
     for replica in replicas:
         listed = replica if isinstance(replica, Listed) else _listed(replica)
         if listed is not None:
-            by_cluster.setdefault(listed.holding.cluster, []).append(listed)
+            by_cluster.setdefault(listed.occupancy.cluster, []).append(listed)
     facts = [summary_facts(info, summarize(info, per_node, by_cluster.get(info.name, ()))) for info in infos]
     return build_view(facts, views.values(), matcher=matcher, unreadable=unreadable)
 
 
-def _listed(replica: ModelReplica | Holding) -> Listed | None:
-    holding = as_holding(replica)  # the generated model has no creationTimestamp: oldest first by name
-    return Listed(holding) if holding is not None else None
+def _listed(replica: ModelReplica | Occupancy) -> Listed | None:
+    occupancy = as_occupancy(replica)  # the generated model has no creationTimestamp: oldest first by name
+    return Listed(occupancy) if occupancy is not None else None
 
 
 def class_views(classes: Iterable[InferenceClass | ClassView]) -> dict[str, ClassView]:

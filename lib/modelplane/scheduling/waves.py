@@ -39,7 +39,7 @@ def apply_wave(
         leaving = o in decided.leaving
         # A replica that changes shape kind is placed again under its name: an in-place update too.
         in_place = placement is None or placement.held is None
-        member = Member(o.ordinal, o.holding.ready, leaving=leaving, in_place=in_place)
+        member = Member(o.ordinal, o.occupancy.ready, leaving=leaving, in_place=in_place)
         (old if o.ordinal in decided.old else current).append(member)
     step = wave(
         replicas,
@@ -60,9 +60,9 @@ def apply_wave(
         placement = placements[o.ordinal]
         if placement is not None and placement.held is not None:
             continue  # held for a reason of its own (an input, or the new shape cannot run there)
-        why = f"it runs revision {o.holding.revision or 'unknown'} and waits for its wave of the rollout"
+        why = f"it runs revision {o.occupancy.revision or 'unknown'} and waits for its wave of the rollout"
         placements[o.ordinal] = Placement(
-            o.name, o.ordinal, o.holding.cluster, observed_roles(o.holding), Origin.KEPT,
+            o.name, o.ordinal, o.occupancy.cluster, observed_roles(o.occupancy), Origin.KEPT,
             held=Held(HoldReason.OUTDATED, why),
         )  # fmt: skip
     retired = [o for o in [*decided.staying, *decided.leaving] if o.ordinal in step.retire]
@@ -104,7 +104,7 @@ def pending_of(placed: Sequence[Placement], freed: Sequence[Placement], kept: Ke
     for p in sorted(freed, key=lambda p: p.ordinal):
         if p.ordinal in have or p.origin is Origin.KEPT:
             continue
-        there = tuple(o.name for o in releasing if o.holding.cluster == p.cluster)
+        there = tuple(o.name for o in releasing if o.occupancy.cluster == p.cluster)
         out.append(Pending(p.replica, p.ordinal, p.cluster, there or tuple(o.name for o in releasing)))
     return tuple(out)
 
@@ -124,12 +124,12 @@ def with_states(placements: Sequence[Placement], kept: Kept, own: Sequence[Own])
     moving = bool(kept.old & {o.ordinal for o in kept.staying}) or bool(kept.leaving) or bool(kept.lost)
     lost = sorted(o.name for o in kept.lost)
     by_ordinal = {o.ordinal: o for o in own}
-    carried = {o.holding.replaces for o in own if o.holding.replaces in lost}
+    carried = {o.occupancy.replaces for o in own if o.occupancy.replaces in lost}
     fresh = iter([name for name in lost if name not in carried])
     out = []
     for p in sorted(placements, key=lambda p: p.ordinal):
         o = by_ordinal.get(p.ordinal)
-        replaces = o.holding.replaces if o is not None and o.holding.replaces in lost else ""
+        replaces = o.occupancy.replaces if o is not None and o.occupancy.replaces in lost else ""
         if p.origin is Origin.NEW and not replaces:
             replaces = next(fresh, "")
         out.append(replace(p, state=_state(p, kept, moving=moving), replaces=replaces))
@@ -152,7 +152,7 @@ def summary(
     revision: str, placements: Sequence[Placement], kept: Kept, own: Sequence[Own], fallback: str, *, paused: bool
 ) -> Rollout:
     """The rollout's state for status: how many run the revision, which are outdated, leaving, lost or waiting."""
-    ready = {o.ordinal for o in own if o.holding.ready}
+    ready = {o.ordinal for o in own if o.occupancy.ready}
     current = [p for p in placements if p.state in (State.CURRENT, State.UPDATING, State.SURGE)]
     return Rollout(
         revision=revision,

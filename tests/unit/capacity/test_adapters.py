@@ -8,12 +8,19 @@ from typing import Any
 import pytest
 import yaml
 
-from modelplane.capacity.adapters import ADAPTERS, scheduler_snapshot
 from modelplane.capacity.observed import Observed, Source
 from modelplane.capacity.snapshot import Figure, Snapshot, gpus, pool_observations
 from modelplane.names import POOL_LABEL
+from modelplane.schedulers import SCHEDULERS
 
 STATUS = Path(__file__).parent / "status"
+
+
+def scheduler_snapshot(
+    scheduler: str, objects: list[dict[str, Any]], device_classes: tuple[str, ...] | list[str] = ()
+) -> Snapshot | None:
+    read = SCHEDULERS[scheduler].snapshot
+    return read(objects, device_classes) if read is not None else None
 
 
 def _objects(name: str) -> list[dict[str, Any]]:
@@ -97,7 +104,7 @@ def test_snapshot(scheduler: str, objects: list[dict[str, Any]], want: Snapshot)
 
 def test_no_adapter_for_the_default_scheduler() -> None:
     assert scheduler_snapshot("None", _objects("kai-queue-busy")) is None
-    assert set(ADAPTERS) == {"KAI", "Kueue"}
+    assert {k for k, row in SCHEDULERS.items() if row.snapshot is not None} == {"KAI", "Kueue"}
 
 
 def test_dra_device_classes_count_as_gpus() -> None:

@@ -84,7 +84,7 @@ def test_empty() -> None:
 
 
 def test_hold_reports_what_does_not_fit() -> None:
-    nodes, overflow = nodes_of(8, [8, 4]).hold(Footprint(1, 8, 2))
+    nodes, overflow = nodes_of(8, [8, 4]).occupy(Footprint(1, 8, 2))
     assert free_list(nodes) == [0, 0]
     assert overflow == 4
 
@@ -131,7 +131,7 @@ def test_hold_accounts_for_every_gpu(case: tuple[tuple[int, list[int]], int, int
     (per_node, free), g, k = case
     g = min(g, per_node)
     nodes = nodes_of(per_node, free)
-    after, overflow = nodes.hold(Footprint(k, g, workers))
+    after, overflow = nodes.occupy(Footprint(k, g, workers))
     assert after.nodes == nodes.nodes
     assert nodes.free - after.free + overflow == workers * k * g
     assert overflow == 0 or after.max_workers(g, k) == 0
@@ -164,11 +164,11 @@ def test_release(free: list[int], role: Footprint, want: list[int]) -> None:
     assert free_list(nodes_of(8, free).release(role)) == sorted(want)
 
 
-def test_hold_all_is_order_independent() -> None:
+def test_occupy_all_is_order_independent() -> None:
     roles = [Footprint(1, 4, 1), Footprint(2, 8, 1), Footprint(1, 2, 3)]
     nodes = NodeFree.empty(nodes=3, per_node=8)
-    assert nodes.hold_all(roles) == nodes.hold_all(reversed(roles))
-    after, overflow = nodes.hold_all(roles)
+    assert nodes.occupy_all(roles) == nodes.occupy_all(reversed(roles))
+    after, overflow = nodes.occupy_all(roles)
     assert (free_list(after), overflow) == ([0, 0, 0], 2)  # 26 GPUs on 24
 
 

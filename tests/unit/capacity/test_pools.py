@@ -17,7 +17,7 @@ from modelplane.capacity import (
     PoolSummary,
     Source,
     cluster_info,
-    replica_holding,
+    replica_occupancy,
     summarize,
 )
 from modelplane.scheduling import fleet_view
@@ -38,7 +38,7 @@ def pool_capacities(
 ) -> dict[PoolKey, PoolSummary]:
     """Each pool as its cluster summarizes it (``modelplane.capacity.summarize``), by (cluster, pool)."""
     per_node = {v.name: v.accelerator_per_node for v in map(class_view, classes) if v and v.accelerator_per_node}
-    listed = [Listed(h) for h in map(replica_holding, replicas) if h is not None]
+    listed = [Listed(h) for h in map(replica_occupancy, replicas) if h is not None]
     out: dict[PoolKey, PoolSummary] = {}
     for info in sorted((i for i in map(cluster_info, clusters) if i is not None), key=lambda i: i.name):
         for name, pool in summarize(info, per_node, listed).pools.items():
@@ -178,7 +178,7 @@ def test_stale_observed_figure_is_ignored() -> None:
 def _free_for_mine(clusters: list[InferenceCluster], replicas: list[ModelReplica]) -> list[int]:
     """The free GPUs per node a deployment "mine" places against afresh, its own replicas given back."""
     view = fleet_view(clusters, [H100], replicas)
-    own = [h for h in map(replica_holding, replicas) if h is not None and h.deployment == MINE]
+    own = [h for h in map(replica_occupancy, replicas) if h is not None and h.deployment == MINE]
     free = view.free_for(MINE, own)["a", "h100"]
     return sorted(f for f, n in enumerate(free.counts) for _ in range(n))
 
@@ -236,22 +236,22 @@ def test_pools_without_a_known_accelerator_are_left_out(
     assert list(pool_capacities([cluster("a", Pool("h100", "h100", 2))], classes, [])) == want
 
 
-def test_replica_holding() -> None:
+def test_replica_occupancy() -> None:
     r = unified("r", "a", "h100", Shape(tensor=4, data=2, data_local=2, count=3), dep="llm")
-    holding = replica_holding(r)
-    assert holding is not None
-    assert (holding.namespace, holding.name, holding.cluster) == (NAMESPACE, "r", "a")
-    assert holding.deployment == DeploymentKey(NAMESPACE, "llm")
-    assert [(h.role, h.pool, h.footprint.gpus_per_node, h.footprint.workers) for h in holding.roles] == [
+    occupancy = replica_occupancy(r)
+    assert occupancy is not None
+    assert (occupancy.namespace, occupancy.name, occupancy.cluster) == (NAMESPACE, "r", "a")
+    assert occupancy.deployment == DeploymentKey(NAMESPACE, "llm")
+    assert [(h.role, h.pool, h.footprint.gpus_per_node, h.footprint.workers) for h in occupancy.roles] == [
         (Role.UNIFIED, "h100", 8, 3)
     ]
 
 
-def test_replica_holding_counts_a_bad_topology_rounded_up() -> None:
+def test_replica_occupancy_counts_a_bad_topology_rounded_up() -> None:
     r = unified("r", "a", "h100", Shape(tensor=1, data=3, data_local=2))
-    holding = replica_holding(r)
-    assert holding is not None
-    assert holding.roles[0].footprint.nodes_per_worker == 2
+    occupancy = replica_occupancy(r)
+    assert occupancy is not None
+    assert occupancy.roles[0].footprint.nodes_per_worker == 2
 
 
 def test_cluster_info() -> None:
@@ -331,7 +331,7 @@ def test_capacity_is_conserved_and_order_free(specs: list[Spec], used: int, rng:
     rng.shuffle(shuffled)
     assert pool_capacities(list(reversed(clusters)), [L4, H100], shuffled) == got
     for (c, p), cap in got.items():
-        on_pool = [h for h in map(replica_holding, replicas) if h is not None and h.cluster == c]
+        on_pool = [h for h in map(replica_occupancy, replicas) if h is not None and h.cluster == c]
         explained = sum(r.footprint.total_gpus for h in on_pool if h.ready for r in h.roles if r.pool == p)
         counted = sum(
             r.footprint.total_gpus

@@ -11,11 +11,11 @@ from hypothesis import strategies as st
 from modelplane.capacity import (
     ClusterInfo,
     ClusterSummary,
-    Holding,
     Listed,
     Observed,
+    Occupancy,
     PoolInfo,
-    RoleHolding,
+    RoleOccupancy,
     Source,
     summarize,
 )
@@ -49,12 +49,12 @@ def _replica(
     cluster: str = "c",
     decode: tuple[str, Footprint] | None = None,
 ) -> Listed:
-    roles: tuple[RoleHolding, ...]
+    roles: tuple[RoleOccupancy, ...]
     if decode is None:
-        roles = (RoleHolding(Role.UNIFIED, pool, fp),)
+        roles = (RoleOccupancy(Role.UNIFIED, pool, fp),)
     else:
-        roles = (RoleHolding(Role.PREFILL, pool, fp), RoleHolding(Role.DECODE, *decode))
-    return Listed(Holding("ml", name, None, cluster, roles, ready=ready), created)
+        roles = (RoleOccupancy(Role.PREFILL, pool, fp), RoleOccupancy(Role.DECODE, *decode))
+    return Listed(Occupancy("ml", name, None, cluster, roles, ready=ready), created)
 
 
 def _view(summary: ClusterSummary) -> dict[str, Any]:
@@ -222,7 +222,7 @@ def test_summary_does_not_depend_on_input_order(fleet: tuple[int, int | None, li
 _unique_fleet = st.tuples(
     st.integers(0, 4),
     st.sampled_from([None, 0, 6, 40]),
-    st.lists(_listed, max_size=10, unique_by=lambda r: r.holding.name),
+    st.lists(_listed, max_size=10, unique_by=lambda r: r.occupancy.name),
 )
 
 
@@ -234,7 +234,7 @@ def test_every_gpu_is_accounted_for_and_running_replicas_are_never_overcommitted
     summary = summarize(_fleet_cluster(nodes, in_use), PER_NODE, replicas)
     counted = {key for p in summary.pools.values() for key in p.counted}
     assert not counted & set(summary.overcommitted)
-    own = [r.holding for r in replicas if r.holding.cluster == "c"]
+    own = [r.occupancy for r in replicas if r.occupancy.cluster == "c"]
     assert not {f"ml/{h.name}" for h in own if h.ready} & set(summary.overcommitted)
     for pool in summary.pools.values():
         ready = sum(r.footprint.total_gpus for h in own if h.ready for r in h.roles if r.pool == pool.name)

@@ -9,7 +9,14 @@ import pytest
 
 from modelplane import schedulers
 from modelplane.backends import DeviceClaim, ReplicaWork, RoleWork, compose_remote
-from modelplane.schedulers import SCHEDULERS, Gang, SchedulerSettingsError, UnknownSchedulerError, Wrapping
+from modelplane.schedulers import (
+    SCHEDULERS,
+    Gang,
+    SchedulerSettingsError,
+    UnknownSchedulerError,
+    WorkloadScheduler,
+    Wrapping,
+)
 from modelplane.topology import Role, footprint
 
 GANG = Gang("llm-0", "ml", Role.UNIFIED, pods=4, labels={"modelplane.ai/replica": "llm-0"})
@@ -54,13 +61,13 @@ GANG = Gang("llm-0", "ml", Role.UNIFIED, pods=4, labels={"modelplane.ai/replica"
     ],
 )
 def test_wrapping(kind: str, settings: Mapping[str, Any], want: Wrapping) -> None:
-    assert schedulers.scheduler_for(kind)(GANG, settings) == want
+    assert schedulers.scheduler_for(kind).wrap(GANG, settings) == want
 
 
 @pytest.mark.parametrize("kind", ["KAI", "Kueue"])
 def test_missing_settings_name_the_field(kind: str) -> None:
     with pytest.raises(SchedulerSettingsError, match=r"spec\.scheduler\."):
-        schedulers.scheduler_for(kind)(GANG, {})
+        schedulers.scheduler_for(kind).wrap(GANG, {})
 
 
 def test_unknown_scheduler() -> None:
@@ -101,7 +108,7 @@ def test_a_fourth_scheduler_is_one_table_entry(monkeypatch: pytest.MonkeyPatch) 
         k: compose_remote(_work(k, {"kai": {"queue": "q"}, "kueue": {"localQueueName": "q"}}), "Native")
         for k in ("None", "KAI", "Kueue")
     }
-    monkeypatch.setitem(SCHEDULERS, "Volcano", _volcano)
+    monkeypatch.setitem(SCHEDULERS, "Volcano", WorkloadScheduler(_volcano))
     remotes = {r.key: r.manifest for r in compose_remote(_work("Volcano", {"volcano": {"queue": "q"}}), "Native")}
     assert remotes["podgroup-unified"]["spec"] == {"minMember": 2, "queue": "q"}
     pod = remotes["workload-unified"]["spec"]["leaderWorkerTemplate"]["workerTemplate"]

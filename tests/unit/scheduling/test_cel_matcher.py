@@ -12,7 +12,7 @@ from modelplane.scheduling import (
     Claim,
     ClassDevice,
     DeviceVersion,
-    Reason,
+    RejectReason,
     Schedule,
     SelectorError,
     match_cel,
@@ -79,7 +79,7 @@ def test_default_matcher_reports_a_bad_expression() -> None:
         [gpu_class("h100")],
         matcher=match_cel,
     )
-    assert got.reason is Reason.CEL_ERROR
+    assert got.reason is RejectReason.CEL_ERROR
     assert "spec.nodeSelector.cel: syntax error" in got.message
     assert "(in 'device.driver ==')" in got.message
 
@@ -136,7 +136,7 @@ def test_example_fleet_before_the_gke_cluster_is_ready() -> None:
     clusters, classes, deployments = _fleet(provisioned=False)
     (deepseek,) = [d for d in deployments if d.metadata and d.metadata.name == "deepseek-r1-pd"]
     got = plan(deepseek, clusters, classes, matcher=match_cel)
-    assert got.reason is Reason.NO_MATCHING_POOLS
+    assert got.reason is RejectReason.NO_MATCHING_POOLS
     assert got.message.startswith("placed 0 of 1: deepseek-r1-pd-0: NoMatchingPools: 3 of 5 clusters match")
     assert "1 NotReady (gke-us-central1: no Ready condition yet)" in got.message
     assert "decode pool h100: spec.decode.nodeSelector.cel matches no DRA device of nvidia-h100-8" in got.message

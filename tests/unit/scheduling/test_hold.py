@@ -6,12 +6,12 @@ from collections.abc import Iterable
 
 import pytest
 
-from modelplane.capacity import DeploymentKey, Holding, RoleHolding, replica_holding
+from modelplane.capacity import DeploymentKey, Occupancy, RoleOccupancy, replica_occupancy
 from modelplane.scheduling import (
     Existing,
     HoldReason,
     Origin,
-    Reason,
+    RejectReason,
     Schedule,
     serving_shape,
     shape_revision,
@@ -35,21 +35,21 @@ def revision(dep: ModelDeployment) -> str:
     return shape_revision(serving_shape(dep.spec.model_dump(exclude_none=True, by_alias=True)))
 
 
-def observed(replicas: Iterable[ModelReplica], *, ready: Iterable[str] = ()) -> dict[int, Holding]:
+def observed(replicas: Iterable[ModelReplica], *, ready: Iterable[str] = ()) -> dict[int, Occupancy]:
     """The deployment's composed replicas as it observes them, by ordinal, with the revision each runs."""
     out = {}
     for r in replicas:
         assert r.metadata is not None and r.metadata.name is not None and r.spec is not None
-        holding = replica_holding(r)
-        assert holding is not None
+        occupancy = replica_occupancy(r)
+        assert occupancy is not None
         shape = shape_revision(serving_shape(r.spec.model_dump(exclude_none=True, by_alias=True)))
         ordinal = int(r.metadata.name.rsplit("-", 1)[1])
-        out[ordinal] = Holding(
-            holding.namespace,
-            holding.name,
-            holding.deployment,
-            holding.cluster,
-            holding.roles,
+        out[ordinal] = Occupancy(
+            occupancy.namespace,
+            occupancy.name,
+            occupancy.deployment,
+            occupancy.cluster,
+            occupancy.roles,
             ready=r.metadata.name in set(ready),
             revision=shape,
         )
@@ -59,7 +59,7 @@ def observed(replicas: Iterable[ModelReplica], *, ready: Iterable[str] = ()) -> 
 def run(
     dep: ModelDeployment,
     clusters: list[InferenceCluster],
-    own: dict[int, Holding] | None = None,
+    own: dict[int, Occupancy] | None = None,
     *,
     classes: list[InferenceClass] | None = None,
     unreadable: dict[str, str] | None = None,
@@ -285,7 +285,7 @@ def test_observed_replicas_count_when_the_fleet_list_leaves_them_out() -> None:
     got = run(deployment("llama", replicas=3, shape=TP8), TWO, running)
     # Both nodes are taken by the observed replicas, though no ModelReplica was listed.
     assert placed(got) == {"llama-0": ("a", "h100"), "llama-1": ("b", "h100")}
-    assert [u.reason for u in got.unplaced] == [Reason.INSUFFICIENT_CAPACITY]
+    assert [u.reason for u in got.unplaced] == [RejectReason.INSUFFICIENT_CAPACITY]
 
 
 @pytest.mark.parametrize("replicas", [pytest.param(10**6, id="a-million"), pytest.param(2**31 - 1, id="int32-max")])
@@ -303,16 +303,16 @@ def test_unplaceable_replicas_are_counted_not_listed(replicas: int) -> None:
 
 def test_a_replica_holding_more_workers_than_a_pool_has_is_counted_not_walked() -> None:
     # Another deployment's replica claims int32-max workers (past the XRD's maximum): its overflow is arithmetic.
-    huge = Holding(
+    huge = Occupancy(
         "ml",
         "other-0",
         DeploymentKey("ml", "other"),
         "a",
-        (RoleHolding(Role.UNIFIED, "h100", Footprint(nodes_per_worker=1, gpus_per_node=8, workers=2**31 - 1)),),
+        (RoleOccupancy(Role.UNIFIED, "h100", Footprint(nodes_per_worker=1, gpus_per_node=8, workers=2**31 - 1)),),
         ready=True,  # Ready: its cluster counts it, whatever it claims (one not Ready would be moved)
     )
     got = plan(deployment("llama", shape=TP8), TWO[:1], CLASSES, [huge])
-    assert [u.reason for u in got.unplaced] == [Reason.INSUFFICIENT_CAPACITY]
+    assert [u.reason for u in got.unplaced] == [RejectReason.INSUFFICIENT_CAPACITY]
 
 
 def test_a_replica_that_cannot_be_read_counts_and_keeps_its_ordinal() -> None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from modelplane.capacity import Holding, replica_holding
+from modelplane.capacity import Occupancy, replica_occupancy
 from modelplane.scheduling import Existing, Origin, Schedule, serving_shape, shape_revision
 from modelplane.scheduling.devices import Claim, class_view
 from modelplane.scheduling.hold import observed_roles
@@ -43,7 +43,7 @@ class Perturbed:
     """A fleet, what the deployment ran on it, and the fleet after a change."""
 
     fleet: Fleet
-    own: dict[int, Holding]
+    own: dict[int, Occupancy]
     after: Fleet
     existing: Existing
     unreadable: dict[str, str]
@@ -54,12 +54,12 @@ class Perturbed:
 def perturbed(draw: st.DrawFn) -> Perturbed:
     fleet = draw(fleets())
     first = plan(fleet.deployment, fleet.clusters, CLASSES, fleet.replicas)
-    own: dict[int, Holding] = {}
+    own: dict[int, Occupancy] = {}
     for replica, placement in zip(replicas_of(first, fleet.deployment), first.placements, strict=True):
-        holding = replica_holding(replica)
-        assert holding is not None
+        occupancy = replica_occupancy(replica)
+        assert occupancy is not None
         ready = draw(st.booleans())
-        own[placement.ordinal] = replace(holding, ready=ready, revision=_revision(fleet.deployment))
+        own[placement.ordinal] = replace(occupancy, ready=ready, revision=_revision(fleet.deployment))
     clusters, unreadable, deleting = [], {}, set()
     for c in fleet.clusters:
         name = c.metadata.name if c.metadata and c.metadata.name else ""
@@ -113,8 +113,8 @@ def test_an_existing_replica_is_only_removed_for_the_users_reason(
     got = _run(case)
     placed = {p.replica for p in got.placements}
     leaving = {h.name for h in own.values() if h.cluster in case.deleting}
-    for holding in own.values():
-        assert holding.name in placed | set(got.removed) | set(got.retired)
+    for occupancy in own.values():
+        assert occupancy.name in placed | set(got.removed) | set(got.retired)
     # Scaling down removes what exceeds spec.replicas (and maxSurge more while a rollout has old replicas
     # left), never a leaving replica (those are retired), and waits while a replica's inputs cannot be read.
     counting = [h for h in own.values() if h.cluster not in case.deleting]
@@ -132,7 +132,7 @@ def test_an_existing_replica_is_only_removed_for_the_users_reason(
         assert ready >= got.desired
 
 
-def _ready(own: dict[int, Holding], ordinal: int) -> bool:
+def _ready(own: dict[int, Occupancy], ordinal: int) -> bool:
     return ordinal in own and own[ordinal].ready
 
 
@@ -148,15 +148,15 @@ def test_a_kept_replica_keeps_what_it_runs_or_takes_a_shape_that_runs_there(
     spec = after.deployment.spec
     assert spec is not None
     for p in got.placements:
-        holding = own.get(p.ordinal)
-        if holding is None or p.origin is Origin.MOVED:
+        occupancy = own.get(p.ordinal)
+        if occupancy is None or p.origin is Origin.MOVED:
             continue
-        assert p.cluster == holding.cluster
+        assert p.cluster == occupancy.cluster
         if p.held is not None:
-            assert p.roles == observed_roles(holding)
+            assert p.roles == observed_roles(occupancy)
             continue
         # It takes the spec's shape where it runs: the shape must be able to run on each of its pools.
-        assert [r.pool for r in p.roles] == [r.pool for r in holding.roles]
+        assert [r.pool for r in p.roles] == [r.pool for r in occupancy.roles]
         cluster = clusters[p.cluster]
         assert cluster.spec is not None
         classes = {pool.name: pool.className for pool in cluster.spec.nodePools or []}
@@ -165,5 +165,5 @@ def test_a_kept_replica_keeps_what_it_runs_or_takes_a_shape_that_runs_there(
             assert view.accelerator_per_node is not None
             assert role.footprint.gpus_per_node <= view.accelerator_per_node
             selector = spec.nodeSelector if spec.workers is not None else None
-            if selector is not None and holding.revision != existing.revision:
+            if selector is not None and occupancy.revision != existing.revision:
                 assert any(fake_matcher(selector.cel, d) for d in view.devices if d.claim is Claim.DRA)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from modelplane.capacity import DeploymentKey, Holding, RoleHolding, cluster_info, replica_holding
+from modelplane.capacity import DeploymentKey, Occupancy, RoleOccupancy, cluster_info, replica_occupancy
 from modelplane.capacity.summary import Listed, summarize
 from modelplane.scheduling import Claim, DecidedBy, Decision, FleetView, Origin, Schedule
 from modelplane.scheduling.devices import class_view
@@ -210,13 +210,13 @@ def test_no_placement_exceeds_capacity(fleet: Fleet) -> None:
     # Each cluster, counting the others' replicas and then these placements as the newest, finds room for all.
     infos = {c.name: c for c in map(cluster_info, fleet.clusters) if c is not None}
     per_node = {v.name: v.accelerator_per_node for v in map(class_view, CLASSES) if v and v.accelerator_per_node}
-    listed = [Listed(h) for h in map(replica_holding, fleet.replicas) if h is not None]
+    listed = [Listed(h) for h in map(replica_occupancy, fleet.replicas) if h is not None]
     for p in got.placements:
-        roles = tuple(RoleHolding(r.role, r.pool, r.footprint) for r in p.roles)
-        mine = Holding(NAMESPACE, p.replica, DeploymentKey(NAMESPACE, "llm"), p.cluster, roles)
+        roles = tuple(RoleOccupancy(r.role, r.pool, r.footprint) for r in p.roles)
+        mine = Occupancy(NAMESPACE, p.replica, DeploymentKey(NAMESPACE, "llm"), p.cluster, roles)
         listed.append(Listed(mine, created="2026-01-01T00:00:00Z"))
     for name, info in infos.items():
-        summary = summarize(info, per_node, [r for r in listed if r.holding.cluster == name])
+        summary = summarize(info, per_node, [r for r in listed if r.occupancy.cluster == name])
         assert not [r for r in summary.overcommitted if r.startswith(f"{NAMESPACE}/llm-")], name
 
 

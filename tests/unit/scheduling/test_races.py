@@ -23,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from modelplane.capacity import ClusterInfo, DeploymentKey, Holding, PoolInfo, RoleHolding
+from modelplane.capacity import ClusterInfo, DeploymentKey, Occupancy, PoolInfo, RoleOccupancy
 from modelplane.capacity.summary import ClusterSummary, Listed, summarize
 from modelplane.scheduling import Existing, Schedule, request_of, schedule
 from modelplane.scheduling.view import build_view, summary_facts
@@ -39,7 +39,7 @@ ROUNDS = 12  # twice the most seen (6, over 300 random fleets): a race settles w
 class Live:
     """A replica as the control plane holds it: what it holds, when it was placed, whether it serves."""
 
-    holding: Holding
+    occupancy: Occupancy
     placed: int  # the round it was first placed in (its creationTimestamp)
 
 
@@ -47,18 +47,18 @@ def _summaries(clusters: list[ClusterInfo], live: Mapping[str, Live]) -> dict[st
     out = {}
     for info in clusters:
         listed = [
-            Listed(r.holding, created=f"2025-01-01T00:{r.placed:02d}:00Z")
+            Listed(r.occupancy, created=f"2025-01-01T00:{r.placed:02d}:00Z")
             for r in live.values()
-            if r.holding.cluster == info.name
+            if r.occupancy.cluster == info.name
         ]
         out[info.name] = summarize(info, PER_NODE, listed)
     return out
 
 
-def _holding(name: str, key: DeploymentKey, plan: Schedule, ready: bool) -> Holding:
+def _occupancy(name: str, key: DeploymentKey, plan: Schedule, ready: bool) -> Occupancy:
     placement = next(p for p in plan.placements if p.replica == name)
-    roles = tuple(RoleHolding(r.role, r.pool, r.footprint) for r in placement.roles)
-    return Holding(NAMESPACE, name, key, placement.cluster, roles, ready=ready)
+    roles = tuple(RoleOccupancy(r.role, r.pool, r.footprint) for r in placement.roles)
+    return Occupancy(NAMESPACE, name, key, placement.cluster, roles, ready=ready)
 
 
 def _round(
@@ -69,23 +69,23 @@ def _round(
     after = dict(live)
     for dep in deployments:  # 2. all against the same summaries: concurrent
         key = request_of(dep).key
-        own = {n: r for n, r in live.items() if r.holding.deployment == key}
-        ordinals = {int(n.rsplit("-", 1)[1]): r.holding for n, r in own.items()}
+        own = {n: r for n, r in live.items() if r.occupancy.deployment == key}
+        ordinals = {int(n.rsplit("-", 1)[1]): r.occupancy for n, r in own.items()}
         plan = schedule(dep, view, existing=Existing(replicas=ordinals))
         for name in (*plan.removed, *plan.retired):
             after.pop(name, None)
         for p in plan.placements:
             before = own.get(p.replica)
-            if before is not None and before.holding.cluster == p.cluster:
+            if before is not None and before.occupancy.cluster == p.cluster:
                 continue
             # A moved replica is the same object: it keeps its creationTimestamp, and so its place in line.
-            after[p.replica] = Live(_holding(p.replica, key, plan, ready=False), before.placed if before else number)
+            after[p.replica] = Live(_occupancy(p.replica, key, plan, ready=False), before.placed if before else number)
     ready = {}  # 3.
     for name, r in after.items():
-        crowded = summaries.get(r.holding.cluster)
+        crowded = summaries.get(r.occupancy.cluster)
         over = crowded is not None and f"{NAMESPACE}/{name}" in crowded.overcommitted
-        fresh = r.placed == number or live.get(name) is None or live[name].holding.cluster != r.holding.cluster
-        ready[name] = replace(r, holding=replace(r.holding, ready=r.holding.ready or not (over or fresh)))
+        fresh = r.placed == number or live.get(name) is None or live[name].occupancy.cluster != r.occupancy.cluster
+        ready[name] = replace(r, occupancy=replace(r.occupancy, ready=r.occupancy.ready or not (over or fresh)))
     return ready, summaries
 
 
@@ -122,9 +122,9 @@ def test_concurrent_placements_converge_without_dropping_what_serves(
     for number in range(1, ROUNDS + 1):
         after, _ = _round(clusters, deployments, live, number)
         for name, r in live.items():
-            if r.holding.ready:  # a serving replica is never dropped, nor moved
+            if r.occupancy.ready:  # a serving replica is never dropped, nor moved
                 assert name in after, f"round {number}: Ready {name} dropped"
-                assert after[name].holding.cluster == r.holding.cluster, f"round {number}: Ready {name} moved"
+                assert after[name].occupancy.cluster == r.occupancy.cluster, f"round {number}: Ready {name} moved"
         if after == live:
             break
         live = after
@@ -134,7 +134,7 @@ def test_concurrent_placements_converge_without_dropping_what_serves(
     for name, summary in summaries.items():
         assert not summary.overcommitted, f"{name} left over-subscribed: {summary.overcommitted}"
         assert all(p.overflow == 0 for p in summary.pools.values()), name
-    assert all(r.holding.ready for r in live.values())
+    assert all(r.occupancy.ready for r in live.values())
 
 
 def _cluster(name: str, *pools: tuple[str, str, int]) -> ClusterInfo:
@@ -182,5 +182,5 @@ def test_a_race_resolves_to(
         if after == live:
             break
         live = after
-    placed = {name: r.holding.cluster for name, r in live.items()}
+    placed = {name: r.occupancy.cluster for name, r in live.items()}
     assert placed == want

@@ -8,7 +8,7 @@ from modelplane.scheduling import (
     InvalidDeploymentError,
     Origin,
     PoolReason,
-    Reason,
+    RejectReason,
     Schedule,
 )
 from modelplane.topology import Role
@@ -39,7 +39,7 @@ def placed(result: Schedule) -> dict[str, tuple[str, ...]]:
     return {p.replica: (p.cluster, *(r.pool for r in p.roles)) for p in result.placements}
 
 
-def unplaced(result: Schedule) -> dict[str, Reason]:
+def unplaced(result: Schedule) -> dict[str, RejectReason]:
     return {u.replica: u.reason for u in result.unplaced}
 
 
@@ -53,7 +53,7 @@ class Case:
     clusters: list[InferenceCluster]
     replicas: list[ModelReplica] = field(default_factory=list)
     placed: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    unplaced: dict[str, Reason] = field(default_factory=dict)
+    unplaced: dict[str, RejectReason] = field(default_factory=dict)
 
 
 CASES = [
@@ -78,7 +78,7 @@ CASES = [
             deployment("llama", replicas=3, shape=Shape(tensor=4)),
             [cluster("a", Pool("h100", "h100", 1))],
             placed={"llama-0": ("a", "h100"), "llama-1": ("a", "h100")},
-            unplaced={"llama-2": Reason.INSUFFICIENT_CAPACITY},
+            unplaced={"llama-2": RejectReason.INSUFFICIENT_CAPACITY},
         ),
         id="insufficient-capacity-partial",
     ),
@@ -112,7 +112,7 @@ CASES = [
                 "pd", prefill=Shape(count=5, devices=(("ib", IB, 1),)), decode=Shape(tensor=2, count=3, cel=MEM_140)
             ),
             [cluster("a", Pool("h100", "h100", 4)), cluster("b", Pool("h200", "h200", 4))],
-            unplaced={"pd-0": Reason.NO_MATCHING_POOLS},
+            unplaced={"pd-0": RejectReason.NO_MATCHING_POOLS},
         ),
         id="roles-never-split-across-clusters",
     ),
@@ -128,7 +128,7 @@ CASES = [
         Case(
             deployment("pd", prefill=Shape(count=5), decode=Shape(tensor=2, count=2, cel=MEM_140)),
             [cluster("a", Pool("h200", "h200", 1))],
-            unplaced={"pd-0": Reason.INSUFFICIENT_CAPACITY},
+            unplaced={"pd-0": RejectReason.INSUFFICIENT_CAPACITY},
         ),
         id="shared-pool-counted-jointly",
     ),
@@ -136,7 +136,7 @@ CASES = [
         Case(
             deployment("llama", match_labels={"tier": "prod"}),
             [cluster("a", Pool("h100", "h100", 1), labels={"tier": "dev"})],
-            unplaced={"llama-0": Reason.NO_MATCHING_CLUSTERS},
+            unplaced={"llama-0": RejectReason.NO_MATCHING_CLUSTERS},
         ),
         id="no-matching-cluster",
     ),
@@ -152,7 +152,7 @@ CASES = [
         Case(
             deployment("llama"),
             [cluster("a", Pool("h100", "h100", 1), cordoned=True)],
-            unplaced={"llama-0": Reason.NO_MATCHING_CLUSTERS},
+            unplaced={"llama-0": RejectReason.NO_MATCHING_CLUSTERS},
         ),
         id="only-cordoned",
     ),
@@ -172,7 +172,7 @@ CASES = [
         Case(
             deployment("llama", shape=Shape(cel="boom")),
             [cluster("a", Pool("h100", "h100", 1))],
-            unplaced={"llama-0": Reason.CEL_ERROR},
+            unplaced={"llama-0": RejectReason.CEL_ERROR},
         ),
         id="cel-error",
     ),
@@ -180,7 +180,7 @@ CASES = [
         Case(
             deployment("llama", shape=Shape(tensor=16)),
             [cluster("a", Pool("h100", "h100", 4))],
-            unplaced={"llama-0": Reason.NO_MATCHING_POOLS},
+            unplaced={"llama-0": RejectReason.NO_MATCHING_POOLS},
         ),
         id="topology-exceeds-every-node",
     ),
@@ -218,7 +218,7 @@ CASES = [
         Case(
             deployment("llama", shape=Shape(tensor=8)),
             [cluster("a", Pool("h100", "h100", 2), observed={"h100": ("KAI", 12)})],
-            unplaced={"llama-0": Reason.INSUFFICIENT_CAPACITY},
+            unplaced={"llama-0": RejectReason.INSUFFICIENT_CAPACITY},
         ),
         id="observed-usage-fragments-nodes",
     ),
@@ -250,7 +250,7 @@ def test_message_counts_and_names_reasons() -> None:
         cluster("d", Pool("h100", "h100", 8), labels={"tier": "dev"}),
     ]
     got = run(dep, clusters)
-    assert (got.placed, got.complete, got.reason) == (2, False, Reason.INSUFFICIENT_CAPACITY)
+    assert (got.placed, got.complete, got.reason) == (2, False, RejectReason.INSUFFICIENT_CAPACITY)
     assert got.message == (
         "placed 2 of 3: llama-2: InsufficientCapacity: 3 of 4 clusters match clusterSelector:"
         " 1 InsufficientCapacity (a: pool h100: needs 1 worker of 1 node x 4 GPUs;"
@@ -259,13 +259,17 @@ def test_message_counts_and_names_reasons() -> None:
         " 1 Cordoned (b: cordoned)"
     )
     rejections = {r.cluster: r.reason for r in got.unplaced[0].rejections}
-    assert rejections == {"a": Reason.INSUFFICIENT_CAPACITY, "b": Reason.CORDONED, "c": Reason.NO_MATCHING_POOLS}
+    assert rejections == {
+        "a": RejectReason.INSUFFICIENT_CAPACITY,
+        "b": RejectReason.CORDONED,
+        "c": RejectReason.NO_MATCHING_POOLS,
+    }
 
 
 def test_cel_error_names_the_expression() -> None:
     got = run(deployment("llama", shape=Shape(cel="true && boom")), [cluster("a", Pool("h100", "h100", 1))])
     (rejection,) = got.unplaced[0].rejections
-    assert rejection.reason is Reason.CEL_ERROR
+    assert rejection.reason is RejectReason.CEL_ERROR
     assert rejection.pools[0].reason is PoolReason.CEL_ERROR
     assert "spec.nodeSelector.cel: no such key: boom (in 'true && boom')" in got.message
 
@@ -330,7 +334,7 @@ def test_the_newer_replica_not_serving_yields_an_overcommitted_pool() -> None:
     again = run(dep, [cluster("a", Pool("h100", "h100", 1))], [*replicas_of(first, dep), other])
     assert placed(again) == {}
     assert again.removed == ("llama-0",)
-    assert [u.reason for u in again.unplaced] == [Reason.INSUFFICIENT_CAPACITY]
+    assert [u.reason for u in again.unplaced] == [RejectReason.INSUFFICIENT_CAPACITY]
     assert "a: it has no room for this replica: replicas placed there concurrently took it" in again.unplaced[0].message
 
 
@@ -446,7 +450,7 @@ def test_invalid_deployment(dep: ModelDeployment, field: str) -> None:
 
 def test_missing_class_rejects_its_pools() -> None:
     got = plan(deployment("llama"), [cluster("a", Pool("h100", "h100", 1))], [])
-    assert got.unplaced[0].reason is Reason.NO_MATCHING_POOLS
+    assert got.unplaced[0].reason is RejectReason.NO_MATCHING_POOLS
     assert got.unplaced[0].rejections[0].pools[0].reason is PoolReason.CLASS_NOT_FOUND
 
 
@@ -496,7 +500,7 @@ def test_a_pool_with_too_few_nodes_for_a_worker_matches_no_pool() -> None:
     # Waiting never makes a two-node worker fit a one-node pool: that is a misfit, not a capacity shortage.
     got = run(deployment("kimi", shape=Shape(tensor=8, pipeline=2)), [cluster("small", Pool("h100", "h100", 1))])
     (unplaced,) = got.unplaced
-    assert unplaced.reason is Reason.NO_MATCHING_POOLS
+    assert unplaced.reason is RejectReason.NO_MATCHING_POOLS
     (rejection,) = unplaced.rejections
     assert [(p.pool, p.reason) for p in rejection.pools] == [("h100", PoolReason.TOO_FEW_NODES)]
     assert rejection.message == "pool h100: needs 1 worker of 2 nodes x 8 GPUs; the pool has 1 node"

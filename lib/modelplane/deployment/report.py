@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from modelplane.conditions import Condition, Reason, Status, Type
 from modelplane.names import replica_key
-from modelplane.scheduling import Held, HoldReason, Schedule
+from modelplane.scheduling import Held, HoldReason, RejectReason, Schedule
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ def report(plan: Schedule, unreadable: Mapping[int, str]) -> Report:
         text = f"{replica_key(ordinal)} is kept as it is: its observed ModelReplica cannot be read ({why})"
         parts.append(_Part(Reason.REPLICA_UNREADABLE, text, text))
     if plan.unplaced:
-        reason = Reason(str(plan.reason))
+        reason = condition_reason(plan.unplaced[0].reason)
         parts.append(_Part(reason, f"not every replica could be scheduled: {plan.message}", ""))
     if plan.waiting:
         text = (
@@ -110,5 +110,14 @@ def _held(holds: Iterable[tuple[str, Held]]) -> list[_Part]:
             text = f"{who} kept as running, unchanged: {held.message}"
         else:
             text = f"{who} kept at the previous shape, the change held back: {held.message}"
-        parts.append(_Part(Reason(str(held.reason)), text, text))
+        parts.append(_Part(condition_reason(held.reason), text, text))
     return parts
+
+
+def condition_reason(reason: HoldReason | RejectReason) -> Reason:
+    """The Scheduled condition's reason for why a replica is held or has no placement.
+
+    The scheduler's reasons are named as the condition's (``modelplane.conditions.Reason``
+    lists them): this is the one place that turns one into the other.
+    """
+    return Reason(reason.value)

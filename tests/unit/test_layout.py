@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from modelplane.layout import CONDITIONS, METADATA, Layout, conform, show
 from modelplane.problems import Problem
-from modelplane.shapes import CONDITIONS, METADATA, Shape, condition, conform, is_true, show
 
-OBSERVED: Shape = {
+OBSERVED: Layout = {
     **CONDITIONS,
     "metadata": METADATA,
     "spec": {"replicas": int, "weight": float, "enabled": bool, "quantity": (str, int)},
@@ -121,22 +121,6 @@ def test_conform_a_non_object(obj: object) -> None:
 )
 def test_show(value: object, want: str) -> None:
     assert show(value) == want
-
-
-@pytest.mark.parametrize(
-    ("obj", "want"),
-    [
-        pytest.param({"status": {"conditions": [READY]}}, True, id="ready"),
-        pytest.param({"status": {"conditions": [{"type": "Ready", "status": "False"}]}}, False, id="not-ready"),
-        pytest.param({"status": {"conditions": 3}}, False, id="conditions-a-number"),
-        pytest.param({"status": {"conditions": [[READY], "Ready"]}}, False, id="entries-not-objects"),
-        pytest.param({"status": "Ready"}, False, id="status-a-string"),
-        pytest.param({}, False, id="no-status"),
-    ],
-)
-def test_is_true_reads_any_shape(obj: dict[str, Any], want: bool) -> None:
-    assert is_true(obj, "Ready") is want
-    assert (condition(obj, "Ready") == READY) is want
 
 
 _json = st.recursive(

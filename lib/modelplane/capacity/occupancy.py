@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
+from modelplane.readiness import entry_of, readiness
 from modelplane.topology import Footprint, Role, TopologyError, WorkersLike, footprint
 from modelplane_models.model_replica import ModelReplica
 
@@ -18,7 +19,7 @@ class DeploymentKey:
 
 
 @dataclass(frozen=True)
-class RoleHolding:
+class RoleOccupancy:
     """One role of a replica on one pool."""
 
     role: Role
@@ -27,10 +28,10 @@ class RoleHolding:
 
 
 @dataclass(frozen=True)
-class Holding:
+class Occupancy:
     """The GPUs one ModelReplica holds, from its own spec.
 
-    Callers with many replicas may build holdings straight from their own
+    Callers with many replicas may build occupancies straight from their own
     representation instead of validating whole ModelReplica models.
 
     Attributes:
@@ -51,7 +52,7 @@ class Holding:
     name: str
     deployment: DeploymentKey | None
     cluster: str
-    roles: tuple[RoleHolding, ...]
+    roles: tuple[RoleOccupancy, ...]
     ready: bool = False
     revision: str = ""
     replaces: str = ""
@@ -73,24 +74,24 @@ def _footprint(tensor: int, pipeline: int, data: int, data_local: int, workers: 
         )
 
 
-def role_holding(role: Role, pool: str, workers: WorkersLike) -> RoleHolding:
+def role_occupancy(role: Role, pool: str, workers: WorkersLike) -> RoleOccupancy:
     """One role of a replica: its pool and what its workers occupy there.
 
     Callers that read replicas from their own representation build each role with this.
     """
     t = workers.topology
     fp = _footprint(t.tensor, t.pipeline or 1, t.data or 1, t.dataLocal or 1, workers.count or 1)
-    return RoleHolding(role, pool, fp)
+    return RoleOccupancy(role, pool, fp)
 
 
-def replica_holding(replica: ModelReplica) -> Holding | None:
+def replica_occupancy(replica: ModelReplica) -> Occupancy | None:
     """Read what a ModelReplica holds from its spec.
 
     Args:
         replica: The ModelReplica as observed.
 
     Returns:
-        Its holding (with no roles when its spec names no pool for a role: such a
+        Its occupancy (with no roles when its spec names no pool for a role: such a
         replica holds nothing Modelplane can account for), or None when it has no
         name or spec.
     """
@@ -98,22 +99,23 @@ def replica_holding(replica: ModelReplica) -> Holding | None:
     metadata = replica.metadata
     if spec is None or metadata is None or not metadata.name:
         return None
-    roles: tuple[RoleHolding, ...] = ()
+    roles: tuple[RoleOccupancy, ...] = ()
     if spec.workers is not None and spec.poolName:
-        roles = (role_holding(Role.UNIFIED, spec.poolName, spec.workers),)
+        roles = (role_occupancy(Role.UNIFIED, spec.poolName, spec.workers),)
     elif spec.workers is None and spec.prefill is not None and spec.decode is not None:
         roles = (
-            role_holding(Role.PREFILL, spec.prefill.poolName, spec.prefill.workers),
-            role_holding(Role.DECODE, spec.decode.poolName, spec.decode.workers),
+            role_occupancy(Role.PREFILL, spec.prefill.poolName, spec.prefill.workers),
+            role_occupancy(Role.DECODE, spec.decode.poolName, spec.decode.workers),
         )
     namespace = metadata.namespace or ""
     deployment = DeploymentKey(namespace, spec.deploymentRef.name) if spec.deploymentRef is not None else None
     conditions = (replica.status.conditions or []) if replica.status is not None else []
-    return Holding(
+    return Occupancy(
         namespace=namespace,
         name=metadata.name,
         deployment=deployment,
         cluster=spec.inferenceClusterRef.name,
         roles=roles,
-        ready=any(c.type == "Ready" and c.status == "True" for c in conditions),
+        # Whether it serves: a Ready condition from before its latest spec change still says so.
+        ready=readiness([entry_of(c) for c in conditions], metadata.generation).true,
     )

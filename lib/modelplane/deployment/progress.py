@@ -3,7 +3,7 @@
 Time enters a call in two ways only: the ``lastTransitionTime`` of conditions in
 the request (a lost cluster's own Ready condition; this deployment's Failover
 and Progressing conditions, which Crossplane stamps whenever their status,
-reason or message changes) and ``now``, read once by ``fn.py`` and passed in
+reason or message changes) and ``now``, read once by the function and passed in
 (tests pass a fixed one). Everything here is a function of those: the same
 request and ``now`` give the same answer. The response's TTL asks Crossplane to
 call again when the next deadline (a failover grace, a progress deadline) falls
@@ -25,7 +25,7 @@ TTL_CEILING = 60.0
 
 
 @dataclass(frozen=True)
-class Observed:
+class ObservedCondition:
     """A condition of the XR as observed: its reason, message and when it last changed (None when unknown)."""
 
     status: str
@@ -48,7 +48,7 @@ def lost_clusters(
     present: Mapping[str, bool],
     excluded: Collection[str],
     not_ready_since: Mapping[str, str],
-    failover: Observed | None,
+    failover: ObservedCondition | None,
     now: datetime,
 ) -> dict[str, tuple[float, str]]:
     """The clusters hosting replicas that are lost, each with for how many seconds and why.
@@ -91,7 +91,12 @@ def failover_condition(lost: Mapping[str, tuple[float, str]], strategy: Strategy
 
 
 def progressing_condition(
-    rollout: Rollout, desired: int, ready: Collection[str], observed: Observed | None, strategy: Strategy, now: datetime
+    rollout: Rollout,
+    desired: int,
+    ready: Collection[str],
+    observed: ObservedCondition | None,
+    strategy: Strategy,
+    now: datetime,
 ) -> Condition:
     """Progressing, as a Deployment's: in progress while replicas move; stalled after the deadline without progress."""
     if rollout.paused and (rollout.outdated or rollout.waiting):
@@ -144,7 +149,7 @@ def next_call(
     lost: Mapping[str, tuple[float, str]],
     strategy: Strategy,
     progressing: Condition,
-    observed: Observed | None,
+    observed: ObservedCondition | None,
     now: datetime,
 ) -> float | None:
     """Seconds until a deadline of this call falls due (at most ``TTL_CEILING``); None when none is pending."""
@@ -160,15 +165,15 @@ def next_call(
     return float(min(TTL_CEILING, max(1, math.ceil(min(due)))))
 
 
-def observed_conditions(conditions: Sequence[Mapping[str, object]]) -> dict[str, Observed]:
+def observed_conditions(conditions: Sequence[Mapping[str, object]]) -> dict[str, ObservedCondition]:
     """The XR's observed conditions by type (entries that are not objects with a string type are skipped)."""
-    out: dict[str, Observed] = {}
+    out: dict[str, ObservedCondition] = {}
     for c in conditions:
         kind = c.get("type")
         if not isinstance(kind, str) or kind in out:
             continue
         text = c.get("lastTransitionTime")
-        out[kind] = Observed(
+        out[kind] = ObservedCondition(
             str(c.get("status", "")),
             str(c.get("reason", "")),
             str(c.get("message", "")),

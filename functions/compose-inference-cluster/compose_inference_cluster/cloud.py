@@ -1,0 +1,58 @@
+"""A cloud InferenceCluster (GKE, EKS, AKS): the managed cluster and one node pool per ``spec.nodePools[]`` entry.
+
+Each pool is shaped by its class's provisioning block (``modelplane.clusters``).
+A pool whose class is missing or provisions for another cloud is refused, and
+what was composed for it is kept; a pool taken out of the spec (or the whole
+cloud cluster, once the source is Existing) is removed: the user's change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from modelplane.clusters import compose_cloud, plan_pools
+from modelplane.conditions import Condition, Reason, Status, Type
+from modelplane.fnkit import inputs
+from modelplane.fnkit.ledger import Ledger
+from modelplane.names import CONTROL_PLANE_NAMESPACE, is_cloud_key, pool_key
+from modelplane_models.inference_class import InferenceClass
+from modelplane_models.inference_cluster import Spec
+
+
+def write_cloud(ledger: Ledger, name: str, spec: Spec, classes: Mapping[str, InferenceClass]) -> Condition | None:
+    """Compose a cloud cluster and its pools, and say whether they are provisioned; None for an Existing one."""
+    source = spec.cluster.source
+    if source == "Existing":
+        ledger.remove_unwritten(is_cloud_key, lambda _: "spec.cluster.source is Existing")
+        return None
+    # The builders copy the provider's settings and each class's provisioning block as the user wrote them.
+    class_specs = {
+        n: c.spec.model_dump(mode="json", by_alias=True, exclude_unset=True) for n, c in classes.items() if c.spec
+    }
+    written = getattr(spec.cluster, source.lower())
+    settings = written.model_dump(mode="json", by_alias=True, exclude_unset=True, exclude_none=True) if written else {}
+    plans, problems = plan_pools(source, spec.nodePools or [], class_specs)
+    cloud = compose_cloud(source, name=name, namespace=CONTROL_PLANE_NAMESPACE, settings=settings, pools=plans)
+    waiting = []
+    for key, obj in sorted(cloud.resources.items()):
+        ready = inputs.ready(ledger.req, ledger.rsp, key).true
+        ledger.put(key, obj, ready=ready)
+        if not ready:
+            waiting.append(f"{obj['kind']} {obj['metadata']['name']}")
+    ledger.keep([pool_key(p.pool) for p in problems], "its pool's class cannot provision it")
+    ledger.remove_unwritten(
+        is_cloud_key,
+        lambda key: (
+            "its pool is no longer in spec.nodePools"
+            if key.startswith(pool_key(""))
+            else f"spec.cluster.source is {source}"
+        ),
+    )
+    if problems:
+        message = "; ".join(f"pool {p.pool} is not provisioned: {p.message}" for p in problems)
+        return Condition(Type.PROVISIONED, Status.FALSE, Reason(problems[0].reason), message)
+    if waiting:
+        return Condition(Type.PROVISIONED, Status.FALSE, Reason.PROVISIONING, f"waiting for {', '.join(waiting)}")
+    return Condition(
+        Type.PROVISIONED, Status.TRUE, Reason.PROVISIONED, f"{source} cluster and {len(plans)} pool(s) ready"
+    )
