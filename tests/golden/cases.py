@@ -66,8 +66,23 @@ class Case:
     observed: tuple[Manifest, ...] = ()
 
 
+def _observed_statuses() -> dict[_Key, Manifest]:
+    """What live controllers would report for the examples' objects (``observed.yaml``), by kind, namespace, name."""
+    entries = yaml.safe_load_all((Path(__file__).resolve().parent / "observed.yaml").read_text())
+    return {(e["kind"], e.get("namespace", ""), e["name"]): e["status"] for e in entries if isinstance(e, dict)}
+
+
+# The examples carry no status (live controllers write it); a render of one XR needs its fleet as observed.
+OBSERVED = _observed_statuses()
+
+
+def _as_observed(doc: Manifest) -> Manifest:
+    status = OBSERVED.get(_key(doc))
+    return doc if status is None or "status" in doc else {**doc, "status": copy.deepcopy(status)}
+
+
 def _docs(paths: Iterable[Path]) -> list[tuple[Path, Manifest]]:
-    return [(p, d) for p in paths for d in yaml.safe_load_all(p.read_text()) if isinstance(d, dict)]
+    return [(p, _as_observed(d)) for p in paths for d in yaml.safe_load_all(p.read_text()) if isinstance(d, dict)]
 
 
 def _is_xr(doc: Mapping[str, Any]) -> bool:
