@@ -182,7 +182,8 @@ def _scenario_cases(directory: Path) -> list[Case]:
         if step.carry and n == 0:
             msg = f"scenario {directory.name}: its first step {step.name!r} has no previous step to carry"
             raise ValueError(msg)
-        paths = [directory / f for f in step.files] if step.files else sorted(directory.glob("*.yaml"))
+        where = directory / step.dir
+        paths = [where / f for f in step.files] if step.files else sorted(where.glob("*.yaml"))
         docs: list[tuple[Path, Manifest]] = []
         for p, d in _docs(paths):
             doc = _merge(d, step.patch) if _is_deployment(d) else _other(d, step)
