@@ -38,7 +38,7 @@ FLEETS: dict[str, tuple[str, ...]] = {
     "replicas": ("replicas",),
 }
 
-# When a simulated serving resource became Ready (as in the examples' simulated statuses).
+# When a simulated serving resource became Ready (as in observed.yaml).
 SERVING_SINCE = "2025-01-01T00:00:00Z"
 
 Manifest = dict[str, Any]
