@@ -76,13 +76,14 @@ def _observed_statuses() -> dict[_Key, Manifest]:
 OBSERVED = _observed_statuses()
 
 
-def _as_observed(doc: Manifest) -> Manifest:
+def as_observed(doc: Manifest) -> Manifest:
+    """``doc`` with the status live controllers would report for it (observed.yaml), unless it has one."""
     status = OBSERVED.get(_key(doc))
     return doc if status is None or "status" in doc else {**doc, "status": copy.deepcopy(status)}
 
 
 def _docs(paths: Iterable[Path]) -> list[tuple[Path, Manifest]]:
-    return [(p, _as_observed(d)) for p in paths for d in yaml.safe_load_all(p.read_text()) if isinstance(d, dict)]
+    return [(p, as_observed(d)) for p in paths for d in yaml.safe_load_all(p.read_text()) if isinstance(d, dict)]
 
 
 def _is_xr(doc: Mapping[str, Any]) -> bool:
