@@ -8,9 +8,9 @@ STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
 .PHONY: preview test e2e bench fuzz venv tools e2e-tools package lint typecheck generate goldens check-generated clean
 
-## preview: build the environment and preview the quickstart fleet offline
+## preview: build the environment and preview the quickstart fleet offline, in a simulated healthy world
 preview: $(STAMP)
-	$(BIN)/modelplane preview examples/quickstart
+	$(BIN)/modelplane preview --assume-ready examples/quickstart
 
 ## test: every test tier (unit, function, render, validation, gRPC, conformance with the real Crossplane CLI) plus lint and type checks
 test: $(STAMP) tools lint typecheck

@@ -27,11 +27,18 @@ from modelplane.preview.manifests import is_modelplane, key_of
 from modelplane.repo import ROOT
 
 _EXAMPLES = ROOT / "examples"
+
+
+def _first_step(scenario: Path) -> Path:
+    """A scenario's directory, or its first step's when it is previewed step by step."""
+    return scenario / "step-1" if (scenario / "step-1").is_dir() else scenario
+
+
 _SCHEDULING = sorted(p.name for p in (_EXAMPLES / "scheduling").iterdir() if p.is_dir())
 FLEETS: dict[str, tuple[Path, ...]] = {
     "quickstart": (_EXAMPLES / "quickstart",),
     "platform+models": (_EXAMPLES / "platform", _EXAMPLES / "models"),
-    **{f"scheduling/{name}": (_EXAMPLES / "scheduling" / name,) for name in _SCHEDULING},
+    **{f"scheduling/{name}": (_first_step(_EXAMPLES / "scheduling" / name),) for name in _SCHEDULING},
 }
 _RESOURCE_NAME = "crossplane.io/composition-resource-name"
 # The required resources compose-model-deployment asks for, by requirement name.

@@ -38,7 +38,7 @@ FLEETS: dict[str, tuple[str, ...]] = {
     "replicas": ("replicas",),
 }
 
-# When a simulated serving resource became Ready (as in the examples' simulated statuses).
+# When a simulated serving resource became Ready (as in observed.yaml).
 SERVING_SINCE = "2025-01-01T00:00:00Z"
 
 Manifest = dict[str, Any]
@@ -66,8 +66,24 @@ class Case:
     observed: tuple[Manifest, ...] = ()
 
 
+def _observed_statuses() -> dict[_Key, Manifest]:
+    """What live controllers would report for the examples' objects (``observed.yaml``), by kind, namespace, name."""
+    entries = yaml.safe_load_all((Path(__file__).resolve().parent / "observed.yaml").read_text())
+    return {(e["kind"], e.get("namespace", ""), e["name"]): e["status"] for e in entries if isinstance(e, dict)}
+
+
+# The examples carry no status (live controllers write it); a render of one XR needs its fleet as observed.
+OBSERVED = _observed_statuses()
+
+
+def as_observed(doc: Manifest) -> Manifest:
+    """``doc`` with the status live controllers would report for it (observed.yaml), unless it has one."""
+    status = OBSERVED.get(_key(doc))
+    return doc if status is None or "status" in doc else {**doc, "status": copy.deepcopy(status)}
+
+
 def _docs(paths: Iterable[Path]) -> list[tuple[Path, Manifest]]:
-    return [(p, d) for p in paths for d in yaml.safe_load_all(p.read_text()) if isinstance(d, dict)]
+    return [(p, as_observed(d)) for p in paths for d in yaml.safe_load_all(p.read_text()) if isinstance(d, dict)]
 
 
 def _is_xr(doc: Mapping[str, Any]) -> bool:
@@ -167,7 +183,8 @@ def _scenario_cases(directory: Path) -> list[Case]:
         if step.carry and n == 0:
             msg = f"scenario {directory.name}: its first step {step.name!r} has no previous step to carry"
             raise ValueError(msg)
-        paths = [directory / f for f in step.files] if step.files else sorted(directory.glob("*.yaml"))
+        where = directory / step.dir
+        paths = [where / f for f in step.files] if step.files else sorted(where.glob("*.yaml"))
         docs: list[tuple[Path, Manifest]] = []
         for p, d in _docs(paths):
             doc = _merge(d, step.patch) if _is_deployment(d) else _other(d, step)

@@ -81,6 +81,10 @@ CLAIMS: dict[str, Claim] = {
     "disaggregated/modeldeployment-ml-team-deepseek-r1-5p3d": Claim(
         "Scheduled", {"deepseek-r1-5p3d-0": ("disaggregated-dc1", {"prefill": "h100", "decode": "h200"})}
     ),
+    # The other team's model that holds one of east's nodes, pinned there by its clusterSelector.
+    "insufficient-capacity/modeldeployment-analytics-mixtral": Claim(
+        "Scheduled", {"mixtral-0": _on("insufficient-capacity-east", "hgx")}
+    ),
     "insufficient-capacity/modeldeployment-ml-team-llama-405b-fp8": Claim(
         "InsufficientCapacity",
         {

@@ -58,9 +58,9 @@ def test_markdown_preview_golden(capsys: pytest.CaptureFixture[str]) -> None:
     assert command.main(["-o", "markdown", "--color", "always", "--assume-ready", *FLEET]) == Exit.OK
     out = capsys.readouterr().out
     _markdown_is_well_formed(out)
-    assert "| us-east-kai | h100 | nvidia-h100-8 | 4 x 8 | 32 | 20 | 20 | 12 | KAI |" in out
+    assert "| us-east-kai | h100 | nvidia-h100-8 | 4 x 8 | 32 | - | 4 | 28 | Declared |" in out
     # A cell of several lines stays one row; brackets that Markdown would read as a link are escaped.
-    assert "| llama-70b-0 → us-east-kai \\[h100\\]<br>llama-70b-1 → us-east-kai \\[h100\\] |" in out
+    assert "| llama-70b-0 → gke-us-central1 \\[h200\\]<br>llama-70b-1 → us-east-kai \\[h100\\] |" in out
     assert out.rstrip().endswith("**exit 0: OK**")
     check_golden("preview.md", out.replace(escape(f"{EXAMPLES}/"), "examples/"))
 
@@ -72,9 +72,9 @@ def test_markdown_plan_golden(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert command.main(args) == Exit.OK
     out = capsys.readouterr().out.replace(escape(str(head)), "HEAD").replace(escape(str(EXAMPLES)), "examples")
     _markdown_is_well_formed(out)
-    # Stepped from the base's settled state: the third replica spreads to another cluster, one wave.
-    assert "| added | ml-team/llama-70b-2 | - | gke-us-central1 \\[h200\\] |" in out
-    assert "| 1 | ml-team/llama-70b | llama-70b-2 on gke-us-central1 \\[h200\\] | - | 2/3 |" in out
+    # Stepped from the base's settled state: the third replica is surged in one wave.
+    assert "| added | ml-team/llama-70b-2 | - | us-east-kai \\[h100\\] |" in out
+    assert "| 1 | ml-team/llama-70b | llama-70b-2 on us-east-kai \\[h100\\] | - | 2/3 |" in out
     assert "```text\n  control plane:\n    + Backend ml-team/llama-70b-2\n" in out
     check_golden("plan-scale-and-canary.md", out)
 

@@ -148,8 +148,15 @@ def _edited(tmp_path: Path, example: str, edit: tuple[str, str]) -> Path:
 
 def _image_change(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> str:
     """The plan of examples/scheduling/upgrade moving to vLLM v0.12.0."""
-    head = _edited(tmp_path, "scheduling/upgrade", ("vllm-openai:v0.11.0", "vllm-openai:v0.12.0"))
-    args = ["--width", "160", "--assume-ready", "--against", str(EXAMPLES / "scheduling" / "upgrade"), str(head)]
+    head = _edited(tmp_path, "scheduling/upgrade/step-1", ("vllm-openai:v0.11.0", "vllm-openai:v0.12.0"))
+    args = [
+        "--width",
+        "160",
+        "--assume-ready",
+        "--against",
+        str(EXAMPLES / "scheduling" / "upgrade" / "step-1"),
+        str(head),
+    ]
     assert command.main(args) == Exit.OK
     return capsys.readouterr().out.replace(str(head), "HEAD").replace(str(EXAMPLES), "examples")
 
@@ -173,7 +180,7 @@ def test_plan_of_image_change_golden(tmp_path: Path, capsys: pytest.CaptureFixtu
     ("example", "edit", "moves", "stays"),
     [
         pytest.param(
-            "scheduling/drain",
+            "scheduling/drain/step-1",
             ("  name: drain-a\n  labels:\n    modelplane.ai/scenario: drain\nspec:\n", "  name: drain-a\n  labels:\n"
              "    modelplane.ai/scenario: drain\nspec:\n  drain: true\n"),
             [" ml-team/llama-70b-drain-0   drain-a [hgx]   drain-b [hgx]   llama-70b-drain-3",
@@ -220,8 +227,15 @@ def test_plan_of_drain_shows_moves_and_why_replicas_stay(
 
 
 def test_diff_is_field_level_and_grouped_by_cluster(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    head = _edited(tmp_path, "scheduling/upgrade", ("vllm-openai:v0.11.0", "vllm-openai:v0.12.0"))
-    args = ["--diff", "--width", "160", "--assume-ready", "--against", str(EXAMPLES / "scheduling" / "upgrade")]
+    head = _edited(tmp_path, "scheduling/upgrade/step-1", ("vllm-openai:v0.11.0", "vllm-openai:v0.12.0"))
+    args = [
+        "--diff",
+        "--width",
+        "160",
+        "--assume-ready",
+        "--against",
+        str(EXAMPLES / "scheduling" / "upgrade" / "step-1"),
+    ]
     assert command.main([*args, str(head)]) == Exit.OK
     diff = capsys.readouterr().out.split("Diff (base → head):\n", 1)[1]
     targets = [line for line in diff.splitlines() if line.startswith("# target: ")]

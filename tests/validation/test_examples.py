@@ -23,8 +23,10 @@ _DOCUMENTS = [
 
 
 def _group(path: Path) -> str:
-    """The example set a file belongs to: the first directory under examples/."""
-    return path.relative_to(xrds.EXAMPLES_DIR).parts[0]
+    """The example set a file belongs to: the first directory under examples/, or a scenario's step directory."""
+    parts = path.relative_to(xrds.EXAMPLES_DIR).parts
+    step = next((i for i, part in enumerate(parts) if part.startswith("step-")), None)
+    return "/".join(parts[: step + 1]) if step is not None else parts[0]
 
 
 def _of_kind(kind: str) -> list[tuple[Path, dict[str, Any]]]:

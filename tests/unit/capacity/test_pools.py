@@ -26,6 +26,7 @@ from modelplane.topology import Role
 from modelplane_models.inference_class import InferenceClass
 from modelplane_models.inference_cluster import InferenceCluster
 from modelplane_models.model_replica import ModelReplica
+from tests.golden.cases import as_observed
 from tests.unit.fleet import NAMESPACE, Pool, Shape, cluster, gpu_class, replica
 
 EXAMPLES = Path(__file__).parents[3] / "examples" / "platform"
@@ -272,7 +273,7 @@ def test_cluster_info() -> None:
 def _load(kind: str, directory: Path) -> list[dict[str, Any]]:
     docs = []
     for path in sorted(directory.rglob("*.yaml")):
-        docs += [d for d in yaml.safe_load_all(path.read_text()) if d and d.get("kind") == kind]
+        docs += [as_observed(d) for d in yaml.safe_load_all(path.read_text()) if d and d.get("kind") == kind]
     return docs
 
 

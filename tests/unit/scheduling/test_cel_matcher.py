@@ -21,6 +21,7 @@ from modelplane_models.inference_class import InferenceClass
 from modelplane_models.inference_cluster import InferenceCluster
 from modelplane_models.model_deployment import ModelDeployment
 from modelplane_models.model_replica import ModelReplica
+from tests.golden.cases import as_observed
 from tests.unit.fleet import Pool, Shape, cluster, deployment, gpu_class, plan, replicas_of
 
 EXAMPLES = Path(__file__).parents[3] / "examples"
@@ -87,7 +88,7 @@ def test_default_matcher_reports_a_bad_expression() -> None:
 def _load(kind: str, directory: Path) -> list[dict[str, Any]]:
     docs = []
     for path in sorted(directory.rglob("*.yaml")):
-        docs += [d for d in yaml.safe_load_all(path.read_text()) if d and d.get("kind") == kind]
+        docs += [as_observed(d) for d in yaml.safe_load_all(path.read_text()) if d and d.get("kind") == kind]
     return docs
 
 
