@@ -24,8 +24,8 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from modelplane.kinds import KINDS, Kind
 from modelplane.names import REPLICA_LABEL, ROLE_LABEL
 from modelplane.preview.fleet import simulate
-from modelplane.preview.manifests import load_dir
-from modelplane.preview.world import healthy
+from modelplane.preview.manifests import Loaded, load_dir
+from modelplane.preview.world import assumed_kubeconfigs, healthy, observed_status
 from modelplane.remote import OBJECT_API_VERSION
 from modelplane.render import RenderInputs, RenderOutput, render
 from modelplane.render.runners import configure_cli_logging, load_runner
@@ -94,7 +94,11 @@ def _fleet_seeds() -> list[Seed]:
         def renderer(inputs: RenderInputs, runners: dict[str, Any] = runners) -> RenderOutput:
             return render(dataclasses.replace(inputs, functions=runners))
 
-        simulate(load_dir(*(ROOT / "examples" / d for d in dirs)), compositions, renderer=renderer, world=healthy)
+        # The examples carry no status: seed from the healthy world `modelplane preview --assume-ready` simulates.
+        loaded = load_dir(*(ROOT / "examples" / d for d in dirs))
+        secrets, _ = assumed_kubeconfigs(loaded)
+        loaded = Loaded(loaded.xrs, loaded.others + secrets, loaded.sources)
+        simulate(loaded, compositions, renderer=renderer, world=healthy, observe=observed_status)
         fleet = "+".join(dirs)
         out += [Seed(f"{fleet}/{kind}/{name}", kind, r.SerializeToString()) for (kind, name), r in sorted(seen.items())]
     return out

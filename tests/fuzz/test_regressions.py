@@ -129,6 +129,8 @@ CASES = [
         Case(
             "quickstart/InferenceCluster/quickstart",
             (
+                # The seed's fleet has the kubeconfig Secret the healthy world assumes: this one replaces it.
+                Mutation("empty-requirement", Where(REQUIRED, "kubeconfig", -1)),
                 Mutation(
                     "add-item",
                     Where(REQUIRED, "kubeconfig", -1),
