@@ -12,7 +12,11 @@ Two sources of cases:
 
 from __future__ import annotations
 
+import atexit
 import copy
+import functools
+import shutil
+import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,6 +84,22 @@ def as_observed(doc: Manifest) -> Manifest:
     """``doc`` with the status live controllers would report for it (observed.yaml), unless it has one."""
     status = OBSERVED.get(_key(doc))
     return doc if status is None or "status" in doc else {**doc, "status": copy.deepcopy(status)}
+
+
+@functools.cache
+def observed_examples() -> Path:
+    """A copy of examples/ whose objects carry the status live controllers would report (``observed.yaml``).
+
+    For tests of what a manifest's status means (a cluster observed Ready, GPUs a scheduler observes in use).
+    """
+    root = Path(tempfile.mkdtemp(prefix="modelplane-observed-"))
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
+    for source in sorted(EXAMPLES.rglob("*.yaml")):
+        target = root / "examples" / source.relative_to(EXAMPLES)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        docs = [as_observed(d) if isinstance(d, dict) else d for d in yaml.safe_load_all(source.read_text())]
+        target.write_text(yaml.safe_dump_all(docs, sort_keys=False))
+    return root / "examples"
 
 
 def _docs(paths: Iterable[Path]) -> list[tuple[Path, Manifest]]:

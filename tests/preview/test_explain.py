@@ -12,10 +12,10 @@ from modelplane.preview import command
 from modelplane.preview.command import run_preview
 from modelplane.preview.explain import explain_deployment
 from modelplane.preview.findings import Exit
-from modelplane.repo import ROOT
+from tests.golden.cases import observed_examples
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
-EXAMPLES = ROOT / "examples"
+EXAMPLES = observed_examples()
 # MODELPLANE_UPDATE_GOLDENS=1 rewrites the golden files; review the diff.
 UPDATE = os.environ.get("MODELPLANE_UPDATE_GOLDENS") == "1"
 
@@ -31,8 +31,8 @@ def check_golden(name: str, got: str) -> None:
 @pytest.mark.parametrize(
     ("deployment", "flags", "golden", "code"),
     [
-        pytest.param("ml-team/llama-70b", ["--assume-ready"], "explain-llama-70b.txt", Exit.OK, id="llama-70b"),
-        # Offline no cluster is ever observed Ready (the examples carry no status): unplaced, so exit 5.
+        pytest.param("ml-team/llama-70b", [], "explain-llama-70b.txt", Exit.OK, id="llama-70b"),
+        # Offline some of their clusters never become Ready: replicas left unplaced, so exit 5.
         pytest.param("ml-team/deepseek-r1-pd", [], "explain-deepseek-r1-pd.txt", Exit.UNPLACED, id="deepseek-r1-pd"),
         pytest.param("ml-team/llama-8b-fp8", [], "explain-llama-8b-fp8.txt", Exit.UNPLACED, id="llama-8b-fp8"),
         # It fills a cluster while another has GPUs free: best fit, and the figures that decided.
@@ -113,7 +113,7 @@ def test_explain_an_unknown_deployment_fails(capsys: pytest.CaptureFixture[str])
 def test_explain_never_offers_a_draining_cluster(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # Reported: with a cluster set to spec.drain, the scheduler placed every replica elsewhere while
     # --explain listed the drained cluster as "cordoned: no ... eligible" and chose it for a replica.
-    scenario = EXAMPLES / "scheduling" / "drain"
+    scenario = EXAMPLES / "scheduling" / "drain" / "step-1"
     docs = list(yaml.safe_load_all((scenario / "fleet.yaml").read_text()))
     for doc in docs:
         if doc and doc.get("kind") == "InferenceCluster" and doc["metadata"]["name"] == "drain-a":

@@ -17,9 +17,9 @@ from modelplane.preview import command
 from modelplane.preview.findings import Exit, Finding, exit_code
 from modelplane.preview.fleet import simulate as simulate_fleet
 from modelplane.render import RenderInputs, RenderOutput, render
-from modelplane.repo import ROOT
+from tests.golden.cases import observed_examples
 
-QUICKSTART = ROOT / "examples" / "quickstart"
+QUICKSTART = observed_examples() / "quickstart"
 
 
 def _quickstart(
@@ -207,7 +207,7 @@ def test_exit_code(codes: list[Exit], flags: dict[str, bool], want: Exit) -> Non
 
 
 def test_no_line_is_printed_twice(capsys: pytest.CaptureFixture[str]) -> None:
-    examples = ROOT / "examples"
+    examples = observed_examples()
     _, out = _run(capsys, str(examples / "platform"), str(examples / "models"))
     # Every line but the rules under table headers and the continuation lines of wrapped cells.
     lines = [x for x in out.splitlines() if x.strip() and not set(x.strip()) <= {"─"} and not x.startswith("   ")]
@@ -228,7 +228,7 @@ def test_a_refused_manifest_leaves_the_others_rendered(tmp_path: Path, capsys: p
 
 # --- Findings a gate can act on -------------------------------------------------------------------
 
-FIRST = ROOT / "examples" / "first"
+FIRST = observed_examples() / "first"
 L4 = 'device.attributes["gpu.nvidia.com"].productName == "NVIDIA L4"'
 
 
@@ -366,7 +366,7 @@ _REPR = re.compile(r"root=|Value\(|RootModel|pydantic|<enum |Operator\.|\w+\(\w+
     ],
 )
 def test_no_python_repr_in_messages(capsys: pytest.CaptureFixture[str], fleet: list[str]) -> None:
-    dirs = [str(ROOT / "examples" / d) for d in fleet]
+    dirs = [str(observed_examples() / d) for d in fleet]
     outputs = []
     for output in ("table", "json"):
         command.main(["--width", "200", "-o", output, *dirs])
@@ -381,7 +381,7 @@ def test_no_python_repr_in_messages(capsys: pytest.CaptureFixture[str], fleet: l
 
 
 def test_selector_requirements_read_as_kubectl_prints_them(capsys: pytest.CaptureFixture[str]) -> None:
-    fleet = str(ROOT / "examples" / "scheduling" / "no-matching-cluster")
+    fleet = str(observed_examples() / "scheduling" / "no-matching-cluster")
     _, out = _run(capsys, fleet)
     selector = "modelplane.ai/scenario=no-matching-cluster,region in (sa-east-1,sa-west-1)"
     assert f"no cluster matches clusterSelector ({selector})" in out
@@ -453,7 +453,7 @@ def test_did_you_mean_service_selector(
 
 
 def test_a_service_selecting_a_hand_written_endpoint_is_matched(capsys: pytest.CaptureFixture[str]) -> None:
-    _, out = _run(capsys, str(ROOT / "examples" / "platform"), str(ROOT / "examples" / "models"))
+    _, out = _run(capsys, str(observed_examples() / "platform"), str(observed_examples() / "models"))
     assert "ModelService ml-team/assistant" not in out.split("Findings")[1]
 
 

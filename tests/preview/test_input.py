@@ -14,10 +14,10 @@ import yaml
 from modelplane.preview import command
 from modelplane.preview.findings import Exit
 from modelplane.preview.manifests import load_dir
-from modelplane.repo import ROOT
+from tests.golden.cases import observed_examples
 from tests.preview.test_preview import _flat
 
-QUICKSTART = ROOT / "examples" / "quickstart"
+QUICKSTART = observed_examples() / "quickstart"
 
 
 def _stream(*paths: Path) -> str:

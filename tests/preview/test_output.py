@@ -19,12 +19,12 @@ from modelplane.preview.document import SCHEMA_VERSION
 from modelplane.preview.findings import Exit
 from modelplane.preview.markdown import escape
 from modelplane.preview.tables import console, markdown_output, plain_ends
-from modelplane.repo import ROOT
+from tests.golden.cases import observed_examples
 from tests.preview.test_explain import check_golden
 from tests.preview.test_plan import _change
 from tests.preview.test_width import FLEET
 
-EXAMPLES = ROOT / "examples"
+EXAMPLES = observed_examples()
 _CELL_BORDER = re.compile(r"(?<!\\)\|")
 
 
@@ -58,9 +58,9 @@ def test_markdown_preview_golden(capsys: pytest.CaptureFixture[str]) -> None:
     assert command.main(["-o", "markdown", "--color", "always", "--assume-ready", *FLEET]) == Exit.OK
     out = capsys.readouterr().out
     _markdown_is_well_formed(out)
-    assert "| us-east-kai | h100 | nvidia-h100-8 | 4 x 8 | 32 | - | 4 | 28 | Declared |" in out
+    assert "| us-east-kai | h100 | nvidia-h100-8 | 4 x 8 | 32 | 20 | 20 | 12 | KAI |" in out
     # A cell of several lines stays one row; brackets that Markdown would read as a link are escaped.
-    assert "| llama-70b-0 → gke-us-central1 \\[h200\\]<br>llama-70b-1 → us-east-kai \\[h100\\] |" in out
+    assert "| llama-70b-0 → us-east-kai \\[h100\\]<br>llama-70b-1 → us-east-kai \\[h100\\] |" in out
     assert out.rstrip().endswith("**exit 0: OK**")
     check_golden("preview.md", out.replace(escape(f"{EXAMPLES}/"), "examples/"))
 

@@ -13,10 +13,10 @@ from modelplane.preview import command
 from modelplane.preview.findings import Exit
 from modelplane.preview.live import kubectl_command, parse_list
 from modelplane.preview.manifests import ManifestError
-from modelplane.repo import ROOT
+from tests.golden.cases import observed_examples
 from tests.preview.test_explain import check_golden
 
-EXAMPLES = ROOT / "examples"
+EXAMPLES = observed_examples()
 
 
 def _change(tmp_path: Path) -> Path:

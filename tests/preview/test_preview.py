@@ -17,7 +17,8 @@ from modelplane.preview.fleet import DidNotConvergeError, merge_status, simulate
 from modelplane.preview.manifests import ManifestError, load_dir
 from modelplane.preview.world import gateway_address, healthy
 from modelplane.render import RenderInputs, RenderOutput
-from modelplane.repo import ROOT, load_composition
+from modelplane.repo import load_composition
+from tests.golden.cases import observed_examples
 
 CLASS = {
     "apiVersion": "modelplane.ai/v1alpha1",
@@ -159,7 +160,7 @@ def test_merge_status(simulated: dict[str, Any] | None, rendered: dict[str, Any]
 
 
 def test_quickstart_preview(capsys: pytest.CaptureFixture[str]) -> None:
-    assert command.main(["--width", "200", str(ROOT / "examples" / "quickstart")]) == 0
+    assert command.main(["--width", "200", str(observed_examples() / "quickstart")]) == 0
     out = capsys.readouterr().out
     # The one-GPU deployment lands on the quickstart cluster and takes one of its two L4s.
     assert "quickstart l4 nvidia-l4 2 x 1 2 - 1 1 Declared" in _flat(out)
@@ -167,7 +168,7 @@ def test_quickstart_preview(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_replicas_of_the_whole_fleet_never_overcommit(capsys: pytest.CaptureFixture[str]) -> None:
-    examples = ROOT / "examples"
+    examples = observed_examples()
     # Offline the cloud clusters are still being created: what needs them is unplaced (exit 5).
     assert command.main(["--width", "200", str(examples / "platform"), str(examples / "models")]) == Exit.UNPLACED
     out = capsys.readouterr().out
@@ -180,7 +181,7 @@ def test_replicas_of_the_whole_fleet_never_overcommit(capsys: pytest.CaptureFixt
 
 
 def test_a_healthy_world_routes_the_canary(capsys: pytest.CaptureFixture[str]) -> None:
-    examples = ROOT / "examples"
+    examples = observed_examples()
     assert command.main(["--width", "200", "--assume-ready", str(examples / "platform"), str(examples / "models")]) == 0
     out = capsys.readouterr().out
     assert "OVERCOMMITTED" not in out
@@ -196,14 +197,14 @@ def test_a_healthy_world_routes_the_canary(capsys: pytest.CaptureFixture[str]) -
 
 
 def test_a_healthy_world_serves_the_quickstart(capsys: pytest.CaptureFixture[str]) -> None:
-    assert command.main(["--width", "200", "--assume-ready", str(ROOT / "examples" / "quickstart")]) == 0
+    assert command.main(["--width", "200", "--assume-ready", str(observed_examples() / "quickstart")]) == 0
     out = capsys.readouterr().out
     assert "default/qwen 1/1 1/1 1" in _flat(out)
     assert "Routed qwen-0: 1 → 100.0%\n" in _flat(out)
 
 
 def test_without_a_healthy_world_nothing_serves(capsys: pytest.CaptureFixture[str]) -> None:
-    examples = ROOT / "examples"
+    examples = observed_examples()
     loaded = load_dir(examples / "platform", examples / "models")
     assert simulate(loaded, _compositions()) == simulate(loaded, _compositions(), world=None)
     assert command.main(["--width", "200", str(examples / "platform"), str(examples / "models")]) == Exit.UNPLACED
@@ -283,7 +284,7 @@ def test_gateway_addresses_are_stable_documentation_addresses() -> None:
 
 
 def _fleet_output(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
-    examples = ROOT / "examples"
+    examples = observed_examples()
     code = command.main(["--width", "200", *args, str(examples / "platform"), str(examples / "models")])
     return code, _flat(capsys.readouterr().out)
 
@@ -382,7 +383,7 @@ def test_an_unplaced_deployment_names_every_cause_once(
 
 
 def test_json_and_yaml_documents(capsys: pytest.CaptureFixture[str]) -> None:
-    fleet = str(ROOT / "examples" / "quickstart")
+    fleet = str(observed_examples() / "quickstart")
     assert command.main(["--output", "json", fleet]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["exitCode"] == 0
@@ -396,14 +397,14 @@ def test_json_and_yaml_documents(capsys: pytest.CaptureFixture[str]) -> None:
     ("color", "ansi"), [pytest.param("always", True, id="always"), pytest.param("auto", False, id="piped")]
 )
 def test_colour_only_on_a_terminal_or_when_asked(capsys: pytest.CaptureFixture[str], color: str, ansi: bool) -> None:
-    assert command.main(["--color", color, str(ROOT / "examples" / "quickstart")]) == 0
+    assert command.main(["--color", color, str(observed_examples() / "quickstart")]) == 0
     assert ("\x1b[" in capsys.readouterr().out) == ansi
 
 
 def test_objects_output_groups_helm_releases_under_the_cluster_they_install_into(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    assert command.main(["--output", "objects", str(ROOT / "examples" / "quickstart")]) == 0
+    assert command.main(["--output", "objects", str(observed_examples() / "quickstart")]) == 0
     sections = capsys.readouterr().out.split("---\n")
     releases = {
         (s.splitlines()[0], yaml.safe_load(s)["metadata"]["name"])

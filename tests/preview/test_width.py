@@ -11,11 +11,11 @@ import pytest
 import yaml
 
 from modelplane.preview import command
-from modelplane.repo import ROOT
+from tests.golden.cases import observed_examples
 from tests.preview.test_explain import check_golden
 from tests.preview.test_fitted import _figures
 
-EXAMPLES = ROOT / "examples"
+EXAMPLES = observed_examples()
 FLEET = [str(EXAMPLES / "platform"), str(EXAMPLES / "models")]
 _RULE = re.compile(r" ─+")
 # Every column of every table, as a user looks for them.
