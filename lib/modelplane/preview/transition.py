@@ -13,8 +13,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from modelplane.preview.fleet import Fleet, XRState
+from modelplane.preview.fleet import Fleet
 from modelplane.preview.manifests import Key
+from modelplane.preview.states import XRState
 from modelplane.preview.view import ReplicaView, replica_view
 
 _REVISION_LABEL = "modelplane.ai/revision"

@@ -13,9 +13,10 @@ from typing import Any, TypeVar
 import pydantic
 
 from modelplane.capacity import PoolCapacity, PoolKey, Source
-from modelplane.preview.fleet import Fleet, XRState
+from modelplane.preview.fleet import Fleet
 from modelplane.preview.manifests import Key, Manifest
 from modelplane.preview.references import Selectable, selectable, unmatched_selectors
+from modelplane.preview.states import XRState
 from modelplane.preview.targets import helm_targets
 from modelplane.scheduling.view import build_view, cluster_facts
 from modelplane.topology import TopologyError, replica_footprint

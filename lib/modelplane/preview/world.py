@@ -26,8 +26,9 @@ from modelplane.capacity import Holding, Listed, Observed, cluster_info, replica
 from modelplane.capacity.observed import Source
 from modelplane.capacity.published import capacity_status, pool_classes
 from modelplane.names import CLUSTER_LABEL, KUBECONFIG_KEY, cluster_label
-from modelplane.preview.fleet import States, merge_status
+from modelplane.preview.fleet import merge_status
 from modelplane.preview.manifests import Loaded, key_of
+from modelplane.preview.states import States
 from modelplane_models.inference_class import InferenceClass
 from modelplane_models.inference_cluster import InferenceCluster
 from modelplane_models.model_replica import ModelReplica

@@ -1,0 +1,158 @@
+"""The simulated fleet's state: every XR, indexed the ways the simulation reads it, and the functions it runs."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar, cast
+
+from modelplane.preview.manifests import Key, Manifest
+from modelplane.render.model import RenderError, Runner
+from modelplane.render.runners import load_runner
+from modelplane.render.store import Catalog
+from modelplane.render.store import key_of as render_key
+
+__all__ = ["Functions", "States", "XRState", "cluster_of", "with_uid"]
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class XRState:
+    """One XR of the simulated fleet after a pass."""
+
+    xr: Manifest
+    composed: tuple[Manifest, ...] = ()
+    results: tuple[dict[str, Any], ...] = ()
+    parent: Key | None = None  # the XR that composed this one; None for the user's manifests
+
+
+def with_uid(xr: Manifest) -> Manifest:
+    """The XR as the API server stores it, with a UID stable across passes.
+
+    Its composed resources' owner references carry the UID, and the renderer checks that what
+    an XR observes is controlled by it.
+    """
+    meta = xr.get("metadata", {})
+    if meta.get("uid"):
+        return xr
+    name = f"{xr.get('apiVersion', '')}/{xr.get('kind', '')}/{meta.get('namespace', '')}/{meta.get('name', '')}"
+    return {**xr, "metadata": {**meta, "uid": str(uuid.uuid5(uuid.NAMESPACE_URL, f"modelplane-preview:{name}"))}}
+
+
+class States(Mapping[Key, XRState]):
+    """The simulated fleet: every XR's state, indexed the ways the simulation reads it.
+
+    Every XR is also in ``catalog`` (with the manifests that are not XRs), the required
+    resources each render reads through, so a render costs what it reads, not what the
+    fleet holds.
+    """
+
+    def __init__(self, others: Iterable[Manifest]) -> None:
+        """An empty fleet in a world of ``others``."""
+        self._states: dict[Key, XRState] = {}
+        self.catalog = Catalog(others, stamp=True)
+        self._children: dict[Key, set[Key]] = {}
+        self._on_cluster: dict[str, set[Key]] = {}
+        self._kinds: dict[str, set[Key]] = {}
+        self._memo: dict[tuple[str, int], tuple[object, object]] = {}
+
+    def __getitem__(self, key: Key) -> XRState:  # noqa: D105
+        return self._states[key]
+
+    def __iter__(self) -> Iterator[Key]:  # noqa: D105
+        return iter(self._states)
+
+    def __len__(self) -> int:  # noqa: D105
+        return len(self._states)
+
+    def put(self, key: Key, state: XRState) -> None:
+        """Set ``key``'s state (and index it)."""
+        old = self._states.get(key)
+        if old is state:
+            return
+        self._states[key] = state
+        if old is None or old.xr is not state.xr:
+            self.catalog.put(with_uid(state.xr))
+        if old is not None and old.parent != state.parent and old.parent is not None:
+            self._children.get(old.parent, set()).discard(key)
+        if state.parent is not None:
+            self._children.setdefault(state.parent, set()).add(key)
+        self._kinds.setdefault(key[0], set()).add(key)
+        if key[0] == "ModelReplica":
+            if old is not None:
+                self._on_cluster.get(cluster_of(old.xr), set()).discard(key)
+            self._on_cluster.setdefault(cluster_of(state.xr), set()).add(key)
+
+    def drop(self, key: Key) -> None:
+        """Remove ``key`` (and its index entries)."""
+        old = self._states.pop(key, None)
+        if old is None:
+            return
+        self.catalog.delete(render_key(old.xr))
+        if old.parent is not None:
+            self._children.get(old.parent, set()).discard(key)
+        self._kinds.get(key[0], set()).discard(key)
+        if key[0] == "ModelReplica":
+            self._on_cluster.get(cluster_of(old.xr), set()).discard(key)
+
+    def children(self, key: Key) -> list[Key]:
+        """The XRs ``key`` composed."""
+        return sorted(k for k in self._children.get(key, ()) if self._states[k].parent == key)
+
+    def of_kind(self, kind: str) -> list[tuple[Key, XRState]]:
+        """The XRs of ``kind``, by key."""
+        return [(k, self._states[k]) for k in sorted(self._kinds.get(kind, ()))]
+
+    def replicas_on(self, cluster: str) -> list[tuple[Key, XRState]]:
+        """The ModelReplicas whose spec names InferenceCluster ``cluster``, by key."""
+        return [(k, self._states[k]) for k in sorted(self._on_cluster.get(cluster, ()))]
+
+    def memo(self, name: str, obj: T, derive: Callable[[T], R]) -> R:
+        """``derive(obj)``, worked out once per object: the simulation replaces an object it changes."""
+        found = self._memo.get((name, id(obj)))
+        if found is not None and found[0] is obj:
+            return cast("R", found[1])
+        value = derive(obj)
+        self._memo[(name, id(obj))] = (obj, value)  # holding obj keeps its id from being reused
+        return value
+
+    def snapshot(self) -> dict[Key, XRState]:
+        """The states now, by key."""
+        return dict(sorted(self._states.items()))
+
+
+def cluster_of(xr: Manifest) -> str:
+    """The InferenceCluster a ModelReplica names (``spec.inferenceClusterRef.name``)."""
+    return str(((xr.get("spec") or {}).get("inferenceClusterRef") or {}).get("name", ""))
+
+
+class Functions(Mapping[str, Runner]):
+    """Modelplane's function runners, each loaded once for the whole simulation.
+
+    As a deployed function serves call after call from one process, so what a function
+    remembers between calls (what it read of an unchanged object) serves here too.
+    """
+
+    def __init__(self) -> None:
+        """None loaded yet."""
+        self._loaded: dict[str, Runner] = {}
+
+    def __getitem__(self, ref: str) -> Runner:  # noqa: D105
+        if ref not in self._loaded:
+            try:
+                self._loaded[ref] = load_runner(ref)
+            except LookupError as err:
+                raise RenderError(str(err)) from err
+        return self._loaded[ref]
+
+    def __contains__(self, ref: object) -> bool:  # noqa: D105
+        return True  # every ref is tried: an unknown one fails as the render engine's own loader fails it
+
+    def __iter__(self) -> Iterator[str]:  # noqa: D105
+        return iter(self._loaded)
+
+    def __len__(self) -> int:  # noqa: D105
+        return len(self._loaded)
