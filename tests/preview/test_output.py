@@ -73,8 +73,8 @@ def test_markdown_plan_golden(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     out = capsys.readouterr().out.replace(escape(str(head)), "HEAD").replace(escape(str(EXAMPLES)), "examples")
     _markdown_is_well_formed(out)
     # Stepped from the base's settled state: the third replica is surged in one wave.
-    assert "| added | ml-team/llama-70b-2 | - | us-east-kai \\[h100\\] |" in out
-    assert "| 1 | ml-team/llama-70b | llama-70b-2 on us-east-kai \\[h100\\] | - | 2/3 |" in out
+    assert "| added | ml-team/llama-70b-2 | - | gke-us-central1 \\[h200\\] |" in out
+    assert "| 1 | ml-team/llama-70b | llama-70b-2 on gke-us-central1 \\[h200\\] | - | 2/3 |" in out
     assert "```text\n  control plane:\n    + Backend ml-team/llama-70b-2\n" in out
     check_golden("plan-scale-and-canary.md", out)
 
