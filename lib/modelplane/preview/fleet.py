@@ -1,10 +1,11 @@
 """Simulate a fleet offline: render every XR, feed composed XRs back, repeat until stable.
 
-Each pass renders every XR known at its start with the whole fleet as required
-resources and the XR's own previous composed resources as observed state. XRs
-that a pass composes (ModelReplicas, ModelEndpoints, ServingStacks...) join the
-fleet and are rendered in the next pass. The loop ends when a pass changes
-nothing, or fails after ``max_passes``.
+Each pass goes through every XR known at its start, with the rest of the fleet as
+required resources (read through one shared catalog) and the XR's own previous
+composed resources as observed state. An XR is rendered again only when what it read
+changed; otherwise its last render stands. XRs that a pass composes (ModelReplicas,
+ModelEndpoints, ServingStacks...) join the fleet and are rendered in the next pass.
+The loop ends when a pass changes nothing, or fails after ``max_passes``.
 
 Simulated state comes from the manifests: a ``status`` written in a manifest
 stands for what a live system observed, so it wins over what a render reports
