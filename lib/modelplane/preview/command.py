@@ -272,12 +272,17 @@ def _plan(head: Preview, args: argparse.Namespace) -> int:
     base = _base(args)
     if base is None:
         return int(Exit.FAILED)
-    try:
-        settled, how = step_through(base, head, assume_ready=args.assume_ready, max_passes=args.max_passes)
-    except DidNotConvergeError as err:
-        sys.stderr.write(f"modelplane preview: applying the change to the base: {err}\n")
-        return int(Exit.FAILED)
-    change = plan((base.fleet, base.view), (settled, build(settled, head.view.source)), how)
+    if args.live:
+        # The live control plane lists what its XRs composed as objects of their own, not as what each
+        # composed: the base cannot be stepped from, so the plan compares the two settled fleets.
+        change = plan((base.fleet, base.view), (head.fleet, head.view))
+    else:
+        try:
+            settled, how = step_through(base, head, assume_ready=args.assume_ready, max_passes=args.max_passes)
+        except DidNotConvergeError as err:
+            sys.stderr.write(f"modelplane preview: applying the change to the base: {err}\n")
+            return int(Exit.FAILED)
+        change = plan((base.fleet, base.view), (settled, build(settled, head.view.source)), how)
     found = findings(head.view, head.admission.refused, routing_judged=args.assume_ready)
     code = exit_code(found, allow_unscheduled=args.allow_unscheduled, allow_unrouted=args.allow_unrouted)
     if args.output in ("json", "yaml"):
