@@ -72,8 +72,16 @@ def compose(
     desired = _desired(name, spec)
     ready = True
     observed_gateway = inputs.observed(req, rsp, GATEWAY_KEY, OBSERVED)
+    observed_release = inputs.observed(req, rsp, GATEWAY_RELEASE_KEY, OBSERVED)
+    # The Release installs the Gateway API CRDs and creates envoy-gateway-system: before it is
+    # Ready the class, Gateway and grant could not be applied (the API server refuses them), and
+    # one refused apply stops Crossplane applying the rest. What exists already stays composed.
+    installed = observed_release is not None and readiness_of(observed_release, "Ready").true
     for key, manifest in desired.items():
         observed = observed_gateway if key == GATEWAY_KEY else inputs.observed(req, rsp, key, OBSERVED)
+        if key != GATEWAY_RELEASE_KEY and not installed and observed is None:
+            ready = False
+            continue
         is_ready = observed is not None and (key not in _READY_WHEN or readiness_of(observed, _READY_WHEN[key]).true)
         ledger.put(key, manifest, ready=is_ready)
         ready = ready and is_ready
@@ -89,6 +97,10 @@ def compose(
     where = f"Gateway {ref.namespace}/{ref.name}"
     if url and readiness_of(observed_gateway, "Programmed").true:
         set_conditions(rsp, Condition(Type.PROGRAMMED, Status.TRUE, Reason.PROGRAMMED, f"{where} serves at {url}"))
+    elif not installed and observed_gateway is None:
+        release_name = gateway_release_name(name)
+        message = f"waiting for the Release {release_name} to install Envoy Gateway before composing {where}"
+        set_conditions(rsp, Condition(Type.PROGRAMMED, Status.FALSE, Reason.WAITING_FOR_DEPENDENCIES, message))
     else:
         message = f"waiting for Envoy Gateway to program {where} and give it an address"
         set_conditions(rsp, Condition(Type.PROGRAMMED, Status.FALSE, Reason.WAITING_FOR_ADDRESS, message))
