@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import yaml
@@ -71,8 +71,9 @@ def _compositions() -> dict[str, dict[str, Any]]:
 def test_summary_of_a_small_fleet(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert command.main(["--width", "200", str(_write(tmp_path, CLASS, CLUSTER, SCALED_OBJECT))]) == 0
     out = capsys.readouterr().out
-    # The cluster composes its ServingStack, which renders in the next pass.
-    assert "settled after 3 passes" in out
+    # The cluster composes its ServingStack, which renders in the same pass, right after it; the
+    # next pass changes nothing.
+    assert "settled after 2 passes" in out
     assert "edge pool-a l4 3 x 2 6 - 0 6 Declared" in _flat(out)
     assert "edge Existing None KServe Available" in _flat(out)
     # The kubeconfig Secret is not among the manifests: the preview says so instead of hiding it.
@@ -297,6 +298,42 @@ def test_assume_ready_keeps_the_observed_capacity(capsys: pytest.CaptureFixture[
     assert "us-east-kai h100 nvidia-h100-8 4 x 8 32 12 20 12 KAI" in offline
     _, healthy_world = _fleet_output(capsys, "--assume-ready")
     assert "us-east-kai h100 nvidia-h100-8 4 x 8 32 20 20 12 KAI" in healthy_world
+
+
+@pytest.mark.parametrize(
+    ("scheduler", "assume_ready", "row"),
+    [
+        # A running KAI or Kueue counts the replica the healthy world made Ready there (2 GPUs).
+        pytest.param("KAI", True, "edge pool-a l4 3 x 2 6 2 2 4 KAI", id="kai-live"),
+        pytest.param("Kueue", True, "edge pool-a l4 3 x 2 6 2 2 4 Kueue", id="kueue-live"),
+        # Offline nothing runs, so no scheduler observes anything: the figure is modelplane's own.
+        pytest.param("KAI", False, "edge pool-a l4 3 x 2 6 - 2 4 Declared", id="kai-offline"),
+        pytest.param("None", True, "edge pool-a l4 3 x 2 6 - 2 4 Declared", id="default-scheduler-live"),
+    ],
+)
+def test_pool_source_follows_the_cluster_scheduler(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], scheduler: str, assume_ready: bool, row: str
+) -> None:
+    settings = {"KAI": {"kai": {"queue": "inference"}}, "Kueue": {"kueue": {"localQueueName": "inference"}}}
+    scheduling = {"scheduler": {"type": scheduler, **settings.get(scheduler, {})}}
+    spec: dict[str, Any] = {**cast("dict[str, Any]", CLUSTER["spec"]), **scheduling}
+    cluster = {**CLUSTER, "spec": spec}
+    deployment = {
+        "apiVersion": "modelplane.ai/v1alpha1",
+        "kind": "ModelDeployment",
+        "metadata": {"name": "m", "namespace": "default"},
+        "spec": {
+            "replicas": 1,
+            "nodeSelector": {"cel": 'device.attributes["gpu.nvidia.com"].productName == "NVIDIA L4"'},
+            "workers": {
+                "topology": {"tensor": 2},
+                "template": {"spec": {"containers": [{"name": "main", "image": "vllm/vllm-openai:v0.11.0"}]}},
+            },
+        },
+    }
+    flags = ["--assume-ready"] if assume_ready else []
+    command.main(["--width", "200", *flags, str(_write(tmp_path, CLASS, cluster, deployment))])
+    assert row in _flat(capsys.readouterr().out)
 
 
 def test_assume_ready_makes_an_existing_cluster_reachable(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -24,7 +24,7 @@ from modelplane.preview.tables import Outcome, markdown_output, render, verdict
 from modelplane.preview.targets import group_by_target, to_yaml
 from modelplane.preview.transition import Recorder, Transition, transition
 from modelplane.preview.view import FleetView, build
-from modelplane.preview.world import assumed_kubeconfigs, healthy, observed_status
+from modelplane.preview.world import assumed_kubeconfigs, healthy, live_status, observed_status
 from modelplane.repo import CompositionNotFoundError, load_composition
 
 _EPILOG = """exit codes:
@@ -182,7 +182,7 @@ def preview_loaded(
         compositions,
         max_passes=max_passes,
         world=healthy if assume_ready else None,
-        observe=observed_status,
+        observe=live_status if assume_ready else observed_status,
     )
     return Preview(admission, fleet, build(fleet, source), notes, loaded)
 
@@ -203,7 +203,7 @@ def step_through(base: Preview, head: Preview, *, assume_ready: bool, max_passes
         {k.kind: load_composition(k.kind) for k in KINDS},
         max_passes=max_passes + 4 * replicas,
         world=healthy if assume_ready else None,
-        observe=observed_status,
+        observe=live_status if assume_ready else observed_status,
         start=base.fleet,
         on_pass=recorder,
     )

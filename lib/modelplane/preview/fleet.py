@@ -4,8 +4,9 @@ Each pass goes through every XR known at its start, with the rest of the fleet a
 required resources (read through one shared catalog) and the XR's own previous
 composed resources as observed state. An XR is rendered again only when what it read
 changed; otherwise its last render stands. XRs that a pass composes (ModelReplicas,
-ModelEndpoints, ServingStacks...) join the fleet and are rendered in the next pass.
-The loop ends when a pass changes nothing, or fails after ``max_passes``.
+ModelEndpoints, ServingStacks...) join the fleet at once and are settled right after
+their parent, which sees them settled in the next pass. The loop ends when a pass
+changes nothing, or fails after ``max_passes``.
 
 Simulated state comes from the manifests: a ``status`` written in a manifest
 stands for what a live system observed, so it wins over what a render reports
@@ -25,7 +26,10 @@ from modelplane.preview.states import Functions, States, XRState, cluster_of, wi
 from modelplane.render import RenderInputs, RenderOutput, render
 from modelplane.render.store import Catalog
 
-DEFAULT_MAX_PASSES = 20  # a healthy world (--assume-ready) of examples/platform + models settles in 11
+DEFAULT_MAX_PASSES = 20  # a healthy world (--assume-ready) of examples/platform + models settles in 4
+# How often a composed XR is rendered again within a pass as what it composes settles (a replica:
+# composed, then its workload observed Ready, then its endpoint observed Ready).
+_SETTLE_ROUNDS = 4
 
 Renderer = Callable[[RenderInputs], RenderOutput]
 # How a composed resource that is not an XR is observed (the world the fleet runs in).
@@ -151,58 +155,79 @@ def simulate(  # noqa: PLR0913 - the world, the observer, the start and a hook a
     functions = Functions()
     changed: list[Key] = []
     decided: dict[Key, tuple[Manifest, ...]] = {}
+    errors: dict[Key, str] = {}  # the XRs that failed to render in the pass under way
+
+    def step(key: Key) -> bool:
+        """Bring ``key`` up to date with what it reads; whether it had to be rendered for that."""
+        state = states.get(key)
+        if state is None:  # its parent stopped composing it earlier in this pass
+            return False
+        xr = with_uid(state.xr)
+        observed = [_owned(o, xr) for o in _observed(state, states, world)]
+        previous = last.get(key)
+        if (
+            previous is not None
+            and previous.xr == xr
+            and previous.observed == observed
+            and previous.out.reads.current(states.catalog)
+        ):
+            out, rendered = previous.out, False
+        else:
+            try:
+                # The rest of the fleet is read through the catalog; never the XR itself: the render
+                # engine stores it already, and a required copy would replace it.
+                out = renderer(
+                    RenderInputs(
+                        xr=xr,
+                        composition=compositions[key[0]],
+                        observed=observed,
+                        catalog=states.catalog,
+                        functions=functions,
+                    )
+                )
+            except Exception as err:  # noqa: BLE001 - a failing XR is reported, the rest goes on
+                last.pop(key, None)
+                errors[key] = str(err)
+                return False
+            last[key] = _Rendered(xr, observed, out)
+            errors.pop(key, None)
+            rendered = True
+        if key[0] == "ModelDeployment" and (_children(out.composed) != _children(state.composed) or key not in decided):
+            decided[key] = _read(out, states.catalog)
+        _apply(sources, states, key, out, observe)
+        if observe is not None and key[0] == "ModelDeployment":
+            # Its replicas' clusters publish what they now hold before the next deployment reads them.
+            _refresh(sources, states, _hosts(state.composed) | _hosts(out.composed), observe)
+        return rendered
+
+    def visit(key: Key, *, composed: bool) -> None:
+        """Bring ``key`` up to date, then what it composes, settling each composed XR in turn.
+
+        A composed XR (a replica, its endpoint, a cluster's stack) is rendered again as soon as
+        what it composes has settled, as a controller watching its composed resources would,
+        so its parent sees it settled in the next pass. An XR from the manifests changes at
+        most once a pass: a rollout still advances one step a pass, and a plan sees each step.
+        """
+        for round_ in range(_SETTLE_ROUNDS if composed else 1):
+            if not step(key) and round_ > 0:
+                return
+            for child in states.children(key):
+                visit(child, composed=True)
+
     for n in range(1, max_passes + 1):
         before = dict(states.items())
-        errors: dict[Key, str] = {}
+        errors.clear()
         # One XR at a time, each seeing what the ones before it composed, as a
         # control plane that reconciles them one by one would.
         for key in sorted(before):
-            state = states.get(key)
-            if state is None:  # its parent stopped composing it earlier in this pass
-                continue
-            xr = with_uid(state.xr)
-            observed = [_owned(o, xr) for o in _observed(state, states, world)]
-            previous = last.get(key)
-            if (
-                previous is not None
-                and previous.xr == xr
-                and previous.observed == observed
-                and previous.out.reads.current(states.catalog)
-            ):
-                out = previous.out
-            else:
-                try:
-                    # The rest of the fleet is read through the catalog; never the XR itself: the render
-                    # engine stores it already, and a required copy would replace it.
-                    out = renderer(
-                        RenderInputs(
-                            xr=xr,
-                            composition=compositions[key[0]],
-                            observed=observed,
-                            catalog=states.catalog,
-                            functions=functions,
-                        )
-                    )
-                except Exception as err:  # noqa: BLE001 - a failing XR is reported, the rest goes on
-                    last.pop(key, None)
-                    errors[key] = str(err)
-                    continue
-                last[key] = _Rendered(xr, observed, out)
-            if key[0] == "ModelDeployment" and (
-                _children(out.composed) != _children(state.composed) or key not in decided
-            ):
-                decided[key] = _read(out, states.catalog)
-            _apply(sources, states, key, out, observe)
-            if observe is not None and key[0] == "ModelDeployment":
-                # Its replicas' clusters publish what they now hold before the next deployment reads them.
-                _refresh(sources, states, _hosts(state.composed) | _hosts(out.composed), observe)
+            visit(key, composed=states.get(key) is not None and states[key].parent is not None)
         if observe is not None:
             _observe(sources, states, observe)
         if on_pass is not None:
             on_pass(n, states)
         changed = sorted(k for k in set(before) | set(states) if _settled(before.get(k)) != _settled(states.get(k)))
         if not changed:
-            return Fleet(states=states.snapshot(), others=loaded.others, passes=n, errors=errors, decided=decided)
+            return Fleet(states=states.snapshot(), others=loaded.others, passes=n, errors=dict(errors), decided=decided)
     names = ", ".join(f"{k[0]} {'/'.join(filter(None, k[1:]))}" for k in changed[:10])
     msg = f"the fleet did not settle after {max_passes} passes; still changing: {names}"
     raise DidNotConvergeError(msg)

@@ -231,7 +231,17 @@ def _cluster(manifest: Manifest) -> InferenceCluster | None:
         return None
 
 
-def observed_status(manifest: Manifest, states: States) -> dict[str, Any] | None:
+def live_status(manifest: Manifest, states: States) -> dict[str, Any] | None:
+    """``observed_status`` in a live, healthy world (``--assume-ready``): cluster schedulers run.
+
+    A pool of a cluster whose ``spec.scheduler.type`` is KAI or Kueue, with no figure of that
+    scheduler written in its status, is observed by it as a running scheduler would: the GPUs of
+    the replicas the simulation made Ready there.
+    """
+    return observed_status(manifest, states, live=True)
+
+
+def observed_status(manifest: Manifest, states: States, *, live: bool = False) -> dict[str, Any] | None:
     """A manifest's status as a live system would report it now.
 
     An InferenceCluster publishes the summary of the replicas the simulation composed there
@@ -240,7 +250,8 @@ def observed_status(manifest: Manifest, states: States) -> dict[str, Any] | None
     says what its scheduler (KAI or Kueue) observes in use when it was written. A replica the
     simulation made Ready there is one the scheduler now counts too, so its GPUs are added to
     what was written; otherwise the replica would "explain" GPUs that other workloads hold and
-    the pool would look emptier than it is.
+    the pool would look emptier than it is. With ``live``, a cluster's own scheduler (its
+    ``spec.scheduler.type``) observes a pool with no written figure, starting from nothing.
     """
     status = manifest.get("status")
     if manifest.get("kind") != "InferenceCluster":
@@ -256,9 +267,13 @@ def observed_status(manifest: Manifest, states: States) -> dict[str, Any] | None
     replicas = _composed_replicas(info.name, states)
     written = {str(p.get("name")): p for p in capacity.get("pools") or []}
     pools = []
+    scheduler = _scheduler_of(cluster) if live else None
     for pool in info.pools:
         entry = written.get(pool.name, {})
         source = entry.get("source")
+        if source not in _OBSERVING_SOURCES and scheduler is not None:
+            # A running scheduler that nothing written speaks for: it counts what runs on the pool.
+            entry, source = {"source": scheduler, "observedInUse": 0, "className": pool.class_name}, scheduler
         if source not in _OBSERVING_SOURCES or entry.get("className", pool.class_name) != pool.class_name:
             pools.append(pool)
             continue
@@ -270,6 +285,13 @@ def observed_status(manifest: Manifest, states: States) -> dict[str, Any] | None
         replace(info, pools=tuple(pools)), {n: c.per_node for n, c in classes.items()}, map(Listed, replicas)
     )
     return {**dict(status or {}), "capacity": capacity_status(tuple(pools), classes, summary)}
+
+
+def _scheduler_of(cluster: InferenceCluster) -> str | None:
+    """The observing scheduler (KAI or Kueue) ``spec.scheduler.type`` names, if any."""
+    scheduler = cluster.spec.scheduler if cluster.spec is not None else None
+    kind = scheduler.type if scheduler is not None else None
+    return kind if kind in _OBSERVING_SOURCES else None
 
 
 def assumed_kubeconfigs(loaded: Loaded) -> tuple[tuple[dict[str, Any], ...], tuple[str, ...]]:
