@@ -146,10 +146,11 @@ def _edited(tmp_path: Path, example: str, edit: tuple[str, str]) -> Path:
     raise AssertionError(msg)
 
 
-def _image_change(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> str:
+def _image_change(tmp_path: Path, capsys: pytest.CaptureFixture[str], *flags: str) -> str:
     """The plan of examples/scheduling/upgrade moving to vLLM v0.12.0."""
     head = _edited(tmp_path, "scheduling/upgrade/step-1", ("vllm-openai:v0.11.0", "vllm-openai:v0.12.0"))
     args = [
+        *flags,
         "--width",
         "160",
         "--assume-ready",
@@ -172,8 +173,18 @@ def test_plan_of_image_change_shows_waves_and_minimum_ready(tmp_path: Path, caps
     assert " upgrade-a   4        12     2         8" in out  # the peak, mid-rollout
 
 
-def test_plan_of_image_change_golden(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    check_golden("plan-image-change.txt", _image_change(tmp_path, capsys))
+@pytest.mark.parametrize(
+    ("flags", "golden"),
+    [
+        pytest.param((), "plan-image-change.txt", id="plan"),
+        # The field-level diff a reviewer reads beside the plan, grouped by the cluster it lands on.
+        pytest.param(("--diff",), "plan-image-change-diff.txt", id="diff"),
+    ],
+)
+def test_plan_of_image_change_golden(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flags: tuple[str, ...], golden: str
+) -> None:
+    check_golden(golden, _image_change(tmp_path, capsys, *flags))
 
 
 @pytest.mark.parametrize(
