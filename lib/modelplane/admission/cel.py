@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -145,7 +146,29 @@ def _to_cel(value: JSON, node: Schema | None) -> Any:  # noqa: ANN401, PLR0911 -
     return json_to_cel(value)
 
 
+# Verdicts by rule, schema node and value: a fleet's manifests repeat the same blocks (topologies,
+# templates, pools) many times over, and evaluating a rule is slow next to serialising its value.
+# The node is kept beside its verdict, so an id reused by another node cannot answer for it.
+_VERDICTS: dict[tuple[str, int, str], tuple[Schema, tuple[bool, str | None]]] = {}
+_MAX_VERDICTS = 65536
+
+
 def _evaluate(rule: Rule, value: JSON, node: Schema) -> tuple[bool, str | None]:
+    try:
+        key = (rule.rule, id(node), json.dumps(value, sort_keys=True, separators=(",", ":")))
+    except (TypeError, ValueError):  # not JSON (a YAML timestamp, say): evaluate it every time
+        return _evaluate_now(rule, value, node)
+    found = _VERDICTS.get(key)
+    if found is not None and found[0] is node:
+        return found[1]
+    verdict = _evaluate_now(rule, value, node)
+    if len(_VERDICTS) >= _MAX_VERDICTS:
+        _VERDICTS.clear()
+    _VERDICTS[key] = (node, verdict)
+    return verdict
+
+
+def _evaluate_now(rule: Rule, value: JSON, node: Schema) -> tuple[bool, str | None]:
     try:
         result = compile_rule(rule.rule).evaluate({"self": _to_cel(value, node)})
     except Exception as e:  # noqa: BLE001 - any failure is an evaluation error the API server would report
