@@ -127,9 +127,9 @@ def request(
     req.required_resources["cluster"].SetInParent()
     if cluster_body is not None:
         req.required_resources["cluster"].items.add().resource.update(cluster_body)
+    req.required_resources["classes"].SetInParent()
     for c in classes:
-        name = f"class-{c['metadata']['name']}"
-        req.required_resources[name].items.add().resource.update(c)
+        req.required_resources["classes"].items.add().resource.update(c)
     req.required_resources["pods"].SetInParent()
     for pod in pods:
         obj = {

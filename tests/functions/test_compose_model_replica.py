@@ -405,11 +405,7 @@ def test_never_drops_what_runs(name: str, kwargs: dict[str, Any], reason: str, w
     observed = _composed()
     args: dict[str, Any] = {"cluster_body": cluster(backend="Native"), "classes": (gpu_class(),), "observed": observed}
     args.update(kwargs)
-    if name == "class-absent":
-        req = request(replica("tp4"), **args)
-        req.required_resources["class-h100"].SetInParent()
-    else:
-        req = request(replica("tp4"), **args)
+    req = request(replica("tp4"), **args)
     out = _run(req)
     assert sorted(_resources(out)) == sorted(observed), name
     assert _conditions(out)["Deployed"]["reason"] == reason
@@ -417,17 +413,31 @@ def test_never_drops_what_runs(name: str, kwargs: dict[str, Any], reason: str, w
     assert out["desired"]["composite"]["ready"] == "READY_FALSE"
 
 
-def test_asks_for_the_class_of_each_pool_once_the_cluster_is_known() -> None:
-    out = _run(request(replica("5p3d"), cluster_body=cluster(), classes=()))
+def test_asks_for_its_cluster_and_the_classes_in_the_first_call() -> None:
+    # Everything it reads is asked for at once: the classes its cluster's pools name are among all
+    # the classes, so a reconcile takes two calls, not a third once the cluster is read.
+    out = _run(request(replica("5p3d"), cluster_body=None, fetched=False))
     requirements = out["requirements"]["resources"]
     assert requirements["cluster"] == {
         "apiVersion": "modelplane.ai/v1alpha1",
         "kind": "InferenceCluster",
         "matchName": "east",
     }
-    assert requirements["class-h100"]["matchName"] == "h100"
+    assert requirements["classes"] == {
+        "apiVersion": "modelplane.ai/v1alpha1",
+        "kind": "InferenceClass",
+        "matchLabels": {},
+    }
     assert requirements["pods"]["matchLabels"] == {"labels": {"modelplane.ai/pods-of": "llm-0"}}
     assert _conditions(out)["Deployed"]["reason"] == "WaitingForCluster"
+
+
+def test_reads_only_the_classes_its_pools_name() -> None:
+    other = gpu_class("unrelated")
+    other["spec"]["devices"] = "not a list"  # unreadable, and not this replica's concern
+    out = _run(request(replica("tp4"), cluster_body=cluster(), classes=(other, gpu_class())))
+    assert _conditions(out)["Deployed"]["reason"] != "ClassNotFound"
+    assert _resources(out)
 
 
 def test_extra_dra_devices_join_the_claim_and_synthetic_ones_do_not() -> None:

@@ -65,9 +65,10 @@ _OBSERVED_REMOTE = {"status": {"atProvider": {"manifest": REMOTE}}}
 _OBSERVED_POD = {"status": {"atProvider": {"manifest": POD}}}
 
 
-def class_requirement(name: str) -> Requirement:
-    """The requirement under which the InferenceClass ``name`` is asked for."""
-    return Requirement(f"class-{name}", API_VERSION, "InferenceClass")
+# Every InferenceClass, asked for with the cluster: the classes a replica needs are named by its
+# cluster's pools, and asking for them by name only once the cluster is read costs a third call
+# to the function on every reconcile. A fleet has a handful of classes.
+CLASSES = Requirement("classes", API_VERSION, "InferenceClass")
 
 
 class FunctionRunner(ComposeRunner):
@@ -104,6 +105,7 @@ def compose(
     spec = xr.spec.model_dump(mode="json", by_alias=True, exclude_unset=True, exclude_none=True)
     replica = _Replica(xr, (meta.name if meta else None) or "", (meta.namespace if meta else None) or "", spec)
     CLUSTER.request(rsp, name=replica.spec["inferenceClusterRef"]["name"])
+    CLASSES.request(rsp)
     PODS.request(rsp, labels={OBSERVED_PODS_LABEL: replica.name}, namespace=replica.namespace)
     try:
         footprint = replica_footprint(xr.spec)
@@ -116,12 +118,10 @@ def compose(
         return
     pools = {p.name: p.className for p in cluster.spec.nodePools or []} if cluster.spec else {}
     class_names = sorted({pools[p] for p in _pools(replica.spec) if p in pools})
-    for name in class_names:
-        class_requirement(name).request(rsp, name=name)
-    if not all(class_requirement(n).fetched(req) for n in class_names):
+    if class_names and not CLASSES.fetched(req):
         wait(ledger, log, Type.DEPLOYED, Reason.WAITING_FOR_CLUSTER, "reading the classes")
         return
-    classes = {n: c for n in class_names if (c := _first(req, class_requirement(n), InferenceClass)) is not None}
+    classes = _classes(req, set(class_names))
     cluster_dump = cluster.model_dump(mode="json", by_alias=True, exclude_unset=True, exclude_none=True)
     try:
         work = resolve(replica.name, replica.namespace, replica.spec, cluster_dump, classes, _labels(replica))
@@ -172,16 +172,18 @@ def _first_raw(req: fnv1.RunFunctionRequest, requirement: Requirement) -> dict[s
     return protojson.struct_to_dict(found) if found is not None else None
 
 
-def _first(
-    req: fnv1.RunFunctionRequest, requirement: Requirement, model: type[InferenceClass]
-) -> InferenceClass | None:
-    raw = _first_raw(req, requirement)
-    if raw is None:
-        return None
-    try:
-        return model.model_validate(raw)
-    except pydantic.ValidationError:
-        return None
+def _classes(req: fnv1.RunFunctionRequest, names: set[str]) -> dict[str, InferenceClass]:
+    """The readable InferenceClasses among ``names``; a missing or unreadable one is left out."""
+    out = {}
+    for struct in CLASSES.structs(req):
+        name = struct.fields["metadata"].struct_value.fields["name"].string_value if "metadata" in struct.fields else ""
+        if name not in names or name in out:
+            continue
+        try:
+            out[name] = InferenceClass.model_validate(protojson.struct_to_dict(struct))
+        except pydantic.ValidationError:
+            continue
+    return dict(sorted(out.items()))
 
 
 def _cluster(
