@@ -206,9 +206,11 @@ def simulate(  # noqa: PLR0913 - the world, the observer, the start and a hook a
         A composed XR (a replica, its endpoint, a cluster's stack) is rendered again as soon as
         what it composes has settled, as a controller watching its composed resources would,
         so its parent sees it settled in the next pass. An XR from the manifests changes at
-        most once a pass: a rollout still advances one step a pass, and a plan sees each step.
+        most once a pass: a rollout advances one step a pass. A plan (``on_pass``) sees the
+        fleet between passes only, so there every XR changes at most once a pass: a replica
+        surged in a wave is seen not yet Ready, and the wave's minimum Ready is the true one.
         """
-        for round_ in range(_SETTLE_ROUNDS if composed else 1):
+        for round_ in range(_SETTLE_ROUNDS if composed and on_pass is None else 1):
             if not step(key) and round_ > 0:
                 return
             for child in states.children(key):
