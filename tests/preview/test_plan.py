@@ -172,7 +172,7 @@ def test_plan_of_image_change_shows_waves_and_minimum_ready(tmp_path: Path, caps
     assert " ml-team/llama-70b-upgrade   3               3" in out  # never below 3 Ready
     assert " upgrade-a   4        12     2         8" in out  # the peak, mid-rollout
     # Each wave's minimum is seen before its surged replica turns Ready: 3, never the 4 at its end.
-    waves = out.split("Waves\n", 1)[1].split("\n\n", 1)[0].splitlines()[2:]
+    waves = out.split("Waves\n\n", 1)[1].split("\n\n", 1)[0].splitlines()[2:]
     assert [row.split()[-1] for row in waves] == ["3/3"] * 4, waves
 
 
