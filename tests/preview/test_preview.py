@@ -303,12 +303,12 @@ def test_assume_ready_keeps_the_observed_capacity(capsys: pytest.CaptureFixture[
 @pytest.mark.parametrize(
     ("scheduler", "assume_ready", "row"),
     [
-        # A running KAI or Kueue counts the replica the healthy world made Ready there (2 GPUs).
-        pytest.param("KAI", True, "edge pool-a l4 3 x 2 6 2 2 4 KAI", id="kai-live"),
-        pytest.param("Kueue", True, "edge pool-a l4 3 x 2 6 2 2 4 Kueue", id="kueue-live"),
+        # A running KAI or Kueue counts the replica the healthy world made Ready there (1 GPU).
+        pytest.param("KAI", True, "edge pool-a l4 3 x 2 6 1 1 5 KAI", id="kai-live"),
+        pytest.param("Kueue", True, "edge pool-a l4 3 x 2 6 1 1 5 Kueue", id="kueue-live"),
         # Offline nothing runs, so no scheduler observes anything: the figure is modelplane's own.
-        pytest.param("KAI", False, "edge pool-a l4 3 x 2 6 - 2 4 Declared", id="kai-offline"),
-        pytest.param("None", True, "edge pool-a l4 3 x 2 6 - 2 4 Declared", id="default-scheduler-live"),
+        pytest.param("KAI", False, "edge pool-a l4 3 x 2 6 - 1 5 Declared", id="kai-offline"),
+        pytest.param("None", True, "edge pool-a l4 3 x 2 6 - 1 5 Declared", id="default-scheduler-live"),
     ],
 )
 def test_pool_source_follows_the_cluster_scheduler(
@@ -318,21 +318,8 @@ def test_pool_source_follows_the_cluster_scheduler(
     scheduling = {"scheduler": {"type": scheduler, **settings.get(scheduler, {})}}
     spec: dict[str, Any] = {**cast("dict[str, Any]", CLUSTER["spec"]), **scheduling}
     cluster = {**CLUSTER, "spec": spec}
-    deployment = {
-        "apiVersion": "modelplane.ai/v1alpha1",
-        "kind": "ModelDeployment",
-        "metadata": {"name": "m", "namespace": "default"},
-        "spec": {
-            "replicas": 1,
-            "nodeSelector": {"cel": 'device.attributes["gpu.nvidia.com"].productName == "NVIDIA L4"'},
-            "workers": {
-                "topology": {"tensor": 2},
-                "template": {"spec": {"containers": [{"name": "main", "image": "vllm/vllm-openai:v0.11.0"}]}},
-            },
-        },
-    }
     flags = ["--assume-ready"] if assume_ready else []
-    command.main(["--width", "200", *flags, str(_write(tmp_path, CLASS, cluster, deployment))])
+    command.main(["--width", "200", *flags, str(_write(tmp_path, CLASS, cluster, DEPLOYMENT))])
     assert row in _flat(capsys.readouterr().out)
 
 
