@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import base64
-import copy
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -156,54 +155,61 @@ async def _call(runner: Runner, ref: str, req: fnv1.RunFunctionRequest) -> fnv1.
     return rsp
 
 
-def _fetch_all(
-    store: Store, current: fnv1.Requirements, bootstrap: Mapping[str, fnv1.Resources]
-) -> tuple[dict[str, fnv1.Resources], dict[str, fnv1.Resources], set[str]]:
-    resources = {k: copy.deepcopy(v) for k, v in bootstrap.items()}
-    resources.update({n: store.fetch(rs) for n, rs in current.resources.items()})
-    extra = {n: store.fetch(rs) for n, rs in current.extra_resources.items()}
+def _next_request(
+    base: fnv1.RunFunctionRequest,
+    store: Store,
+    current: fnv1.Requirements,
+    rsp: fnv1.RunFunctionResponse,
+) -> fnv1.RunFunctionRequest:
+    """The request of the next call: ``base`` with what ``current`` requires, fetched straight into it."""
+    nxt = fnv1.RunFunctionRequest()
+    nxt.CopyFrom(base)  # the bootstrap resources and schemas of the step stay
+    for name, rs in current.resources.items():
+        target = nxt.required_resources[name]
+        target.Clear()
+        store.fetch(rs, into=target)
+    for name, rs in current.extra_resources.items():
+        store.fetch(rs, into=nxt.extra_resources[name])
     # No schemas are supplied to render, so every required schema is empty.
-    return resources, extra, set(current.schemas)
+    for name in current.schemas:
+        nxt.required_schemas[name].SetInParent()
+    if rsp.HasField("context"):
+        nxt.context.CopyFrom(rsp.context)
+    else:
+        nxt.ClearField("context")
+    return nxt
+
+
+def _sees_the_same(call: fnv1.RunFunctionRequest, nxt: fnv1.RunFunctionRequest) -> bool:
+    """Whether ``nxt`` holds the very resources and schemas ``call`` held."""
+    return (
+        dict(call.required_resources.items()) == dict(nxt.required_resources.items())
+        and dict(call.extra_resources.items()) == dict(nxt.extra_resources.items())
+        and set(call.required_schemas) == set(nxt.required_schemas)
+    )
 
 
 async def _run_step(runner: Runner, ref: str, req: fnv1.RunFunctionRequest, store: Store) -> fnv1.RunFunctionResponse:
-    """Call a function until its requirements stabilise (xfn.FetchingFunctionRunner)."""
+    """Call a function until its requirements stabilise (xfn.FetchingFunctionRunner).
+
+    Each call gets a request of its own (a function may touch what it is given), built once:
+    the step's request with what the previous call required fetched straight into it.
+    """
     previous: fnv1.Requirements | None = None
-    bootstrap = dict(req.required_resources.items())
-    bootstrap_schemas = set(req.required_schemas)
+    call = fnv1.RunFunctionRequest()
+    call.CopyFrom(req)
     for i in range(MAX_REQUIREMENTS_ITERATIONS + 1):
-        call = fnv1.RunFunctionRequest()
-        call.CopyFrom(req)
         rsp = await _call(runner, ref, call)
         if any(r.severity == fnv1.SEVERITY_FATAL for r in rsp.results):
             return rsp
         current = rsp.requirements if rsp.HasField("requirements") else None
         if current == previous:
             return rsp
-        resources, extra, schemas = _fetch_all(store, current or fnv1.Requirements(), bootstrap)
-        schemas |= bootstrap_schemas
-        if (
-            i == 0
-            and dict(req.required_resources.items()) == resources
-            and dict(req.extra_resources.items()) == extra
-            and set(req.required_schemas) == schemas
-        ):
+        nxt = _next_request(req, store, current or fnv1.Requirements(), rsp)
+        if i == 0 and _sees_the_same(req, nxt):
             # The first call already saw everything its requirements resolve to.
             return rsp
-        previous = current
-        req.ClearField("required_resources")
-        req.ClearField("extra_resources")
-        req.ClearField("required_schemas")
-        for name, value in resources.items():
-            req.required_resources[name].CopyFrom(value)
-        for name, value in extra.items():
-            req.extra_resources[name].CopyFrom(value)
-        for name in schemas:
-            req.required_schemas[name].SetInParent()
-        if rsp.HasField("context"):
-            req.context.CopyFrom(rsp.context)
-        else:
-            req.ClearField("context")
+        previous, call = current, nxt
     msg = f"requirements didn't stabilize after the maximum number of iterations ({MAX_REQUIREMENTS_ITERATIONS})"
     raise RenderError(msg)
 
