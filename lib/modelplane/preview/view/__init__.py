@@ -28,7 +28,7 @@ from modelplane.preview.view.model import (
     ServiceView,
     StackView,
 )
-from modelplane.preview.view.read import condition, name_of
+from modelplane.preview.view.read import condition, display_name
 from modelplane.preview.view.services import gateway_addresses, service_views
 
 __all__ = [
@@ -64,5 +64,5 @@ def build(fleet: Fleet, source: str) -> FleetView:
         gateways=gateway_addresses(fleet),
         control_plane_releases=control_plane_releases(fleet),
         messages=messages(fleet),
-        errors={f"{k[0]} {name_of(k)}": msg for k, msg in fleet.errors.items()},
+        errors={f"{k[0]} {display_name(k)}": msg for k, msg in fleet.errors.items()},
     )

@@ -14,7 +14,7 @@ from modelplane.preview.fleet import Fleet
 from modelplane.preview.manifests import Manifest
 from modelplane.preview.targets import helm_targets
 from modelplane.preview.view.model import ClassView, ClusterView, PoolView, ReleaseView, StackView
-from modelplane.preview.view.read import condition, models, name_of, of_kind
+from modelplane.preview.view.read import condition, display_name, models, of_kind
 from modelplane.scheduling.view import build_view, cluster_facts
 from modelplane_models.inference_class import InferenceClass
 from modelplane_models.inference_cluster import InferenceCluster
@@ -59,7 +59,7 @@ def class_views(fleet: Fleet) -> tuple[ClassView, ...]:
         first = devices[0] if devices else {}
         product = first.get("attributes", {}).get("productName", {}).get("string", "")
         per_node = int(first["count"]) if "count" in first else None
-        rows.append(ClassView(name_of(key), per_node, str(product), condition(state.xr, "Valid")))
+        rows.append(ClassView(display_name(key), per_node, str(product), condition(state.xr, "Valid")))
     return tuple(rows)
 
 

@@ -10,7 +10,7 @@ import pydantic
 from modelplane.preview.fleet import Fleet
 from modelplane.preview.states import XRState
 from modelplane.preview.view.model import DeploymentView, ReplicaView, RoleView
-from modelplane.preview.view.read import condition, name_of, of_kind
+from modelplane.preview.view.read import condition, display_name, of_kind
 from modelplane.topology import TopologyError, replica_footprint
 from modelplane_models.model_deployment import ModelDeployment
 from modelplane_models.model_replica import ModelReplica
@@ -72,7 +72,7 @@ def deployment_views(fleet: Fleet) -> tuple[DeploymentView, ...]:
         )
         rows.append(
             DeploymentView(
-                name=name_of(key),
+                name=display_name(key),
                 desired=int(spec.get("replicas", 1)),
                 placed=len(status.get("placements", [])),
                 ready=int(status.get("readyReplicas", 0)),

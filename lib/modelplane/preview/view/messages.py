@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from modelplane.preview.fleet import Fleet
 from modelplane.preview.view.model import Message
-from modelplane.preview.view.read import name_of
+from modelplane.preview.view.read import display_name
 
 # The condition whose message the tables print for each kind (a warning repeating it is left out).
 _SHOWN_CONDITION = {"InferenceCluster": "Ready", "ModelDeployment": "Scheduled", "ModelService": "Routed"}
@@ -25,7 +25,7 @@ def messages(fleet: Fleet) -> tuple[Message, ...]:
             text = str(result.get("message", ""))
             if severity == "Normal" or any(m and m in text for m in shown):
                 continue
-            entry = (severity, f"{key[0]} {name_of(key)}", text)
+            entry = (severity, f"{key[0]} {display_name(key)}", text)
             if entry not in seen:
                 seen.add(entry)
                 out.append(Message(*entry))

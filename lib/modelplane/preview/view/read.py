@@ -18,7 +18,7 @@ from modelplane_models.model_replica import ModelReplica
 M = TypeVar("M", InferenceCluster, InferenceClass, ModelReplica, ModelDeployment)
 
 
-def name_of(key: Key) -> str:
+def display_name(key: Key) -> str:
     """An object's name as the preview shows it: ``namespace/name``, or ``name`` when cluster-scoped."""
     return "/".join(filter(None, key[1:]))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from modelplane.preview.fleet import Fleet
 from modelplane.preview.references import Selectable, selectable, unmatched_selectors
 from modelplane.preview.view.model import BackendView, ServiceView
-from modelplane.preview.view.read import condition, name_of, of_kind
+from modelplane.preview.view.read import condition, display_name, of_kind
 
 
 def service_views(fleet: Fleet) -> tuple[ServiceView, ...]:
@@ -41,7 +41,7 @@ def service_views(fleet: Fleet) -> tuple[ServiceView, ...]:
                 ]
         rows.append(
             ServiceView(
-                name=name_of(key),
+                name=display_name(key),
                 address=str(state.xr.get("status", {}).get("address", "")),
                 path=path,
                 routed=condition(state.xr, "Routed"),
@@ -54,4 +54,6 @@ def service_views(fleet: Fleet) -> tuple[ServiceView, ...]:
 
 def gateway_addresses(fleet: Fleet) -> dict[str, str]:
     """Each InferenceGateway's address, by name."""
-    return {name_of(k): str(s.xr.get("status", {}).get("address", "")) for k, s in of_kind(fleet, "InferenceGateway")}
+    return {
+        display_name(k): str(s.xr.get("status", {}).get("address", "")) for k, s in of_kind(fleet, "InferenceGateway")
+    }
