@@ -51,6 +51,8 @@ class Conformed:
 CONDITION: Layout = {"type": str, "status": str, "reason": str, "message": str, "lastTransitionTime": str}
 CONDITIONS: Layout = {"status": {"conditions": [CONDITION]}}
 METADATA: Layout = {"name": str, "namespace": str, "labels": {str: str}, "annotations": {str: str}}
+# A Kubernetes resource quantity, written as a string ("8", "500m") or a number.
+QUANTITY: Layout = (str, int, float)
 
 
 def show(value: object) -> str:

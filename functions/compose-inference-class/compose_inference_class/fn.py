@@ -8,6 +8,7 @@ class ready only when it is valid.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import structlog
@@ -22,14 +23,6 @@ from modelplane.fnkit.runner import ComposeRunner
 from modelplane.fnkit.status import set_conditions, set_ready
 from modelplane.problems import Problem, describe
 from modelplane_models.inference_class import InferenceClass
-
-
-class FunctionRunner(ComposeRunner):
-    """Runs the InferenceClass function."""
-
-    def __init__(self) -> None:
-        """Create the runner."""
-        super().__init__(compose)
 
 
 def compose(
@@ -55,6 +48,9 @@ def compose(
     else:
         set_conditions(rsp, Condition(Type.VALID, Status.TRUE, Reason.VALID, "the class is valid"))
     set_ready(rsp, ready=not problems)
+
+
+FunctionRunner = functools.partial(ComposeRunner, compose)
 
 
 def _status(review: ClassReview) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from modelplane.conditions import Condition, Reason, Status, Type
 from modelplane.fnkit import inputs
 from modelplane.fnkit.required import Requirement
 from modelplane.fnkit.structs import string_at
+from modelplane.fnkit.xr import name_of
 from modelplane.kinds import API_VERSION
 from modelplane.names import CLUSTER_LABEL, cluster_label
 from modelplane.problems import invalid
@@ -94,8 +95,7 @@ def cluster_pools(xr: InferenceCluster, observations: PoolObservations) -> Clust
     """
     info = cluster_info(xr)
     if info is None:
-        name = xr.metadata.name if xr.metadata is not None and xr.metadata.name else ""
-        return ClusterInfo(name=name, labels={}, cordoned=False, ready=False, not_ready="", pools=())
+        return ClusterInfo(name=name_of(xr), labels={}, cordoned=False, ready=False, not_ready="", pools=())
     return replace(info, pools=tuple(replace(p, observed=observations.pools.get(p.name)) for p in info.pools))
 
 

@@ -12,6 +12,7 @@ and a condition says why.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import pydantic
@@ -38,6 +39,7 @@ from modelplane.fnkit.preamble import parse_or_keep, wait
 from modelplane.fnkit.required import Requirement
 from modelplane.fnkit.runner import ComposeRunner
 from modelplane.fnkit.status import set_conditions, set_ready
+from modelplane.fnkit.xr import name_of
 from modelplane.kinds import API_VERSION
 from modelplane.layout import METADATA, Layout
 from modelplane.problems import Problem, describe, invalid
@@ -50,14 +52,6 @@ CLASSES = Requirement("classes", API_VERSION, "InferenceClass")
 _CLASS: Layout = {"metadata": METADATA}
 
 
-class FunctionRunner(ComposeRunner):
-    """Runs the InferenceCluster function."""
-
-    def __init__(self) -> None:
-        """Create the runner."""
-        super().__init__(compose)
-
-
 def compose(
     req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, ledger: Ledger, log: structlog.stdlib.BoundLogger
 ) -> None:
@@ -68,7 +62,7 @@ def compose(
     if xr is None or xr.spec is None:
         return
     spec = xr.spec
-    name = xr.metadata.name if xr.metadata is not None and xr.metadata.name else ""
+    name = name_of(xr)
     access = access_of(spec.cluster, name)
     request_kubeconfig(rsp, access)
     if not (CLASSES.fetched(req) and REPLICAS.fetched(req) and fetched(req, access)):
@@ -101,6 +95,9 @@ def compose(
     ready = provisioned.status == Status.TRUE and stack_ready
     set_ready(rsp, ready=ready)
     log.debug("composed", cluster=name, ready=ready, capacity_source=capacity.known.reason)
+
+
+FunctionRunner = functools.partial(ComposeRunner, compose)
 
 
 def _invalid(problems: list[Problem]) -> Condition:

@@ -9,6 +9,7 @@ address once Envoy Gateway has programmed it.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import structlog
@@ -21,6 +22,7 @@ from modelplane.fnkit.ledger import Ledger
 from modelplane.fnkit.preamble import parse_or_keep
 from modelplane.fnkit.runner import ComposeRunner
 from modelplane.fnkit.status import set_conditions, set_ready
+from modelplane.fnkit.xr import name_of
 from modelplane.names import (
     CERTIFICATE_GRANT_KEY,
     GATEWAY_CLASS_KEY,
@@ -52,14 +54,6 @@ _READY_WHEN = {
 }
 
 
-class FunctionRunner(ComposeRunner):
-    """Runs the InferenceGateway function."""
-
-    def __init__(self) -> None:
-        """Create the runner."""
-        super().__init__(compose)
-
-
 def compose(
     req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, ledger: Ledger, log: structlog.stdlib.BoundLogger
 ) -> None:
@@ -67,7 +61,7 @@ def compose(
     xr = parse_or_keep(ledger, log, InferenceGateway, _invalid)
     if xr is None:
         return
-    name = (xr.metadata.name if xr.metadata else None) or ""
+    name = name_of(xr)
     spec = xr.spec or Spec()
     desired = _desired(name, spec)
     ready = True
@@ -105,6 +99,9 @@ def compose(
         message = f"waiting for Envoy Gateway to program {where} and give it an address"
         set_conditions(rsp, Condition(Type.PROGRAMMED, Status.FALSE, Reason.WAITING_FOR_ADDRESS, message))
     set_ready(rsp, ready=ready and url is not None)
+
+
+FunctionRunner = functools.partial(ComposeRunner, compose)
 
 
 def _invalid(problems: list[Problem]) -> Condition:

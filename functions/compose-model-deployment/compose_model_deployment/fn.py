@@ -42,6 +42,7 @@ from modelplane.fnkit.preamble import keep_all, parse_or_keep, wait
 from modelplane.fnkit.runner import ComposeRunner
 from modelplane.fnkit.status import set_conditions, set_ready
 from modelplane.fnkit.structs import string_at
+from modelplane.fnkit.xr import name_of, namespace_of
 from modelplane.names import (
     CANNOT_MOVE_ANNOTATION,
     DEPLOYMENT_LABEL,
@@ -100,12 +101,11 @@ def compose(
     if not all(r.fetched(req) for r in REQUIREMENTS):
         wait(ledger, log, Type.SCHEDULED, Reason.WAITING_FOR_FLEET, "reading the fleet")
         return
-    meta = xr.metadata
     spec = req.observed.composite.resource.fields.get("spec")
     fields = spec.struct_value.fields if spec is not None and spec.HasField("struct_value") else {}
     deployment = Deployment(
-        name=(meta.name if meta else None) or "",
-        namespace=(meta.namespace if meta else None) or "",
+        name=name_of(xr),
+        namespace=namespace_of(xr),
         spec=fields,
         revision=shape_revision(struct_shape(fields)),
     )

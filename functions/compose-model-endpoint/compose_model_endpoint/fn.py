@@ -7,6 +7,8 @@ until the user fixes the URL.
 
 from __future__ import annotations
 
+import functools
+
 import structlog
 from crossplane.function import resource
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
@@ -17,18 +19,11 @@ from modelplane.fnkit.ledger import Ledger
 from modelplane.fnkit.preamble import keep_all, parse_or_keep
 from modelplane.fnkit.runner import ComposeRunner
 from modelplane.fnkit.status import set_conditions, set_ready
+from modelplane.fnkit.xr import name_of, namespace_of
 from modelplane.names import BACKEND_KEY
 from modelplane.problems import Problem, describe
 from modelplane.routing import InvalidURLError, backend, parse_url
 from modelplane_models.model_endpoint import ModelEndpoint
-
-
-class FunctionRunner(ComposeRunner):
-    """Runs the ModelEndpoint function."""
-
-    def __init__(self) -> None:
-        """Create the runner."""
-        super().__init__(compose)
 
 
 def compose(
@@ -43,8 +38,7 @@ def compose(
     except InvalidURLError as err:
         keep_all(ledger, log, Condition(Type.VALID, Status.FALSE, Reason.INVALID_URL, f"spec.url: {err}"))
         return
-    meta = xr.metadata
-    name, namespace = (meta.name if meta else None) or "", (meta.namespace if meta else None) or ""
+    name, namespace = name_of(xr), namespace_of(xr)
     # Envoy Gateway reports a Backend it can use as Accepted.
     accepted = inputs.ready(req, rsp, BACKEND_KEY, "Accepted").true
     ledger.put(BACKEND_KEY, backend(name, namespace, url), ready=accepted)
@@ -53,6 +47,9 @@ def compose(
     message = f"sends {tls}to {url.kind} {url.host} port {url.port}"
     set_conditions(rsp, Condition(Type.VALID, Status.TRUE, Reason.VALID, message))
     set_ready(rsp, ready=accepted)
+
+
+FunctionRunner = functools.partial(ComposeRunner, compose)
 
 
 def _invalid(problems: list[Problem]) -> Condition:

@@ -10,6 +10,7 @@ When the cluster or a class cannot be read it keeps what it composed before.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -40,6 +41,7 @@ from modelplane.fnkit.preamble import keep_all, parse_or_keep, wait
 from modelplane.fnkit.required import Requirement
 from modelplane.fnkit.runner import ComposeRunner
 from modelplane.fnkit.status import set_conditions, set_ready
+from modelplane.fnkit.xr import name_of, namespace_of
 from modelplane.kinds import API_VERSION
 from modelplane.names import (
     DEPLOYMENT_LABEL,
@@ -71,14 +73,6 @@ _OBSERVED_POD = {"status": {"atProvider": {"manifest": POD}}}
 CLASSES = Requirement("classes", API_VERSION, "InferenceClass")
 
 
-class FunctionRunner(ComposeRunner):
-    """Runs the ModelReplica function."""
-
-    def __init__(self) -> None:
-        """Create the runner."""
-        super().__init__(compose)
-
-
 def _undeployed(reason: Reason, message: str) -> Condition:
     return Condition(Type.DEPLOYED, Status.FALSE, reason, message)
 
@@ -100,10 +94,9 @@ def compose(
     xr = parse_or_keep(ledger, log, ModelReplica, _invalid, _shape_problems)
     if xr is None or xr.spec is None:
         return
-    meta = xr.metadata
     # The spec as written, with every field the model checked (templates pass through as written).
     spec = xr.spec.model_dump(mode="json", by_alias=True, exclude_unset=True, exclude_none=True)
-    replica = _Replica(xr, (meta.name if meta else None) or "", (meta.namespace if meta else None) or "", spec)
+    replica = _Replica(xr, name_of(xr), namespace_of(xr), spec)
     CLUSTER.request(rsp, name=replica.spec["inferenceClusterRef"]["name"])
     CLASSES.request(rsp)
     PODS.request(rsp, labels={OBSERVED_PODS_LABEL: replica.name}, namespace=replica.namespace)
@@ -145,6 +138,9 @@ def compose(
         state = replace(state, ready=False, reason="Updating", message="; ".join(lagging))
     address = cluster.status.gateway.address if cluster.status and cluster.status.gateway else None
     _write_status(rsp, work, state, address)
+
+
+FunctionRunner = functools.partial(ComposeRunner, compose)
 
 
 def _invalid(problems: list[Problem]) -> Condition:

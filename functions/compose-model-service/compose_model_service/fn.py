@@ -13,6 +13,7 @@ to keeps its route (so its address stays) and says ``NoEndpoints``.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +31,7 @@ from modelplane.fnkit.required import Requirement
 from modelplane.fnkit.runner import ComposeRunner
 from modelplane.fnkit.status import set_conditions, set_ready
 from modelplane.fnkit.structs import labels_at
+from modelplane.fnkit.xr import name_of, namespace_of
 from modelplane.kinds import API_VERSION
 from modelplane.layout import Layout
 from modelplane.names import ROUTE_KEY, SERVING_ANNOTATION, service_path
@@ -70,14 +72,6 @@ class _Service:
     gateway: str
 
 
-class FunctionRunner(ComposeRunner):
-    """Runs the ModelService function."""
-
-    def __init__(self) -> None:
-        """Create the runner."""
-        super().__init__(compose)
-
-
 def compose(
     req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, ledger: Ledger, log: structlog.stdlib.BoundLogger
 ) -> None:
@@ -85,9 +79,9 @@ def compose(
     xr = parse_or_keep(ledger, log, ModelService, _invalid)
     if xr is None:
         return
-    meta, spec = xr.metadata, xr.spec
+    spec = xr.spec
     gateway_name = (spec.gatewayRef.name if spec and spec.gatewayRef else None) or "default"
-    service = _Service((meta.name if meta else None) or "", (meta.namespace if meta else None) or "", gateway_name)
+    service = _Service(name_of(xr), namespace_of(xr), gateway_name)
     entries = list(spec.endpoints) if spec else []
     wanted = _request(rsp, service, [e.selector for e in entries])
     if any(name not in req.required_resources for name in (GATEWAY.name, *wanted)):
@@ -111,6 +105,9 @@ def compose(
         log.info("not routed", reason=str(condition.reason), message=condition.message)
     set_conditions(rsp, condition)
     set_ready(rsp, ready=accepted and plan.serving)
+
+
+FunctionRunner = functools.partial(ComposeRunner, compose)
 
 
 def _request(rsp: fnv1.RunFunctionResponse, service: _Service, selectors: Sequence[Selector]) -> list[str]:

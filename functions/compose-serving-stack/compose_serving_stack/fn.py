@@ -10,6 +10,7 @@ becomes ``status.gateway.address``.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import structlog
@@ -23,6 +24,7 @@ from modelplane.fnkit.ledger import Ledger
 from modelplane.fnkit.preamble import parse_or_keep
 from modelplane.fnkit.runner import ComposeRunner
 from modelplane.fnkit.status import set_conditions, set_ready
+from modelplane.fnkit.xr import name_of
 from modelplane.layout import Layout
 from modelplane.names import (
     CONTROL_PLANE_NAMESPACE,
@@ -54,14 +56,6 @@ _ACCEPTED = ReadinessRule(
 )
 
 
-class FunctionRunner(ComposeRunner):
-    """Runs the ServingStack function."""
-
-    def __init__(self) -> None:
-        """Create the runner."""
-        super().__init__(compose)
-
-
 def compose(
     req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, ledger: Ledger, log: structlog.stdlib.BoundLogger
 ) -> None:
@@ -70,7 +64,7 @@ def compose(
     if xr is None or xr.spec is None:
         return
     spec = xr.spec
-    name = xr.metadata.name if xr.metadata is not None and xr.metadata.name else ""
+    name = name_of(xr)
     provider_config = spec.providerConfigRef.name
     charts = stack_components(
         backend=spec.backend or "KServe", scheduler=(spec.scheduler.type if spec.scheduler else None) or "None"
@@ -119,6 +113,9 @@ def compose(
     set_conditions(rsp, condition)
     set_ready(rsp, ready=installed)
     log.debug("composed", stack=name, installed=installed)
+
+
+FunctionRunner = functools.partial(ComposeRunner, compose)
 
 
 def _invalid(problems: list[Problem]) -> Condition:

@@ -7,15 +7,10 @@ from modelplane.capacity.occupancy import DeploymentKey, Occupancy, RoleOccupanc
 from modelplane.capacity.pools import PoolCapacity, PoolKey
 from modelplane.capacity.summary import ClusterSummary, Listed, PoolSummary, summarize
 
-# The names ``Occupancy`` had while "hold" meant four things; the preview reads them until it is rewritten.
-Holding = Occupancy
-replica_holding = replica_occupancy
-
 __all__ = [
     "ClusterInfo",
     "ClusterSummary",
     "DeploymentKey",
-    "Holding",
     "Listed",
     "NodeFree",
     "Observed",
@@ -27,7 +22,6 @@ __all__ = [
     "RoleOccupancy",
     "Source",
     "cluster_info",
-    "replica_holding",
     "replica_occupancy",
     "role_occupancy",
     "summarize",

@@ -80,14 +80,42 @@ class PoolObservations:
     unassigned: int = 0
 
 
+@dataclass(frozen=True)
+class StatusObject:
+    """A scheduler's status object as observed, with the status it reports.
+
+    Attributes:
+        obj: The object, conformed to what its adapter reads of it.
+        status: Its ``status``.
+        read: The objects read to find it, for ``Snapshot.read``.
+    """
+
+    obj: Mapping[str, Any]
+    status: Mapping[str, Any]
+    read: tuple[str, ...]
+
+
 def status_object(
-    objects: Sequence[Mapping[str, Any]], kind: str, source: Source, what: str
-) -> tuple[Mapping[str, Any], str] | Snapshot:
-    """The observed object of ``kind`` and its name; or, when there is none, the snapshot that says so."""
+    objects: Sequence[Mapping[str, Any]], kind: str, source: Source, what: str, also_read: Sequence[str] = ()
+) -> StatusObject | Snapshot:
+    """The observed object of ``kind`` and its status; else the snapshot that says why there is none yet.
+
+    Args:
+        objects: The scheduler's status objects as observed on the cluster.
+        kind: The kind whose status tells capacity (``Queue``, ``ClusterQueue``).
+        source: The scheduler.
+        what: The object as messages name it (``the KAI Queue``).
+        also_read: Other objects read alongside it, as ``Snapshot.read`` names them.
+    """
     found = next((o for o in objects if o.get("kind") == kind), None)
     if found is None:
         return Snapshot(source, (), missing=f"{what} has not been observed yet")
-    return found, str(found.get("metadata", {}).get("name", ""))
+    name = str(found.get("metadata", {}).get("name", ""))
+    read = (f"{kind} {name}", *also_read)
+    status = found.get("status")
+    if not isinstance(status, Mapping):
+        return Snapshot(source, read, missing=f"{what} {name} reports no status yet")
+    return StatusObject(found, status, read)
 
 
 def gpus(value: Any) -> int:  # noqa: ANN401 - an int-or-string quantity from a status object

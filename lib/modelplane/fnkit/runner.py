@@ -27,7 +27,9 @@ class ComposeRunner(grpcv1.FunctionRunnerServiceServicer):
     ``compose`` reads the request and writes the desired state, status and
     conditions into the response that ``response.to`` started, accounting for
     every observed composed resource in ``ledger``; it reports bad input as
-    conditions and results, never by raising.
+    conditions and results, never by raising. A function's ``fn.py`` names its
+    runner ``FunctionRunner = functools.partial(ComposeRunner, compose)``: what
+    ``main.py`` serves and ``modelplane render`` runs in-process.
     """
 
     def __init__(self, compose: Compose) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 import pydantic
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
@@ -11,6 +11,21 @@ from modelplane import protojson
 from modelplane.problems import Problem, invalid
 
 M = TypeVar("M", bound=pydantic.BaseModel)
+
+
+class _Metadata(Protocol):
+    @property
+    def name(self) -> str | None: ...
+    @property
+    def namespace(self) -> str | None: ...
+
+
+class Object(Protocol):
+    """A generated model of a Kubernetes object: every one has an optional ``metadata``."""
+
+    @property
+    def metadata(self) -> _Metadata | None:
+        """The object's metadata, None when unset."""
 
 
 class InvalidXRError(ValueError):
@@ -35,3 +50,13 @@ def parse_composite(req: fnv1.RunFunctionRequest, model: type[M]) -> M:
         return model.model_validate(data)
     except pydantic.ValidationError as err:
         raise InvalidXRError(invalid(err)) from err
+
+
+def name_of(xr: Object) -> str:
+    """The XR's name ("" when it has none, as an XR the API server admitted always has one)."""
+    return (xr.metadata.name if xr.metadata is not None else None) or ""
+
+
+def namespace_of(xr: Object) -> str:
+    """The XR's namespace ("" for a cluster-scoped XR)."""
+    return (xr.metadata.namespace if xr.metadata is not None else None) or ""

@@ -10,7 +10,6 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from modelplane.fnkit import configure_cli_logging
 from modelplane.kinds import KINDS
 from modelplane.preview.admit import Admission, admit
 from modelplane.preview.document import JSON, dump, fields, plain, versioned
@@ -25,6 +24,7 @@ from modelplane.preview.targets import group_by_target, to_yaml
 from modelplane.preview.transition import Recorder, Transition, transition
 from modelplane.preview.view import FleetView, build
 from modelplane.preview.world import assumed_kubeconfigs, healthy, live_status, observed_status
+from modelplane.render.runners import configure_cli_logging
 from modelplane.repo import CompositionNotFoundError, load_composition
 
 _EPILOG = """exit codes:

@@ -19,7 +19,7 @@ from typing import TypeVar
 import pydantic
 from rich.text import Text
 
-from modelplane.capacity import replica_holding
+from modelplane.capacity import replica_occupancy
 from modelplane.preview.document import dump, plain, versioned
 from modelplane.preview.fleet import Fleet
 from modelplane.preview.manifests import Key, Manifest
@@ -85,7 +85,7 @@ def _explain_on(deployment: ModelDeployment, seen: Sequence[Manifest]) -> Explan
     """Explain ``deployment`` on the fleet ``seen``: the clusters' published capacity, its own replicas."""
     clusters = (f for f in map(cluster_facts, _parse(seen, "InferenceCluster", InferenceCluster)) if f)
     view = build_view(clusters, _parse(seen, "InferenceClass", InferenceClass))
-    own = (h for h in map(replica_holding, _parse(seen, "ModelReplica", ModelReplica)) if h is not None)
+    own = (h for h in map(replica_occupancy, _parse(seen, "ModelReplica", ModelReplica)) if h is not None)
     return explain(deployment, view, own=own)
 
 

@@ -11,8 +11,7 @@ import shutil
 import subprocess
 from collections.abc import Sequence
 
-import yaml
-
+from modelplane import documents
 from modelplane.preview.manifests import Key, Loaded, Manifest, ManifestError, is_modelplane, key_of
 
 CATEGORY = "modelplane"
@@ -48,8 +47,8 @@ def parse_list(text: str, source: str) -> Loaded:
         ManifestError: the output is not a List of Kubernetes objects.
     """
     try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as err:
+        doc = documents.load_value(text)
+    except documents.DocumentError as err:
         msg = f"{source}: not YAML: {err}"
         raise ManifestError(msg) from err
     if not isinstance(doc, dict) or not isinstance(doc.get("items"), list):

@@ -18,8 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from modelplane import documents
 from modelplane.admission.catalog import validator_for
 from modelplane.kinds import GROUP
 
@@ -159,8 +158,8 @@ def load_dir(*roots: Path) -> Loaded:
     others: list[Manifest] = []
     for stream in streams:
         try:
-            docs = [d for d in yaml.safe_load_all(stream.read()) if d is not None]
-        except yaml.YAMLError as err:
+            docs = documents.load_all(stream.read())
+        except documents.DocumentError as err:
             msg = f"{stream.name}: not valid YAML: {err}"
             raise ManifestError(msg) from err
         if not docs and stream.name == STDIN_NAME:

@@ -22,7 +22,7 @@ from typing import Any
 
 import pydantic
 
-from modelplane.capacity import Holding, Listed, Observed, cluster_info, replica_holding, summarize
+from modelplane.capacity import Listed, Observed, Occupancy, cluster_info, replica_occupancy, summarize
 from modelplane.capacity.observed import Source
 from modelplane.capacity.published import capacity_status, pool_classes
 from modelplane.names import CLUSTER_LABEL, KUBECONFIG_KEY, cluster_label
@@ -187,15 +187,15 @@ def healthy(composed: Manifest) -> dict[str, Any]:
     return {**composed, "status": merge_status(composed.get("status"), simulate(composed))}
 
 
-def _holding(xr: Manifest) -> Holding | None:
+def _occupancy(xr: Manifest) -> Occupancy | None:
     try:
-        return replica_holding(ModelReplica.model_validate(xr))
+        return replica_occupancy(ModelReplica.model_validate(xr))
     except pydantic.ValidationError:
         return None
 
 
-def _composed_replicas(cluster: str, states: States) -> list[Holding]:
-    """What the ModelReplicas on ``cluster`` hold: those the simulation composed, and those the cluster lists.
+def _composed_replicas(cluster: str, states: States) -> list[Occupancy]:
+    """What the ModelReplicas on ``cluster`` occupy: those the simulation composed, and those the cluster lists.
 
     The cluster's function lists the replicas labelled with it (``CLUSTER_LABEL``), as every replica
     a ModelDeployment composes is; a ModelReplica among the manifests without the label is not counted.
@@ -206,9 +206,9 @@ def _composed_replicas(cluster: str, states: States) -> list[Holding]:
         labels = (state.xr.get("metadata") or {}).get("labels") or {}
         if state.parent is None and labels.get(CLUSTER_LABEL) != label:
             continue
-        holding = states.memo("holding", state.xr, _holding)
-        if holding is not None:
-            out.append(holding)
+        occupancy = states.memo("occupancy", state.xr, _occupancy)
+        if occupancy is not None:
+            out.append(occupancy)
     return out
 
 

@@ -64,7 +64,7 @@ class PipelineFatalError(RenderError):
 
 
 def _loader() -> Callable[[str], Runner]:
-    from modelplane.fnkit.registry import load_runner  # noqa: PLC0415 - import only when needed
+    from modelplane.render.runners import load_runner  # noqa: PLC0415 - import only when needed
 
     return load_runner
 

@@ -54,6 +54,19 @@ class SchedulerSettingsError(ValueError):
     """The cluster's ``spec.scheduler`` lacks what its type needs (e.g. the KAI queue)."""
 
 
+def required_setting(settings: Mapping[str, Any], block: str, name: str, scheduler_type: str) -> str:
+    """The setting ``spec.scheduler.<block>.<name>`` that ``scheduler_type`` needs.
+
+    Raises:
+        SchedulerSettingsError: it is not set; the message names the field.
+    """
+    value = str((settings.get(block) or {}).get(name) or "")
+    if not value:
+        msg = f"spec.scheduler.{block}.{name}: required when scheduler.type is {scheduler_type}"
+        raise SchedulerSettingsError(msg)
+    return value
+
+
 WrapFunction = Callable[[Gang, Mapping[str, Any]], Wrapping]
 """A scheduler: the gang and the cluster's ``spec.scheduler`` (as written) in, the wrapping out."""
 

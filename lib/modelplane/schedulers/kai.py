@@ -17,21 +17,20 @@ from typing import Any
 
 from modelplane.capacity.observed import Source
 from modelplane.capacity.snapshot import Figure, Snapshot, gpus, is_gpu, status_object
-from modelplane.layout import METADATA, Layout
-from modelplane.schedulers.base import Gang, Observation, SchedulerSettingsError, Seen, Watch, Wrapping
+from modelplane.layout import METADATA, QUANTITY, Layout
+from modelplane.schedulers.base import Gang, Observation, Seen, Watch, Wrapping, required_setting
 
 SCHEDULER_NAME = "kai-scheduler"
 QUEUE_LABEL = "kai.scheduler/queue"
 POD_GROUP_ANNOTATION = "pod-group-name"
 POD_GROUP_API_VERSION = "scheduling.run.ai/v2alpha2"
 QUEUE_API_VERSION = "scheduling.run.ai/v2"
-_NUMBER = (str, int, float)
 # What is read of a Queue: objects are conformed to it where they are read.
 QUEUE: Layout = {
     "kind": str,
     "metadata": METADATA,
     "spec": {"resources": {"gpu": {"quota": (int, float)}}},
-    "status": {"allocated": {str: _NUMBER}},
+    "status": {"allocated": {str: QUANTITY}},
 }
 
 
@@ -41,10 +40,7 @@ def wrap(gang: Gang, settings: Mapping[str, Any]) -> Wrapping:
     Raises:
         SchedulerSettingsError: ``spec.scheduler.kai.queue`` is not set.
     """
-    queue = str((settings.get("kai") or {}).get("queue") or "")
-    if not queue:
-        msg = "spec.scheduler.kai.queue: required when scheduler.type is KAI"
-        raise SchedulerSettingsError(msg)
+    queue = required_setting(settings, "kai", "queue", "KAI")
     labels = {QUEUE_LABEL: queue}
     pod_group = {
         "apiVersion": POD_GROUP_API_VERSION,
@@ -80,15 +76,10 @@ def snapshot(objects: Sequence[Mapping[str, Any]], device_classes: Iterable[str]
     found = status_object(objects, "Queue", Source.KAI, "the KAI Queue")
     if isinstance(found, Snapshot):
         return found
-    queue, name = found
-    read = (f"Queue {name}",)
-    status = queue.get("status")
-    if not isinstance(status, Mapping):
-        return Snapshot(Source.KAI, read, missing=f"the KAI Queue {name} reports no status yet")
     classes = tuple(device_classes)
-    quota_value = queue.get("spec", {}).get("resources", {}).get("gpu", {}).get("quota")
+    quota_value = found.obj.get("spec", {}).get("resources", {}).get("gpu", {}).get("quota")
     quota = int(quota_value) if isinstance(quota_value, int | float) and quota_value >= 0 else None
-    allocated = status.get("allocated") or {}
+    allocated = found.status.get("allocated") or {}
     figures = [
         Figure(str(r), gpus(v), quota if r == "nvidia.com/gpu" else None)
         for r, v in allocated.items()
@@ -97,4 +88,4 @@ def snapshot(objects: Sequence[Mapping[str, Any]], device_classes: Iterable[str]
     if not any(f.resource == "nvidia.com/gpu" for f in figures):
         # An empty queue reports no allocation at all: none of its GPUs is in use.
         figures.append(Figure("nvidia.com/gpu", 0, quota))
-    return Snapshot(Source.KAI, read, tuple(sorted(figures, key=lambda f: f.resource)))
+    return Snapshot(Source.KAI, found.read, tuple(sorted(figures, key=lambda f: f.resource)))

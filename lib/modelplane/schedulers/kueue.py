@@ -22,21 +22,20 @@ from typing import Any
 
 from modelplane.capacity.observed import Source
 from modelplane.capacity.snapshot import Figure, Snapshot, gpus, is_gpu, status_object
-from modelplane.layout import METADATA, Layout
+from modelplane.layout import METADATA, QUANTITY, Layout
 from modelplane.names import POOL_LABEL
-from modelplane.schedulers.base import Gang, Observation, SchedulerSettingsError, Seen, Watch, Wrapping
+from modelplane.schedulers.base import Gang, Observation, Seen, Watch, Wrapping, required_setting
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 API_VERSION = "kueue.x-k8s.io/v1beta2"
-_NUMBER = (str, int, float)
 # What the adapter reads of a ClusterQueue and a ResourceFlavor: objects are conformed to these where they are read.
 CLUSTER_QUEUE: Layout = {
     "kind": str,
     "metadata": METADATA,
     "spec": {
-        "resourceGroups": [{"flavors": [{"name": str, "resources": [{"name": str, "nominalQuota": _NUMBER}]}]}],
+        "resourceGroups": [{"flavors": [{"name": str, "resources": [{"name": str, "nominalQuota": QUANTITY}]}]}],
     },
-    "status": {"flavorsUsage": [{"name": str, "resources": [{"name": str, "total": _NUMBER}]}]},
+    "status": {"flavorsUsage": [{"name": str, "resources": [{"name": str, "total": QUANTITY}]}]},
 }
 RESOURCE_FLAVOR: Layout = {"kind": str, "metadata": METADATA, "spec": {"nodeLabels": {str: str}}}
 
@@ -78,19 +77,15 @@ def snapshot(objects: Sequence[Mapping[str, Any]], device_classes: Iterable[str]
     Returns:
         The snapshot; not known when there is no ClusterQueue or it has no status yet.
     """
-    found = status_object(objects, "ClusterQueue", Source.KUEUE, "the Kueue ClusterQueue")
+    flavors = {str(o.get("metadata", {}).get("name")): o for o in objects if o.get("kind") == "ResourceFlavor"}
+    also_read = [f"ResourceFlavor {f}" for f in sorted(flavors)]
+    found = status_object(objects, "ClusterQueue", Source.KUEUE, "the Kueue ClusterQueue", also_read)
     if isinstance(found, Snapshot):
         return found
-    queue, name = found
-    flavors = {str(o.get("metadata", {}).get("name")): o for o in objects if o.get("kind") == "ResourceFlavor"}
-    read = (f"ClusterQueue {name}", *(f"ResourceFlavor {f}" for f in sorted(flavors)))
-    status = queue.get("status")
-    if not isinstance(status, Mapping):
-        return Snapshot(Source.KUEUE, read, missing=f"the Kueue ClusterQueue {name} reports no status yet")
     classes = tuple(device_classes)
-    quotas = _quotas(queue)
+    quotas = _quotas(found.obj)
     used: dict[tuple[str, str], int] = {}
-    for flavor in status.get("flavorsUsage") or []:
+    for flavor in found.status.get("flavorsUsage") or []:
         for res in flavor.get("resources") or []:
             used[str(flavor.get("name")), str(res.get("name"))] = gpus(res.get("total", 0))
     figures = []
@@ -108,7 +103,7 @@ def snapshot(objects: Sequence[Mapping[str, Any]], device_classes: Iterable[str]
                 str(labels.get(POOL_LABEL, "")),
             )
         )
-    return Snapshot(Source.KUEUE, read, tuple(figures))
+    return Snapshot(Source.KUEUE, found.read, tuple(figures))
 
 
 def wrap(gang: Gang, settings: Mapping[str, Any]) -> Wrapping:  # noqa: ARG001 - the table's signature
@@ -117,10 +112,7 @@ def wrap(gang: Gang, settings: Mapping[str, Any]) -> Wrapping:  # noqa: ARG001 -
     Raises:
         SchedulerSettingsError: ``spec.scheduler.kueue.localQueueName`` is not set.
     """
-    queue = str((settings.get("kueue") or {}).get("localQueueName") or "")
-    if not queue:
-        msg = "spec.scheduler.kueue.localQueueName: required when scheduler.type is Kueue"
-        raise SchedulerSettingsError(msg)
+    queue = required_setting(settings, "kueue", "localQueueName", "Kueue")
     labels = {QUEUE_LABEL: queue}
     return Wrapping(pod_labels=labels, workload_labels=labels)
 

@@ -12,24 +12,12 @@ from modelplane.scheduling.devices import (
     PoolReason,
     SelectorError,
 )
+from modelplane.scheduling.placement import Held, HoldReason, Origin, Placement, RolePlacement, State
 from modelplane.scheduling.placer import Placer
 from modelplane.scheduling.reconcile import Existing
+from modelplane.scheduling.rejection import ClusterRejection, PoolRejection, RejectReason, Unplaced
 from modelplane.scheduling.request import InvalidDeploymentError, Request, request_of
-from modelplane.scheduling.result import (
-    ClusterRejection,
-    Held,
-    HoldReason,
-    Origin,
-    Pending,
-    Placement,
-    PoolRejection,
-    RejectReason,
-    RolePlacement,
-    Rollout,
-    Schedule,
-    State,
-    Unplaced,
-)
+from modelplane.scheduling.result import Pending, Rollout, Schedule
 from modelplane.scheduling.revision import serving_shape, shape_revision
 from modelplane.scheduling.scheduler import schedule
 from modelplane.scheduling.strategy import Strategy, strategy_of

@@ -30,9 +30,10 @@ from modelplane.names import replica_name
 from modelplane.scheduling.decision import Score
 from modelplane.scheduling.devices import PoolReason, RoleRequest
 from modelplane.scheduling.labels import cluster_selector_text
+from modelplane.scheduling.placement import Origin, Placement
 from modelplane.scheduling.placer import Placer
+from modelplane.scheduling.rejection import ClusterRejection, Unplaced
 from modelplane.scheduling.request import request_of
-from modelplane.scheduling.result import ClusterRejection, Origin, Placement, Unplaced
 from modelplane.scheduling.view import FleetView
 from modelplane_models.model_deployment import ClusterSelector, ModelDeployment
 

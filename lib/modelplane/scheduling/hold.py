@@ -38,7 +38,8 @@ from modelplane.capacity import Occupancy
 from modelplane.capacity.clusters import ClusterInfo
 from modelplane.scheduling.devices import ClassJudge, PoolReason, RoleRequest
 from modelplane.scheduling.labels import LabelSelector
-from modelplane.scheduling.result import Held, HoldReason, Origin, Placement, RolePlacement, pool_message
+from modelplane.scheduling.placement import Held, HoldReason, Origin, Placement, RolePlacement
+from modelplane.scheduling.rejection import pool_message
 
 # Misfits that prove the deployment's shape cannot run on a pool (not a missing input).
 _SHAPE_MISFITS = {

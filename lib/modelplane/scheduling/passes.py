@@ -23,9 +23,10 @@ from itertools import count, islice
 from modelplane.capacity import Occupancy
 from modelplane.names import replica_name
 from modelplane.scheduling.hold import observed_roles
+from modelplane.scheduling.placement import Held, HoldReason, Origin, Placement
 from modelplane.scheduling.placer import Placer
 from modelplane.scheduling.reconcile import Existing, Kept, Own
-from modelplane.scheduling.result import LISTED, Held, HoldReason, Origin, Placement, Unplaced
+from modelplane.scheduling.rejection import LISTED, Unplaced
 from modelplane.topology import Footprint
 
 

@@ -31,18 +31,16 @@ from modelplane.capacity.clusters import ClusterInfo
 from modelplane.scheduling.decision import Score, decide
 from modelplane.scheduling.devices import ClassJudge, PoolReason, RoleRequest
 from modelplane.scheduling.fit import Option, as_score, pool_fit, score, size, stranded
-from modelplane.scheduling.request import Request, needs, plural
-from modelplane.scheduling.result import (
+from modelplane.scheduling.placement import Origin, Placement, RolePlacement
+from modelplane.scheduling.rejection import (
     ClusterRejection,
-    Origin,
-    Placement,
     PoolRejection,
     RejectReason,
-    RolePlacement,
     Unplaced,
     pool_message,
     summarize,
 )
+from modelplane.scheduling.request import Request, needs, plural
 from modelplane.topology import Footprint, Role
 
 _OVERCOMMITTED = "it has no room for this replica: replicas placed there concurrently took it"

@@ -26,8 +26,8 @@ from modelplane.capacity.clusters import ClusterInfo
 from modelplane.names import replica_ordinal
 from modelplane.scheduling.devices import ClassJudge
 from modelplane.scheduling.hold import existing_placement
+from modelplane.scheduling.placement import Placement
 from modelplane.scheduling.request import Request
-from modelplane.scheduling.result import Placement
 from modelplane.scheduling.strategy import Strategy
 from modelplane.scheduling.view import FleetView
 

@@ -12,8 +12,10 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from modelplane.scheduling.hold import observed_roles
+from modelplane.scheduling.placement import Held, HoldReason, Origin, Placement, State
 from modelplane.scheduling.reconcile import Existing, Kept, Own
-from modelplane.scheduling.result import Held, HoldReason, Origin, Pending, Placement, Rollout, State, Unplaced
+from modelplane.scheduling.rejection import Unplaced
+from modelplane.scheduling.result import Pending, Rollout
 from modelplane.scheduling.rollout import Member, wave
 from modelplane.scheduling.strategy import Strategy
 

@@ -16,7 +16,7 @@ from modelplane.scheduling import (
     serving_shape,
     shape_revision,
 )
-from modelplane.scheduling.result import LISTED
+from modelplane.scheduling.rejection import LISTED
 from modelplane.topology import Footprint, Role
 from modelplane_models.inference_class import InferenceClass
 from modelplane_models.inference_cluster import InferenceCluster

@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from modelplane.capacity import DeploymentKey
-from modelplane.scheduling.result import Held, HoldReason, Origin, Placement, Schedule, State
+from modelplane.scheduling.placement import Held, HoldReason, Origin, Placement, State
+from modelplane.scheduling.result import Schedule
 from modelplane.scheduling.rollout import Member, Wave, wave
 from modelplane.scheduling.strategy import duration_seconds, scaled
 

@@ -1,0 +1,175 @@
+"""The plain-data view of a settled fleet: what the tables print and ``--output json|yaml`` writes.
+
+Frozen dataclasses of strings and numbers, one per thing a person looks at: a
+class, a cluster and its pools, a deployment and its replicas, a service and its
+backends, a function's message. ``FleetView`` holds them all.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One condition of an object: its status, reason and message."""
+
+    type: str
+    status: str = "Unknown"
+    reason: str = ""
+    message: str = ""
+
+    @property
+    def true(self) -> bool:
+        """Whether the condition holds."""
+        return self.status == "True"
+
+
+@dataclass(frozen=True)
+class ClassView:
+    """One InferenceClass."""
+
+    name: str
+    gpus_per_node: int | None
+    product: str
+    valid: Condition
+
+
+@dataclass(frozen=True)
+class PoolView:
+    """One node pool's GPUs, as the scheduler counts them."""
+
+    pool: str
+    class_name: str
+    nodes: int
+    gpus_per_node: int
+    declared: int
+    observed: int | None  # GPUs in use a cluster scheduler (KAI, Kueue) reports; None when none does
+    in_use: int
+    free: int
+    source: str
+    overcommitted: int = 0
+
+
+@dataclass(frozen=True)
+class ReleaseView:
+    """One Helm release, on the cluster it installs into."""
+
+    name: str
+    chart: str
+    version: str
+    namespace: str
+    ready: bool | None  # None: nothing reported yet
+
+
+@dataclass(frozen=True)
+class StackView:
+    """A workload cluster's ServingStack."""
+
+    name: str
+    ready: Condition
+    gateway: str
+
+
+@dataclass(frozen=True)
+class ClusterView:
+    """One InferenceCluster: what it is, its pools, its stack and its releases."""
+
+    name: str
+    source: str
+    scheduler: str
+    backend: str
+    cordoned: bool
+    ready: Condition
+    labels: dict[str, str]
+    pools: tuple[PoolView, ...]
+    stack: StackView | None
+    releases: tuple[ReleaseView, ...]
+
+
+@dataclass(frozen=True)
+class RoleView:
+    """One role of a replica: where it runs and what it takes."""
+
+    role: str  # unified, prefill or decode
+    pool: str
+    gpus: int
+    gpus_per_node: int
+    nodes: int  # nodes the role spans (per worker x workers)
+
+
+@dataclass(frozen=True)
+class ReplicaView:
+    """One ModelReplica."""
+
+    name: str
+    cluster: str
+    roles: tuple[RoleView, ...]
+    ready: bool
+
+    @property
+    def gpus(self) -> int:
+        """GPUs the replica takes over its roles."""
+        return sum(r.gpus for r in self.roles)
+
+
+@dataclass(frozen=True)
+class DeploymentView:
+    """One ModelDeployment: how many replicas it wants, has placed and has serving."""
+
+    name: str  # namespace/name
+    desired: int
+    placed: int
+    ready: int
+    gpus_per_replica: int | None
+    shape: str  # e.g. "TP4", "TP8 PP2" or "prefill TP8 + decode TP8"
+    scheduled: Condition
+    replicas: tuple[ReplicaView, ...]
+
+
+@dataclass(frozen=True)
+class BackendView:
+    """One backend of a service's route and its share of the traffic."""
+
+    name: str
+    weight: int
+    share: float  # percent
+
+
+@dataclass(frozen=True)
+class ServiceView:
+    """One ModelService and where its route sends traffic."""
+
+    name: str
+    address: str
+    path: str
+    routed: Condition
+    backends: tuple[BackendView, ...]
+    # Selectors of spec.endpoints[] that match nothing its namespace has or will have, each said in full.
+    unmatched: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Message:
+    """One function result, once, with the object it is about."""
+
+    severity: str
+    object: str
+    text: str
+
+
+@dataclass(frozen=True)
+class FleetView:
+    """Everything the preview shows about a settled fleet."""
+
+    source: str
+    objects: int
+    passes: int
+    classes: tuple[ClassView, ...]
+    clusters: tuple[ClusterView, ...]
+    deployments: tuple[DeploymentView, ...]
+    services: tuple[ServiceView, ...]
+    gateways: dict[str, str]
+    control_plane_releases: tuple[ReleaseView, ...]
+    messages: tuple[Message, ...]
+    errors: dict[str, str] = field(default_factory=dict)  # object -> why its render failed
