@@ -153,9 +153,37 @@ _VERDICTS: dict[tuple[str, int, str], tuple[Schema, tuple[bool, str | None]]] = 
 _MAX_VERDICTS = 65536
 
 
+# ``self`` and what follows it: a field (``self.x``), or a macro or method on the whole (``self.all(``).
+_SELF = re.compile(r"\bself\b(\s*\.\s*([A-Za-z_][A-Za-z0-9_]*)(\s*\()?)?")
+
+
+@functools.cache
+def fields_read(rule: str) -> frozenset[str] | None:
+    """The fields of ``self`` a rule reads, when it reads ``self`` only as ``self.<field>``; else None.
+
+    Such a rule's verdict depends on those fields alone (present or not, and their values), so
+    two objects that agree on them get the same verdict.
+    """
+    fields = set()
+    for match in _SELF.finditer(STRING_LITERAL.sub("''", rule)):
+        if match.group(2) is None or match.group(3) is not None:
+            return None
+        fields.add(match.group(2))
+    return frozenset(fields)
+
+
+def _read_part(rule: str, value: JSON) -> JSON:
+    """What of ``value`` the verdict of ``rule`` depends on."""
+    fields = fields_read(rule)
+    if fields is None or not isinstance(value, dict):
+        return value
+    return {k: value[k] for k in sorted(fields) if k in value}
+
+
 def _evaluate(rule: Rule, value: JSON, node: Schema) -> tuple[bool, str | None]:
     try:
-        key = (rule.rule, id(node), json.dumps(value, sort_keys=True, separators=(",", ":")))
+        part = _read_part(rule.rule, value)
+        key = (rule.rule, id(node), json.dumps(part, sort_keys=True, separators=(",", ":")))
     except (TypeError, ValueError):  # not JSON (a YAML timestamp, say): evaluate it every time
         return _evaluate_now(rule, value, node)
     found = _VERDICTS.get(key)

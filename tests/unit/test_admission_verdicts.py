@@ -1,0 +1,50 @@
+"""Admission remembers CEL verdicts by what of ``self`` a rule reads: never a verdict for another value."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from modelplane.admission.cel import Rule, _evaluate, fields_read
+
+
+@pytest.mark.parametrize(
+    ("rule", "fields"),
+    [
+        pytest.param("has(self.a) == has(self.b)", {"a", "b"}, id="fields"),
+        pytest.param("self.x.y > 0", {"x"}, id="nested-field"),
+        pytest.param("self.a.exists(i, i > 1)", {"a"}, id="macro-on-a-field"),
+        pytest.param("self.kind == 'self'", {"kind"}, id="self-in-a-string"),
+        pytest.param("1 == 1", set(), id="reads-nothing"),
+        pytest.param("size(self) > 0", None, id="self-whole"),
+        pytest.param("self.all(k, k != '')", None, id="macro-on-self"),
+        pytest.param("self.?a.orValue(1) > 0", None, id="optional-field"),
+        pytest.param("self['a'] > 0", None, id="index"),
+        pytest.param("self == self", None, id="compared-whole"),
+    ],
+)
+def test_fields_read(rule: str, fields: set[str] | None) -> None:
+    got = fields_read(rule)
+    assert (None if got is None else set(got)) == fields
+
+
+NODE: dict[str, Any] = {
+    "type": "object",
+    "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}, "name": {"type": "string"}},
+}
+
+
+@pytest.mark.parametrize(
+    ("rule", "values", "want"),
+    [
+        # Objects alike in the fields read get the verdict of the first; each is still right.
+        pytest.param("self.a > 1", [{"a": 2, "name": "x"}, {"a": 2, "name": "y"}], [True, True], id="alike"),
+        pytest.param("self.a > 1", [{"a": 2, "name": "x"}, {"a": 1, "name": "x"}], [True, False], id="field-differs"),
+        pytest.param("has(self.b)", [{"a": 1}, {"a": 1, "b": 1}], [False, True], id="presence-differs"),
+        pytest.param("size(self) == 1", [{"a": 1}, {"a": 1, "name": "x"}], [True, False], id="whole-value"),
+    ],
+)
+def test_remembered_verdicts_follow_the_value(rule: str, values: list[dict[str, Any]], want: list[bool]) -> None:
+    checked = Rule(kind="Test", path="spec", rule=rule, message="m", field_path="")
+    assert [_evaluate(checked, v, NODE)[0] for v in values] == want
