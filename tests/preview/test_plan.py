@@ -241,17 +241,7 @@ def test_plan_of_drain_shows_moves_and_why_replicas_stay(
 
 
 def test_diff_is_field_level_and_grouped_by_cluster(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    head = _edited(tmp_path, "scheduling/upgrade/step-1", ("vllm-openai:v0.11.0", "vllm-openai:v0.12.0"))
-    args = [
-        "--diff",
-        "--width",
-        "160",
-        "--assume-ready",
-        "--against",
-        str(EXAMPLES / "scheduling" / "upgrade" / "step-1"),
-    ]
-    assert command.main([*args, str(head)]) == Exit.OK
-    diff = capsys.readouterr().out.split("Diff (base → head):\n", 1)[1]
+    diff = _image_change(tmp_path, capsys, "--diff").split("Diff (base → head):\n", 1)[1]
     targets = [line for line in diff.splitlines() if line.startswith("# target: ")]
     assert targets == ["# target: control plane", "# target: cluster upgrade-a", "# target: cluster upgrade-b"]
     on_b = diff.split("# target: cluster upgrade-b\n", 1)[1]
