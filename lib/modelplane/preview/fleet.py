@@ -186,6 +186,7 @@ def simulate(  # noqa: PLR0913 - the world, the observer, the start and a hook a
                         observed=observed,
                         catalog=states.catalog,
                         functions=functions,
+                        requirements=previous.out.requirements if previous is not None else {},
                     )
                 )
             except Exception as err:  # noqa: BLE001 - a failing XR is reported, the rest goes on
