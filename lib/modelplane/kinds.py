@@ -30,6 +30,9 @@ class Kind:
     plural: str
     scope: str  # "Cluster" or "Namespaced"
     slug: str  # kebab-case kind, e.g. "model-deployment"
+    # Whether its function reads the XR's own status (``modelplane.fnkit.xr.parse_composite`` drops it):
+    # one that does not composes the same whatever status it last wrote.
+    reads_own_status: bool = False
 
     @property
     def function(self) -> str:
@@ -67,7 +70,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("InferenceCluster", "inferenceclusters", "Cluster", "inference-cluster"),
     Kind("ServingStack", "servingstacks", "Cluster", "serving-stack"),
     Kind("InferenceGateway", "inferencegateways", "Cluster", "inference-gateway"),
-    Kind("ModelDeployment", "modeldeployments", "Namespaced", "model-deployment"),
+    Kind("ModelDeployment", "modeldeployments", "Namespaced", "model-deployment", reads_own_status=True),
     Kind("ModelReplica", "modelreplicas", "Namespaced", "model-replica"),
     Kind("ModelEndpoint", "modelendpoints", "Namespaced", "model-endpoint"),
     Kind("ModelService", "modelservices", "Namespaced", "model-service"),

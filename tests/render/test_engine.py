@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -404,3 +404,44 @@ def test_xr_uid_is_the_render_engine_uid() -> None:
         "1f0a367a-a3b9-5c8d-956c-43970bcdebcc"
     )
     assert xr_uid({**XR, "metadata": {**XR["metadata"], "uid": "given"}}) == "given"
+
+
+_REQUIRE_A = {"require": {"a": {"apiVersion": "v1", "kind": "ConfigMap", "name": "a"}}}
+_REQUIRE_B = {"require": {"b": {"apiVersion": "v1", "kind": "ConfigMap", "name": "b"}}}
+
+
+@pytest.mark.parametrize(
+    ("before", "now", "calls"),
+    [
+        pytest.param(_REQUIRE_A, _REQUIRE_A, 1, id="requires-the-same-again-called-once"),
+        pytest.param(_REQUIRE_A, _REQUIRE_B, 3, id="requires-something-else-starts-over"),
+        pytest.param(_REQUIRE_A, {**_REQUIRE_A, "setContext": {"k": "v"}}, 3, id="writes-the-context-starts-over"),
+        pytest.param(
+            _REQUIRE_A,
+            {**_REQUIRE_A, "results": [{"severity": "Fatal", "message": "no"}]},
+            2,
+            id="fatal-starts-over",
+        ),
+        pytest.param({}, _REQUIRE_A, 2, id="required-nothing-before-no-hint"),
+    ],
+)
+def test_a_step_given_what_it_required_last_renders_as_without(
+    before: dict[str, Any], now: dict[str, Any], calls: int
+) -> None:
+    required = [_cm("a"), _cm("b")]
+    first = render(RenderInputs(xr=XR, composition=_comp(before), required=required, functions={"toy": ToyRunner()}))
+
+    def again(hints: Mapping[str, Any]) -> tuple[RenderOutput | str, int]:
+        toy = ToyRunner()
+        inputs = RenderInputs(
+            xr=XR, composition=_comp(now), required=required, functions={"toy": toy}, requirements=hints
+        )
+        try:
+            return render(inputs), toy.calls
+        except RenderError as err:
+            return str(err), toy.calls
+
+    hinted, hinted_calls = again(first.requirements)
+    plain, _ = again({})
+    assert hinted == plain
+    assert hinted_calls == calls

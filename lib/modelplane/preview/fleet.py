@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from modelplane.kinds import BY_KIND
 from modelplane.preview.manifests import Key, Loaded, Manifest, is_modelplane, key_of
 from modelplane.preview.states import Functions, States, XRState, cluster_of, with_uid
 from modelplane.render import RenderInputs, RenderOutput, render
@@ -126,13 +127,15 @@ def simulate(  # noqa: PLR0913 - the world, the observer, the start and a hook a
     An XR is rendered again only when something it reads changed: itself, what it
     observes of its composed resources, or an answer to a query it made of the rest of
     the fleet (``modelplane.render.store.Reads``). Otherwise its last render stands, as it
-    would come out the same.
+    would come out the same; so it does when only the XR's status changed, to what that render
+    wrote, and its function reads no status of its own (``modelplane.kinds.Kind.reads_own_status``).
 
     Args:
         loaded: The manifests of the fleet.
         compositions: The Composition of each kind, by kind.
         max_passes: Give up after this many passes.
-        renderer: The render implementation (the in-process renderer by default).
+        renderer: The render implementation (the in-process renderer by default). Only the default
+            is trusted to compose the same from the status it wrote, so another is called again for it.
         world: How composed resources other than XRs are observed; None (the default) observes
             them as composed, with no status (``modelplane.preview.world.healthy`` simulates a
             live, healthy system).
@@ -156,6 +159,8 @@ def simulate(  # noqa: PLR0913 - the world, the observer, the start and a hook a
     changed: list[Key] = []
     decided: dict[Key, tuple[Manifest, ...]] = {}
     errors: dict[Key, str] = {}  # the XRs that failed to render in the pass under way
+    # Only Modelplane's own render is known to compose the same from the status it wrote (``_echoed``).
+    skips_echoes = renderer is render
 
     def step(key: Key) -> bool:
         """Bring ``key`` up to date with what it reads; whether it had to be rendered for that."""
@@ -165,13 +170,11 @@ def simulate(  # noqa: PLR0913 - the world, the observer, the start and a hook a
         xr = with_uid(state.xr)
         observed = [_owned(o, xr) for o in _observed(state, states, world)]
         previous = last.get(key)
-        if (
-            previous is not None
-            and previous.xr == xr
-            and previous.observed == observed
-            and previous.out.reads.current(states.catalog)
-        ):
-            out, rendered = previous.out, False
+        if previous is not None and _stands(previous, xr, observed, states.catalog, echoes=skips_echoes):
+            # Its last render stands. One rendered again only to read back its own status still counts
+            # as rendered, so the pass goes as it would.
+            out, rendered = previous.out, previous.xr != xr
+            last[key] = _Rendered(xr, observed, out)
         else:
             try:
                 # The rest of the fleet is read through the catalog; never the XR itself: the render
@@ -183,6 +186,7 @@ def simulate(  # noqa: PLR0913 - the world, the observer, the start and a hook a
                         observed=observed,
                         catalog=states.catalog,
                         functions=functions,
+                        requirements=previous.out.requirements if previous is not None else {},
                     )
                 )
             except Exception as err:  # noqa: BLE001 - a failing XR is reported, the rest goes on
@@ -233,6 +237,34 @@ def simulate(  # noqa: PLR0913 - the world, the observer, the start and a hook a
     names = ", ".join(f"{k[0]} {'/'.join(filter(None, k[1:]))}" for k in changed[:10])
     msg = f"the fleet did not settle after {max_passes} passes; still changing: {names}"
     raise DidNotConvergeError(msg)
+
+
+def _stands(previous: _Rendered, xr: Manifest, observed: list[Manifest], catalog: Catalog, *, echoes: bool) -> bool:
+    """Whether rendering ``xr`` on ``observed`` now would give ``previous``'s output.
+
+    So it would when nothing it reads changed: itself, what it observes, what it read of the
+    fleet; and, with ``echoes``, when only its status changed, to what ``previous`` wrote.
+    """
+    if previous.observed != observed or not previous.out.reads.current(catalog):
+        return False
+    return previous.xr == xr or (echoes and _echoed(previous, xr))
+
+
+def _echoed(previous: _Rendered, xr: Manifest) -> bool:
+    """Whether ``xr`` is the XR ``previous`` rendered, with only the status that render wrote.
+
+    Its function reads no status of its own (``Kind.reads_own_status``), and the render engine
+    reads only the conditions, which it sets the same again, so a render of ``xr`` would give
+    the same status, composed resources and results as ``previous``.
+    """
+    kind = BY_KIND.get(str(xr.get("kind", "")))
+    if kind is None or kind.reads_own_status or xr.get("status") != previous.out.xr.get("status"):
+        return False
+    return _without_status(xr) == _without_status(previous.xr)
+
+
+def _without_status(xr: Manifest) -> Manifest:
+    return {k: v for k, v in xr.items() if k != "status"}
 
 
 def _seeded(sources: Mapping[Key, Manifest], start: Fleet | None) -> list[tuple[Key, XRState]]:

@@ -50,6 +50,7 @@ class CompositionResult:
     events: list[Event] = field(default_factory=list)
     conditions: list[dict[str, Any]] = field(default_factory=list)
     context: struct_pb2.Struct | None = None
+    requirements: dict[str, fnv1.Requirements] = field(default_factory=dict)  # by step, as the pipeline left them
 
 
 def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -205,16 +206,21 @@ async def compose(
     context: struct_pb2.Struct,
     store: Store,
     runners: Runners,
+    hints: Mapping[str, fnv1.Requirements] | None = None,
 ) -> tuple[dict[str, Any], CompositionResult]:
     """Compose ``xr``: return the XR as the store then holds it, and what composing found.
+
+    ``hints`` are as ``run_pipeline`` takes them.
 
     Raises:
         PipelineFatalError: A step returned a fatal result.
         RenderError: Composing failed otherwise.
     """
     observed = _observe(xr, store)
-    result = await run_pipeline(pipeline, _observed_state(xr, observed), context, store, runners)
-    out = CompositionResult(events=result.events, conditions=result.conditions, context=result.context)
+    result = await run_pipeline(pipeline, _observed_state(xr, observed), context, store, runners, hints)
+    out = CompositionResult(
+        events=result.events, conditions=result.conditions, context=result.context, requirements=result.requirements
+    )
     out.composed = _desired(xr, result.desired, observed, out.events)
     _collect_garbage(xr, observed, out.composed, store)
     store.put(_resource_refs(xr, out.composed))

@@ -110,7 +110,12 @@ async def _render(inputs: RenderInputs) -> RenderOutput:
         reads=reads,
     )
     done = await reconcile(
-        key_of(xr), inputs.composition, context_struct(inputs.context), store, Runners(inputs.functions)
+        key_of(xr),
+        inputs.composition,
+        context_struct(inputs.context),
+        store,
+        Runners(inputs.functions),
+        hints=inputs.requirements,
     )
     out_xr = copy_json(done.xr)
     replace_condition_times(out_xr)
@@ -125,7 +130,14 @@ async def _render(inputs: RenderInputs) -> RenderOutput:
     if done.context is not None:
         context = {"apiVersion": RENDER_API_VERSION, "kind": "Context", "fields": from_struct(done.context)}
     results = [e.as_result() for e in done.events]
-    return RenderOutput(xr=out_xr, composed=sort_composed(composed), results=results, context=context, reads=reads)
+    return RenderOutput(
+        xr=out_xr,
+        composed=sort_composed(composed),
+        results=results,
+        context=context,
+        reads=reads,
+        requirements=done.composed.requirements,
+    )
 
 
 _LOOPS = threading.local()

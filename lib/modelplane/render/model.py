@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 
 from modelplane.render.store import Catalog, Reads
@@ -57,6 +58,9 @@ class RenderInputs:
             ``credentials`` name (``--function-credentials``).
         catalog: More required resources, read through from a shared index instead of
             copied in (the preview's fleet); the XR itself is never read from it.
+        requirements: What each step required when this XR was last rendered
+            (``RenderOutput.requirements``): a step that requires the same again is called
+            once. Only for functions that leave the context alone (Modelplane's).
     """
 
     xr: dict[str, Any]
@@ -67,6 +71,7 @@ class RenderInputs:
     functions: Mapping[str, Runner] | None = None
     credentials: Sequence[dict[str, Any]] = ()
     catalog: Catalog | None = None
+    requirements: Mapping[str, fnv1.Requirements] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -82,6 +87,7 @@ class RenderOutput:
         context: The context the last step returned, as a ``Context`` object
             (None when it returned none).
         reads: What the render read from the inputs' catalog (empty without one).
+        requirements: What each step's last call required, by step name.
     """
 
     xr: dict[str, Any]
@@ -89,3 +95,5 @@ class RenderOutput:
     results: list[dict[str, Any]]
     context: dict[str, Any] | None
     reads: Reads = field(default_factory=Reads)
+    # How the render was reached, not what it printed: not part of its value.
+    requirements: Mapping[str, fnv1.Requirements] = field(default_factory=dict, compare=False)

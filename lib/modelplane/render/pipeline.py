@@ -53,6 +53,8 @@ class PipelineResult:
     context: struct_pb2.Struct | None = None
     events: list[Event] = field(default_factory=list)
     conditions: list[dict[str, Any]] = field(default_factory=list)
+    # What each step's last call required, by step name: the hint for its next run (see ``run_pipeline``).
+    requirements: dict[str, fnv1.Requirements] = field(default_factory=dict)
 
 
 class PipelineFatalError(RenderError):
@@ -162,6 +164,16 @@ def _next_request(
     rsp: fnv1.RunFunctionResponse,
 ) -> fnv1.RunFunctionRequest:
     """The request of the next call: ``base`` with what ``current`` requires, fetched straight into it."""
+    nxt = _with_required(base, store, current)
+    if rsp.HasField("context"):
+        nxt.context.CopyFrom(rsp.context)
+    else:
+        nxt.ClearField("context")
+    return nxt
+
+
+def _with_required(base: fnv1.RunFunctionRequest, store: Store, current: fnv1.Requirements) -> fnv1.RunFunctionRequest:
+    """``base`` with what ``current`` requires fetched into it."""
     nxt = fnv1.RunFunctionRequest()
     nxt.CopyFrom(base)  # the bootstrap resources and schemas of the step stay
     for name, rs in current.resources.items():
@@ -173,10 +185,6 @@ def _next_request(
     # No schemas are supplied to render, so every required schema is empty.
     for name in current.schemas:
         nxt.required_schemas[name].SetInParent()
-    if rsp.HasField("context"):
-        nxt.context.CopyFrom(rsp.context)
-    else:
-        nxt.ClearField("context")
     return nxt
 
 
@@ -189,12 +197,37 @@ def _sees_the_same(call: fnv1.RunFunctionRequest, nxt: fnv1.RunFunctionRequest) 
     )
 
 
-async def _run_step(runner: Runner, ref: str, req: fnv1.RunFunctionRequest, store: Store) -> fnv1.RunFunctionResponse:
+def _settled_on(hint: fnv1.Requirements, call: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> bool:
+    """Whether ``rsp``, to a call given what ``hint`` requires, is where the usual calls would settle.
+
+    So it is when it requires exactly that again and leaves the context as it got it: the calls
+    from the step's own request would end with one given the same resources and context.
+    """
+    return (
+        not any(r.severity == fnv1.SEVERITY_FATAL for r in rsp.results)
+        and rsp.HasField("requirements")
+        and rsp.requirements == hint
+        and rsp.HasField("context") == call.HasField("context")
+        and rsp.context == call.context
+    )
+
+
+async def _run_step(
+    runner: Runner, ref: str, req: fnv1.RunFunctionRequest, store: Store, hint: fnv1.Requirements | None = None
+) -> fnv1.RunFunctionResponse:
     """Call a function until its requirements stabilise (xfn.FetchingFunctionRunner).
 
     Each call gets a request of its own (a function may touch what it is given), built once:
-    the step's request with what the previous call required fetched straight into it.
+    the step's request with what the previous call required fetched straight into it. With a
+    ``hint`` (what the step required when it last ran), the first call is given what it
+    requires; when that call requires the same again, it is the answer, else the calls start
+    over from the step's own request.
     """
+    if hint is not None:
+        call = _with_required(req, store, hint)
+        rsp = await _call(runner, ref, call)
+        if _settled_on(hint, call, rsp):
+            return rsp
     previous: fnv1.Requirements | None = None
     call = fnv1.RunFunctionRequest()
     call.CopyFrom(req)
@@ -237,8 +270,14 @@ async def run_pipeline(
     context: struct_pb2.Struct,
     store: Store,
     runners: Runners,
+    hints: Mapping[str, fnv1.Requirements] | None = None,
 ) -> PipelineResult:
     """Run every step in order; return the last desired state, the events and the conditions.
+
+    ``hints`` are what steps required when they last ran (``PipelineResult.requirements``), by
+    step name: a step whose function requires the same again is called once, not twice. Only
+    for functions whose requirements follow from the XR and what they are given, and that leave
+    the context alone when they have what they require (Modelplane's).
 
     Raises:
         PipelineFatalError: A step returned a fatal result.
@@ -250,7 +289,7 @@ async def run_pipeline(
         ref = str((step.get("functionRef") or {}).get("name", ""))
         req = _step_request(step, store, observed, out.desired, out.context)
         try:
-            rsp = await _run_step(runners.get(ref), ref, req, store)
+            rsp = await _run_step(runners.get(ref), ref, req, store, (hints or {}).get(name))
         except PipelineFatalError:
             raise
         except RenderError as e:
@@ -259,6 +298,8 @@ async def run_pipeline(
         out.desired = rsp.desired
         out.context = rsp.context if rsp.HasField("context") else None
         out.conditions.extend(_conditions(rsp))
+        if rsp.HasField("requirements"):
+            out.requirements[name] = rsp.requirements
         for r in rsp.results:
             if r.severity == fnv1.SEVERITY_FATAL:
                 raise PipelineFatalError(name, r.message)

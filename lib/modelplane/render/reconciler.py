@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import json_format, struct_pb2
 
 from modelplane.protojson import copy_json
@@ -81,9 +82,15 @@ def _ready(result: CompositionResult, unready: Sequence[str]) -> dict[str, Any]:
 
 
 async def reconcile(
-    key: Key, composition: Mapping[str, Any], context: struct_pb2.Struct, store: Store, runners: Runners
+    key: Key,
+    composition: Mapping[str, Any],
+    context: struct_pb2.Struct,
+    store: Store,
+    runners: Runners,
+    *,
+    hints: Mapping[str, fnv1.Requirements] | None = None,
 ) -> Reconciled:
-    """Reconcile the XR at ``key`` once.
+    """Reconcile the XR at ``key`` once (``hints`` as ``run_pipeline`` takes them).
 
     Raises:
         RenderError: Composing failed (the message is the reconciler's).
@@ -103,7 +110,7 @@ async def reconcile(
         updated = copy_json(xr)
     pipeline = (composition.get("spec") or {}).get("pipeline") or ()
     try:
-        xr, result = await compose(xr, pipeline, context, store, runners)
+        xr, result = await compose(xr, pipeline, context, store, runners, hints)
     except PipelineFatalError as e:
         msg = f"cannot compose resources: {e}"
         raise RenderError(msg) from e
