@@ -7,11 +7,11 @@
 #
 # NAME is one of: kube-apiserver kube-controller-manager kube-scheduler kubectl
 # etcd core core-crds provider-kubernetes provider-kubernetes-crds registry kwok.
-# `core` is the
-# Crossplane core binary (also what `crossplane render --crossplane-binary`
-# takes); `core-crds` is the directory of Crossplane's own CRDs (CRDS_PATH of
-# `crossplane core init`); `kubectl` is the client of the same release as the
-# API server (a distribution's kubectl may be more than one minor version off).
+# `core` is the Crossplane core binary (also what `crossplane render
+# --crossplane-binary` takes); `core-crds` is the directory of Crossplane's own
+# CRDs (CRDS_PATH of `crossplane core init`); `kubectl` is the client of the same
+# release as the API server (a distribution's kubectl may be more than one minor
+# version off).
 # kube-scheduler is built apart from the other Kubernetes commands (its own
 # marker) so a cache holding those is not rebuilt; kwok simulates nodes and pod
 # lifecycle (the kubelet of the tier's GPU nodes).
