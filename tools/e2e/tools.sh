@@ -6,7 +6,8 @@
 #   tools/e2e/tools.sh path NAME    build NAME if missing; print its path
 #
 # NAME is one of: kube-apiserver kube-controller-manager kube-scheduler kubectl
-# etcd core core-crds provider-kubernetes provider-kubernetes-crds registry kwok.
+# etcd core core-crds provider-kubernetes provider-kubernetes-crds registry kwok
+# kueue kueue-src.
 # `core` is the Crossplane core binary (also what `crossplane render
 # --crossplane-binary` takes); `core-crds` is the directory of Crossplane's own
 # CRDs (CRDS_PATH of `crossplane core init`); `kubectl` is the client of the same
@@ -14,7 +15,8 @@
 # version off).
 # kube-scheduler is built apart from the other Kubernetes commands (its own
 # marker) so a cache holding those is not rebuilt; kwok simulates nodes and pod
-# lifecycle (the kubelet of the tier's GPU nodes).
+# lifecycle (the kubelet of the tier's GPU nodes); kueue is Kueue's manager and
+# `kueue-src` its module source (the webhook manifests the tier registers).
 #
 # Versions are pinned in tools/e2e/versions.env. Idempotent: a tool whose
 # binary is in place is not rebuilt; binaries are moved into place only once
@@ -40,8 +42,9 @@ core_dir="${tools_dir}/crossplane-core-${CROSSPLANE_CORE_VERSION}"
 provider_dir="${tools_dir}/provider-kubernetes-${PROVIDER_KUBERNETES_VERSION}"
 registry_dir="${tools_dir}/registry-${REGISTRY_VERSION}"
 kwok_dir="${tools_dir}/kwok-${KWOK_VERSION}"
+kueue_dir="${tools_dir}/kueue-${KUEUE_VERSION}"
 
-readonly names=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd core core-crds provider-kubernetes provider-kubernetes-crds registry kwok)
+readonly names=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd core core-crds provider-kubernetes provider-kubernetes-crds registry kwok kueue kueue-src)
 readonly kubernetes_commands=(kube-apiserver kube-controller-manager kubectl)
 
 log() { echo "e2e-tools: $*" >&2; }
@@ -53,6 +56,8 @@ path_of() {
     kube-scheduler) echo "${kubernetes_dir}/kube-scheduler" ;;
     kubectl) echo "${kubernetes_dir}/kubectl" ;;
     kwok) echo "${kwok_dir}/kwok" ;;
+    kueue) echo "${kueue_dir}/kueue" ;;
+    kueue-src) echo "${kueue_dir}/config" ;;
     etcd) command -v etcd || echo /usr/bin/etcd ;;
     core) echo "${core_dir}/crossplane" ;;
     core-crds) echo "${core_dir}/crds" ;;
@@ -68,6 +73,7 @@ marker_of() {
   case "$1" in
     kube-apiserver | kube-controller-manager) echo "${kubernetes_dir}/kube-controller-manager" ;;
     core | core-crds) echo "${core_dir}/crossplane" ;;
+    kueue | kueue-src) echo "${kueue_dir}/kueue" ;;
     provider-kubernetes | provider-kubernetes-crds) echo "${provider_dir}/provider" ;;
     *) path_of "$1" ;;
   esac
@@ -243,6 +249,20 @@ build_go_command() {
   log "built ${name} ${version} in $((SECONDS - start))s"
 }
 
+build_kueue() {
+  go_env
+  local src
+  src="$(module_field sigs.k8s.io/kueue "${KUEUE_VERSION}" Dir)"
+  [[ -f "${src}/config/components/webhook/manifests.yaml" ]] || { log "could not download kueue@${KUEUE_VERSION}"; exit 1; }
+  # The webhook manifests (which paths serve which kinds) come with the binary.
+  mkdir -p "${kueue_dir}"
+  rm -rf "${kueue_dir}/config"
+  mkdir -p "${kueue_dir}/config"
+  cp "${src}/config/components/webhook/manifests.yaml" "${kueue_dir}/config/webhook-manifests.yaml"
+  chmod -R u+w "${kueue_dir}/config"
+  build_go_command sigs.k8s.io/kueue "${KUEUE_VERSION}" sigs.k8s.io/kueue/cmd/kueue "${kueue_dir}" kueue
+}
+
 install_etcd() {
   if ! command -v etcd >/dev/null 2>&1; then
     if ! command -v apt-get >/dev/null 2>&1; then
@@ -270,6 +290,7 @@ ensure() {
   case "$1" in
     kube-scheduler) build_kubernetes kube-scheduler ;;
     kwok) build_go_command sigs.k8s.io/kwok "${KWOK_VERSION}" sigs.k8s.io/kwok/cmd/kwok "${kwok_dir}" kwok ;;
+    kueue | kueue-src) build_kueue ;;
     kube-apiserver | kube-controller-manager | kubectl)
       local missing=() cmd
       for cmd in "${kubernetes_commands[@]}"; do installed "${cmd}" || missing+=("${cmd}"); done
@@ -304,7 +325,7 @@ case "${1:-install}" in
   install)
     missing=()
     # Quick ones first, and core before the long Kubernetes build (others wait on it).
-    for name in etcd core provider-kubernetes registry kube-apiserver kubectl kwok kube-scheduler; do
+    for name in etcd core provider-kubernetes registry kube-apiserver kubectl kwok kube-scheduler kueue; do
       installed "${name}" || missing+=("${name}")
     done
     if [[ ${#missing[@]} -gt 0 ]]; then
