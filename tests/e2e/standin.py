@@ -46,7 +46,8 @@ STAND_INS = {
     "leader and worker Pods it would (kube-scheduler places them)",
     "KAI scheduler": "not served by the proxy: a kube-scheduler profile named kai-scheduler places its pods "
     "(DRA allocation real; no KAI queues or gangs)",
-    "Kueue": "not run: its queue labels on pods are inert (no admission)",
+    "Kueue (outside scenario 5)": "the real Kueue runs on workload-b for scenario 5 and manages only its "
+    "namespace: elsewhere queue labels on pods are inert (no admission)",
     "Envoy Gateway and Envoy": "no Envoy binary: Gateways Programmed, routes Accepted by the stand-in",
     "provider-helm": "not run: Releases Ready and Synced by the stand-in, which creates their namespaces",
     "node lifecycle controller": "not run (it judges simulated heartbeats): the tier lifts a new node's "
