@@ -199,7 +199,7 @@ def _argv(binary: Path, config: Path, kube: Kube, certs: Path, work: Path) -> li
             f"mkdir -p {METRICS_CERTS}",
             f"cp {q(str(certs / 'tls.crt'))} {q(str(certs / 'tls.key'))} {METRICS_CERTS}/",
             f"KUBECONFIG={q(str(kube.kubeconfig))} exec {q(str(binary))} --config={q(str(config))}"
-            f" --feature-gates=VisibilityOnDemand=false",
+            " --feature-gates=VisibilityOnDemand=false",
         ]
     )
     return ["unshare", "--mount", "--propagation", "private", "sh", "-c", script]
