@@ -4,7 +4,7 @@ On API server workload-b the real Kueue manager runs (``tests/e2e/kueue.py``), w
 queues the platform team would create (``admission/queues.yaml``): a ClusterQueue whose
 quota admits one of two deployments. The second is held by Kueue itself (its pod keeps
 Kueue's admission gate, its Workload no quota): its ModelReplica says it is waiting for
-admission, not that it failed. Once the first goes, Kueue admits the second and it turns Ready.
+admission, not that it failed. Once the quota is raised, Kueue admits the second and it turns Ready.
 """
 
 from __future__ import annotations
@@ -152,11 +152,17 @@ def test_over_quota_waits_for_admission_not_failed(queued: Plane) -> None:
         assert condition(w, "QuotaReserved").get("status") != "True", w.get("status")
 
 
-def test_admitted_once_quota_frees(queued: Plane) -> None:
+def test_admitted_once_the_quota_is_raised(queued: Plane) -> None:
     plane = queued
+    workload = plane.workloads[WORKLOAD].kube
     second = _only_replica(plane, "second")
-    plane.kube.delete(kinds.API_VERSION, "ModelDeployment", "first", NS)
-    eventually("first's replica to go", lambda: not replicas_of(plane.kube, "first", NS))
+    # The platform team raises the ClusterQueue's quota: Kueue itself admits the waiting workload.
+    (queue,) = [d for d in _docs("queues.yaml") if d["kind"] == "ClusterQueue"]
+    quota = queue["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]
+    quota["nominalQuota"] = "4"
+    workload.apply(queue)
     wait_condition(plane.kube, "ModelReplica", second, NS, "Ready", timeout=READY_TIMEOUT)
-    for pod in _pods(plane.workloads[WORKLOAD].kube, second):
+    for pod in _pods(workload, second):
         assert not _gates(pod), pod["metadata"]["name"]
+    first = _only_replica(plane, "first")
+    wait_condition(plane.kube, "ModelReplica", first, NS, "Ready")
