@@ -92,6 +92,8 @@ class Reason(StrEnum):
     DEPLOYED = "Deployed"
     APPLY_FAILED = "ApplyFailed"
     STARTING = "Starting"
+    # A pod held by a scheduling gate (Kueue's admission gate): queued, not failing.
+    WAITING_FOR_ADMISSION = "WaitingForAdmission"
     AVAILABLE = "Available"
     # The platform side (InferenceCluster, ServingStack).
     WAITING_FOR_INPUTS = "WaitingForInputs"

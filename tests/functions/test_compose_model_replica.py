@@ -196,10 +196,26 @@ def _observed(shape: str, backend: str, status: dict[str, dict[str, Any]]) -> di
 
 
 def _pod(
-    name: str, role: str, *, ready: bool = True, waiting: tuple[str, str] | None = None, unschedulable: str = ""
+    name: str,
+    role: str,
+    *,
+    ready: bool = True,
+    waiting: tuple[str, str] | None = None,
+    unschedulable: str = "",
+    gates: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     conditions = [{"type": "Ready", "status": "True" if ready else "False"}]
     status: dict[str, Any] = {"phase": "Running" if ready else "Pending", "conditions": conditions}
+    if gates:
+        # What the API server writes of a pod created with scheduling gates.
+        conditions.append(
+            {
+                "type": "PodScheduled",
+                "status": "False",
+                "reason": "SchedulingGated",
+                "message": "Scheduling is blocked due to non-empty scheduling gates",
+            }
+        )
     if unschedulable:
         conditions.append(
             {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": unschedulable}
@@ -216,6 +232,7 @@ def _pod(
             "namespace": NAMESPACE,
             "labels": {"modelplane.ai/replica": "llm-0", "modelplane.ai/role": role},
         },
+        "spec": {"schedulingGates": [{"name": g} for g in gates]} if gates else {},
         "status": status,
     }
 
@@ -326,6 +343,15 @@ STATUS_CASES = [
         (_pod("llm-0-0", "unified"), _pod("llm-0-0-1", "unified", ready=False, unschedulable=NO_NODES)),
         want_reason="Unschedulable",
         want_in_message=("1/2 unified pods ready", "pod llm-0-0-1", "0/1 workers"),
+    ),
+    StatusCase(
+        "queued-by-kueue",
+        "single-gpu",
+        "Native",
+        {"workload-unified": DEPLOYMENT_WAITING},
+        (_pod("llm-0-abc", "unified", ready=False, gates=("kueue.x-k8s.io/admission",)),),
+        want_reason="WaitingForAdmission",
+        want_in_message=("0/1 unified pods ready", "waiting for Kueue to admit it", "kueue.x-k8s.io/admission"),
     ),
     StatusCase(
         "workload-without-pods",

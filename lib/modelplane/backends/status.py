@@ -3,8 +3,9 @@
 The inputs are the remote objects as last observed (``status.atProvider.manifest``
 of each Object) and the replica's pods (observed through its
 ObservedObjectCollection). Workloads say whether the replica serves; pods say
-why it does not yet: a container waiting on its image, a pod the scheduler
-cannot place, a gang that is only partly up.
+why it does not yet: a container waiting on its image, a pod held until a
+queue (Kueue) admits it, a pod the scheduler cannot place, a gang that is only
+partly up.
 """
 
 from __future__ import annotations
@@ -13,9 +14,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from modelplane.conditions import Reason
 from modelplane.layout import CONDITION, METADATA, Layout
 from modelplane.names import ROLE_LABEL
 from modelplane.readiness import readiness_of
+from modelplane.schedulers.kueue import ADMISSION_GATE
 
 Manifest = Mapping[str, Any]
 
@@ -29,6 +32,7 @@ REMOTE: Layout = {
 POD: Layout = {
     "kind": str,
     "metadata": METADATA,
+    "spec": {"schedulingGates": [{"name": str}]},
     "status": {
         "containerStatuses": [{"name": str, "state": {"waiting": {"reason": str, "message": str}}}],
         "conditions": [CONDITION],
@@ -38,6 +42,8 @@ POD: Layout = {
 # Container waiting reasons that will not clear by themselves: reported before scheduling problems.
 _STUCK = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName", "CreateContainerConfigError", "CrashLoopBackOff")
 _WORKLOAD_KINDS = frozenset({"Deployment", "LeaderWorkerSet", "LLMInferenceService"})
+# A pod held by a scheduling gate is waiting to be admitted, not failing: who holds it, by gate.
+_GATE_HOLDERS = {ADMISSION_GATE: "Kueue"}
 
 
 @dataclass(frozen=True)
@@ -109,11 +115,18 @@ def _pod_problem(pod: Manifest) -> tuple[int, str, str] | None:
         if waiting.get("reason") in _STUCK:
             message = f"pod {name} container {c.get('name')}: {waiting.get('message') or waiting['reason']}"
             return 0, str(waiting["reason"]), message
+    gates = sorted(str(g.get("name")) for g in pod.get("spec", {}).get("schedulingGates") or [] if g.get("name"))
     scheduled = readiness_of(pod, "PodScheduled")
-    if scheduled.status == "False":
+    if scheduled.status == "False" and not gates:
         return 1, scheduled.reason or "Unschedulable", f"pod {name}: {scheduled.message}"
+    # Held before scheduling (queued): it waits its turn, which a pod that cannot be placed never gets.
+    if gates:
+        holders = sorted({_GATE_HOLDERS[g] for g in gates if g in _GATE_HOLDERS})
+        by = f"{' and '.join(holders)} to admit it" if holders else "its scheduling gates to be lifted"
+        message = f"pod {name} is waiting for {by} (scheduling gates: {', '.join(gates)})"
+        return 2, str(Reason.WAITING_FOR_ADMISSION), message
     if not readiness_of(pod).true:
-        return 2, "Starting", f"pod {name} is not ready yet"
+        return 3, "Starting", f"pod {name} is not ready yet"
     return None
 
 

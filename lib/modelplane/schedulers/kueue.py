@@ -27,6 +27,8 @@ from modelplane.names import POOL_LABEL
 from modelplane.schedulers.base import Gang, Observation, Seen, Watch, Wrapping, required_setting
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+# The scheduling gate Kueue's pod webhook puts on a queued pod and lifts once its Workload is admitted.
+ADMISSION_GATE = "kueue.x-k8s.io/admission"
 API_VERSION = "kueue.x-k8s.io/v1beta2"
 # What the adapter reads of a ClusterQueue and a ResourceFlavor: objects are conformed to these where they are read.
 CLUSTER_QUEUE: Layout = {
