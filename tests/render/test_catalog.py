@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Hashable, Mapping
 from typing import Any
 
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
-from modelplane.render.store import Catalog, Reads, Store, key_of
+from modelplane.render.store import Catalog, Query, Reads, Store, key_of
 from tests.render.test_store import OBJECTS, _cm, _names
 
 
@@ -84,3 +86,41 @@ def test_labels_that_are_not_strings_are_never_matched_and_never_raise() -> None
     catalog = Catalog([odd, *OBJECTS])
     gpu = _selector(api_version="v1", kind="ConfigMap", labels={"tier": "gpu"})
     assert "/odd" not in _names(Store([], catalog=catalog).fetch(gpu))
+
+
+def _data_view(obj: Mapping[str, Any]) -> Hashable:
+    """A reader that looks at a ConfigMap's data only."""
+    return json.dumps(obj.get("data"), sort_keys=True)
+
+
+def _with(name: str, data: dict[str, str], **labels: str) -> dict[str, Any]:
+    return {**_cm(name, **labels), "data": data}
+
+
+@pytest.mark.parametrize(
+    ("reader", "after", "same"),
+    [
+        pytest.param("Viewer", _with("a", {"k": "1"}, tier="cpu"), True, id="unread-label-change-keeps-version"),
+        pytest.param("Viewer", _with("a", {"k": "2"}, tier="gpu"), False, id="read-data-change-bumps-version"),
+        pytest.param("Other", _with("a", {"k": "1"}, tier="cpu"), False, id="reader-without-view-sees-every-change"),
+        pytest.param("", _with("a", {"k": "1"}, tier="cpu"), False, id="no-reader-sees-every-change"),
+    ],
+)
+def test_a_reader_with_a_view_is_told_a_new_version_only_when_its_view_changes(
+    reader: str, after: dict[str, Any], same: bool
+) -> None:
+    catalog = Catalog([_with("a", {"k": "1"}, tier="gpu")], views={("", "ConfigMap"): {"Viewer": _data_view}})
+    by_name: Query = ("", "v1", "ConfigMap", "", "a", None)
+    everything: Query = ("", "v1", "ConfigMap", "", "", ())
+    reads = Reads(seen={q: catalog.answer(q, reader) for q in (by_name, everything)}, reader=reader)
+    assert catalog.put(after)
+    assert reads.current(catalog) is same
+
+
+def test_a_view_that_changes_and_changes_back_still_bumps_the_version() -> None:
+    catalog = Catalog([_with("a", {"k": "1"})], views={("", "ConfigMap"): {"Viewer": _data_view}})
+    by_name: Query = ("", "v1", "ConfigMap", "", "a", None)
+    reads = Reads(seen={by_name: catalog.answer(by_name, "Viewer")}, reader="Viewer")
+    catalog.put(_with("a", {"k": "2"}))
+    catalog.put(_with("a", {"k": "1"}))
+    assert not reads.current(catalog)
