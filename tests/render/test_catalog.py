@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
 import pytest
@@ -124,3 +124,34 @@ def test_a_view_that_changes_and_changes_back_still_bumps_the_version() -> None:
     catalog.put(_with("a", {"k": "2"}))
     catalog.put(_with("a", {"k": "1"}))
     assert not reads.current(catalog)
+
+
+@pytest.mark.parametrize(
+    ("change", "want"),
+    [
+        pytest.param(lambda c: c.put(_cm("d", tier="gpu")), ["/b", "/c", "/c", "/d", "team-b/a"], id="added"),
+        pytest.param(lambda c: c.put(_cm("b", tier="cpu")), ["/c", "/c", "team-b/a"], id="relabelled-out"),
+        pytest.param(lambda c: c.delete(key_of(_cm("c"))), ["/b", "/c", "team-b/a"], id="deleted"),
+        pytest.param(lambda c: c.put(_cm("b", tier="gpu")), ["/b", "/c", "/c", "team-b/a"], id="put-unchanged"),
+    ],
+)
+def test_a_query_asked_again_is_answered_from_the_catalog_as_it_is_now(
+    change: Callable[[Catalog], object], want: list[str]
+) -> None:
+    catalog = Catalog(OBJECTS)
+    gpu = _selector(api_version="", kind="ConfigMap", labels={"tier": "gpu"})
+    Store([], catalog=catalog).fetch(gpu)
+    change(catalog)
+    assert _names(Store([], catalog=catalog).fetch(gpu)) == want
+    assert _names(Store([], catalog=catalog).fetch(gpu)) == _names(Store(list(_objects(catalog))).fetch(gpu))
+
+
+def _objects(catalog: Catalog) -> list[dict[str, Any]]:
+    return [e.obj for k in ("", "apps") for _, e in catalog.kind(k, "ConfigMap")]
+
+
+def test_a_query_by_the_xr_leaves_the_xr_out_of_the_answer() -> None:
+    catalog = Catalog(OBJECTS)
+    gpu = _selector(api_version="v1", kind="ConfigMap", labels={"tier": "gpu"})
+    assert _names(Store([], catalog=catalog, hidden=key_of(_cm("b"))).fetch(gpu)) == ["/c", "team-b/a"]
+    assert _names(Store([], catalog=catalog).fetch(gpu)) == ["/b", "/c", "team-b/a"]

@@ -107,6 +107,8 @@ class Catalog:
         # When each kind last changed, and the answers given since: unchanged kinds answer from memory.
         self._changed: dict[tuple[str, str], int] = {}
         self._answers: dict[tuple[Query, str], tuple[int, tuple[tuple[Key, int], ...]]] = {}
+        # The last message built for each (query, hidden key), with the answer it holds.
+        self._resources: dict[tuple[Query, Key | None], tuple[tuple[tuple[Key, int], ...], fnv1.Resources]] = {}
         self._clock = 0
         self._stamp = stamp
         for obj in objects:
@@ -158,6 +160,23 @@ class Catalog:
     def entry(self, key: Key) -> _Entry | None:
         """The entry at ``key``, or None."""
         return self._by_kind.get((key[0], key[2]), {}).get(key)
+
+    def resources(self, query: Query, hidden: Key | None = None) -> fnv1.Resources:
+        """What a store answers ``query`` with from this catalog alone (never ``hidden``), sorted by namespace and name.
+
+        Built once per answer: a fleet's renders ask the same queries over and over.
+        """
+        answer = self.answer(query)
+        kept = self._resources.get((query, hidden))
+        if kept is not None and kept[0] == answer:
+            return kept[1]
+        out = fnv1.Resources()
+        for key, _ in sorted(answer, key=lambda found: "/".join(found[0][3:])):
+            entry = self.entry(key)
+            if key != hidden and entry is not None:
+                out.items.add().resource.CopyFrom(_struct(entry))
+        self._resources[query, hidden] = (answer, out)
+        return out
 
     def kind(self, group: str, kind: str) -> Iterator[tuple[Key, _Entry]]:
         """Every entry of ``group`` and ``kind``."""
@@ -288,13 +307,21 @@ class Store:
                 out.items.add().resource.CopyFrom(to_struct(found))
             return out
         labels = dict(rs.match_labels.labels) if rs.WhichOneof("match") == "match_labels" else {}
+        local = {
+            key: obj
+            for key, obj in self._objects.items()
+            if (key[0], key[2]) == (group, rs.kind)
+            and not (version and key[1] and version != key[1])
+            and not (rs.namespace and key[3] != rs.namespace)
+        }
+        if self._catalog is not None and not local:
+            # The catalog's answer alone: copied whole from the one message it keeps for it.
+            query: Query = (group, version, rs.kind, rs.namespace, "", tuple(sorted(labels.items())))
+            self._reads.seen[query] = self._catalog.answer(query, self._reads.reader)
+            out.MergeFrom(self._catalog.resources(query, self._hidden))
+            return out
         items = self._catalog_matches(group, version, rs.kind, rs.namespace, labels)
-        for key, obj in self._objects.items():
-            g, v, kind, namespace, _ = key
-            if (g, kind) != (group, rs.kind) or (version and v and version != v):
-                continue
-            if rs.namespace and namespace != rs.namespace:
-                continue
+        for key, obj in local.items():
             # What this store holds replaces the catalog's: deleted, or matching or not as it is now.
             items.pop(key, None)
             if obj is not None and _labels_match(obj, labels):
