@@ -155,3 +155,10 @@ def test_a_query_by_the_xr_leaves_the_xr_out_of_the_answer() -> None:
     gpu = _selector(api_version="v1", kind="ConfigMap", labels={"tier": "gpu"})
     assert _names(Store([], catalog=catalog, hidden=key_of(_cm("b"))).fetch(gpu)) == ["/c", "team-b/a"]
     assert _names(Store([], catalog=catalog).fetch(gpu)) == ["/b", "/c", "team-b/a"]
+
+
+def test_an_answer_asked_again_by_readers_of_other_kinds_is_the_same() -> None:
+    catalog = Catalog(OBJECTS)
+    gpu = _selector(api_version="v1", kind="ConfigMap", labels={"tier": "gpu"})
+    readers = [("example.org", "v1", "XR", "", f"xr-{i}") for i in range(3)]
+    assert [_names(Store([], catalog=catalog, hidden=r).fetch(gpu)) for r in readers] == [["/b", "/c", "team-b/a"]] * 3

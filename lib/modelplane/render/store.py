@@ -107,8 +107,8 @@ class Catalog:
         # When each kind last changed, and the answers given since: unchanged kinds answer from memory.
         self._changed: dict[tuple[str, str], int] = {}
         self._answers: dict[tuple[Query, str], tuple[int, tuple[tuple[Key, int], ...]]] = {}
-        # The last message built for each (query, hidden key), with the answer it holds.
-        self._resources: dict[tuple[Query, Key | None], tuple[tuple[tuple[Key, int], ...], fnv1.Resources]] = {}
+        # The last answer to each (query, hidden key), and the message built for it once it was asked again.
+        self._resources: dict[tuple[Query, Key | None], tuple[tuple[tuple[Key, int], ...], fnv1.Resources | None]] = {}
         self._clock = 0
         self._stamp = stamp
         for obj in objects:
@@ -161,22 +161,33 @@ class Catalog:
         """The entry at ``key``, or None."""
         return self._by_kind.get((key[0], key[2]), {}).get(key)
 
-    def resources(self, query: Query, hidden: Key | None = None) -> fnv1.Resources:
-        """What a store answers ``query`` with from this catalog alone (never ``hidden``), sorted by namespace and name.
+    def fill(self, query: Query, into: fnv1.Resources, hidden: Key | None = None) -> None:
+        """Add to ``into`` what a store answers ``query`` with from this catalog alone (never ``hidden``).
 
-        Built once per answer: a fleet's renders ask the same queries over and over.
+        Sorted by namespace and name. An answer asked for a second time is kept as one message,
+        merged whole from then on: a fleet's renders ask the same queries over and over.
         """
+        if hidden is not None and (hidden[0], hidden[2]) != (query[0], query[2]):
+            hidden = None  # not of the kind asked for: the same answer as for any other reader
         answer = self.answer(query)
-        kept = self._resources.get((query, hidden))
-        if kept is not None and kept[0] == answer:
-            return kept[1]
-        out = fnv1.Resources()
+        slot = (query, hidden)
+        kept = self._resources.get(slot)
+        if kept is None or kept[0] != answer:
+            self._resources[slot] = (answer, None)
+            self._add(answer, hidden, into)
+            return
+        message = kept[1]
+        if message is None:
+            message = fnv1.Resources()
+            self._add(answer, hidden, message)
+            self._resources[slot] = (answer, message)
+        into.MergeFrom(message)
+
+    def _add(self, answer: tuple[tuple[Key, int], ...], hidden: Key | None, into: fnv1.Resources) -> None:
         for key, _ in sorted(answer, key=lambda found: "/".join(found[0][3:])):
             entry = self.entry(key)
             if key != hidden and entry is not None:
-                out.items.add().resource.CopyFrom(_struct(entry))
-        self._resources[query, hidden] = (answer, out)
-        return out
+                into.items.add().resource.CopyFrom(_struct(entry))
 
     def kind(self, group: str, kind: str) -> Iterator[tuple[Key, _Entry]]:
         """Every entry of ``group`` and ``kind``."""
@@ -221,7 +232,7 @@ class Reads:
     """The catalog queries one render (of an XR of kind ``reader``) asked, each with the answer it got."""
 
     seen: dict[Query, tuple[tuple[Key, int], ...]] = field(default_factory=dict)
-    reader: str = ""
+    reader: str = field(default="", compare=False)  # the kind whose views (``Catalog``) the answers are in
 
     def current(self, catalog: Catalog) -> bool:
         """Whether every query would get the same answer from ``catalog`` now."""
@@ -318,7 +329,7 @@ class Store:
             # The catalog's answer alone: copied whole from the one message it keeps for it.
             query: Query = (group, version, rs.kind, rs.namespace, "", tuple(sorted(labels.items())))
             self._reads.seen[query] = self._catalog.answer(query, self._reads.reader)
-            out.MergeFrom(self._catalog.resources(query, self._hidden))
+            self._catalog.fill(query, out, self._hidden)
             return out
         items = self._catalog_matches(group, version, rs.kind, rs.namespace, labels)
         for key, obj in local.items():
