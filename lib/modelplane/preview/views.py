@@ -25,34 +25,28 @@ __all__ = ["VIEWS"]
 _REPLICA_UNREAD_STATUS = frozenset({"capacity", "conditions"})
 
 
-def _as_read(value: Any) -> Any:  # noqa: ANN401 - any JSON value
+def _as_read(value: Mapping[str, Any]) -> Any:  # noqa: ANN401 - any JSON value
     """``value`` as a function reads it from a protobuf Struct: every number a float."""
-    if isinstance(value, Mapping):
-        return {k: _as_read(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_as_read(v) for v in value]
-    if isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
-    return value
+    return json.loads(json.dumps(value), parse_int=float)
 
 
 def replica_view_of_cluster(cluster: Mapping[str, Any]) -> Hashable:
     """What a ModelReplica's render depends on, of its InferenceCluster.
 
     The cluster without the status it never reads (capacity, conditions) or the version the
-    server gives it, so long as the whole validates as the function validates it; else the
-    whole object (any change may change the error it reports).
+    server gives it, so long as the whole validates as the function validates it; else a view
+    equal to no other (any change may change the error it reports).
     """
     try:
         InferenceCluster.model_validate(_as_read(cluster))
-    except pydantic.ValidationError:
-        return "invalid", json.dumps(cluster, sort_keys=True, default=str)
+    except (pydantic.ValidationError, TypeError, ValueError):
+        return object()  # not valid, or not JSON: equal to no other view, so every change counts
     meta = {k: v for k, v in (cluster.get("metadata") or {}).items() if k != "resourceVersion"}
     status = cluster.get("status")
     kept = (
         {k: v for k, v in status.items() if k not in _REPLICA_UNREAD_STATUS} if isinstance(status, Mapping) else status
     )
-    return "valid", json.dumps({**cluster, "metadata": meta, "status": kept}, sort_keys=True, default=str)
+    return json.dumps({**cluster, "metadata": meta, "status": kept}, sort_keys=True)
 
 
 # By the group and kind read, then the kind of the reader.
