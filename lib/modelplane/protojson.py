@@ -23,7 +23,9 @@ from google.protobuf import struct_pb2
 
 __all__ = ["copy_json", "dict_to_struct", "struct_to_dict"]
 
-_MAX_ENTRIES = 4096
+# Conversions remembered per direction. A 100-cluster fleet's simulation comes back to an object
+# after more than 4,096 others: with that many, its conversions were forgotten before they served.
+_MAX_ENTRIES = 16384
 _to_dict: OrderedDict[bytes, bytes] = OrderedDict()  # Struct wire bytes -> pickle of the dict
 _to_go_dict: OrderedDict[bytes, bytes] = OrderedDict()  # the same, integral numbers as ints
 _to_struct: OrderedDict[bytes, bytes] = OrderedDict()  # pickle of the dict -> Struct wire bytes

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
-from modelplane.render.store import Catalog, Reads, Store, key_of
+from modelplane.render.store import Catalog, Query, Reads, Store, key_of
 from tests.render.test_store import OBJECTS, _cm, _names
 
 
@@ -84,3 +86,79 @@ def test_labels_that_are_not_strings_are_never_matched_and_never_raise() -> None
     catalog = Catalog([odd, *OBJECTS])
     gpu = _selector(api_version="v1", kind="ConfigMap", labels={"tier": "gpu"})
     assert "/odd" not in _names(Store([], catalog=catalog).fetch(gpu))
+
+
+def _data_view(obj: Mapping[str, Any]) -> Hashable:
+    """A reader that looks at a ConfigMap's data only."""
+    return json.dumps(obj.get("data"), sort_keys=True)
+
+
+def _with(name: str, data: dict[str, str], **labels: str) -> dict[str, Any]:
+    return {**_cm(name, **labels), "data": data}
+
+
+@pytest.mark.parametrize(
+    ("reader", "after", "same"),
+    [
+        pytest.param("Viewer", _with("a", {"k": "1"}, tier="cpu"), True, id="unread-label-change-keeps-version"),
+        pytest.param("Viewer", _with("a", {"k": "2"}, tier="gpu"), False, id="read-data-change-bumps-version"),
+        pytest.param("Other", _with("a", {"k": "1"}, tier="cpu"), False, id="reader-without-view-sees-every-change"),
+        pytest.param("", _with("a", {"k": "1"}, tier="cpu"), False, id="no-reader-sees-every-change"),
+    ],
+)
+def test_a_reader_with_a_view_is_told_a_new_version_only_when_its_view_changes(
+    reader: str, after: dict[str, Any], same: bool
+) -> None:
+    catalog = Catalog([_with("a", {"k": "1"}, tier="gpu")], views={("", "ConfigMap"): {"Viewer": _data_view}})
+    by_name: Query = ("", "v1", "ConfigMap", "", "a", None)
+    everything: Query = ("", "v1", "ConfigMap", "", "", ())
+    reads = Reads(seen={q: catalog.answer(q, reader) for q in (by_name, everything)}, reader=reader)
+    assert catalog.put(after)
+    assert reads.current(catalog) is same
+
+
+def test_a_view_that_changes_and_changes_back_still_bumps_the_version() -> None:
+    catalog = Catalog([_with("a", {"k": "1"})], views={("", "ConfigMap"): {"Viewer": _data_view}})
+    by_name: Query = ("", "v1", "ConfigMap", "", "a", None)
+    reads = Reads(seen={by_name: catalog.answer(by_name, "Viewer")}, reader="Viewer")
+    catalog.put(_with("a", {"k": "2"}))
+    catalog.put(_with("a", {"k": "1"}))
+    assert not reads.current(catalog)
+
+
+@pytest.mark.parametrize(
+    ("change", "want"),
+    [
+        pytest.param(lambda c: c.put(_cm("d", tier="gpu")), ["/b", "/c", "/c", "/d", "team-b/a"], id="added"),
+        pytest.param(lambda c: c.put(_cm("b", tier="cpu")), ["/c", "/c", "team-b/a"], id="relabelled-out"),
+        pytest.param(lambda c: c.delete(key_of(_cm("c"))), ["/b", "/c", "team-b/a"], id="deleted"),
+        pytest.param(lambda c: c.put(_cm("b", tier="gpu")), ["/b", "/c", "/c", "team-b/a"], id="put-unchanged"),
+    ],
+)
+def test_a_query_asked_again_is_answered_from_the_catalog_as_it_is_now(
+    change: Callable[[Catalog], object], want: list[str]
+) -> None:
+    catalog = Catalog(OBJECTS)
+    gpu = _selector(api_version="", kind="ConfigMap", labels={"tier": "gpu"})
+    Store([], catalog=catalog).fetch(gpu)
+    change(catalog)
+    assert _names(Store([], catalog=catalog).fetch(gpu)) == want
+    assert _names(Store([], catalog=catalog).fetch(gpu)) == _names(Store(list(_objects(catalog))).fetch(gpu))
+
+
+def _objects(catalog: Catalog) -> list[dict[str, Any]]:
+    return [e.obj for k in ("", "apps") for _, e in catalog.kind(k, "ConfigMap")]
+
+
+def test_a_query_by_the_xr_leaves_the_xr_out_of_the_answer() -> None:
+    catalog = Catalog(OBJECTS)
+    gpu = _selector(api_version="v1", kind="ConfigMap", labels={"tier": "gpu"})
+    assert _names(Store([], catalog=catalog, hidden=key_of(_cm("b"))).fetch(gpu)) == ["/c", "team-b/a"]
+    assert _names(Store([], catalog=catalog).fetch(gpu)) == ["/b", "/c", "team-b/a"]
+
+
+def test_an_answer_asked_again_by_readers_of_other_kinds_is_the_same() -> None:
+    catalog = Catalog(OBJECTS)
+    gpu = _selector(api_version="v1", kind="ConfigMap", labels={"tier": "gpu"})
+    readers = [("example.org", "v1", "XR", "", f"xr-{i}") for i in range(3)]
+    assert [_names(Store([], catalog=catalog, hidden=r).fetch(gpu)) for r in readers] == [["/b", "/c", "team-b/a"]] * 3

@@ -164,20 +164,47 @@ def fields_read(rule: str) -> frozenset[str] | None:
     Such a rule's verdict depends on those fields alone (present or not, and their values), so
     two objects that agree on them get the same verdict.
     """
-    fields = set()
-    for match in _SELF.finditer(STRING_LITERAL.sub("''", rule)):
+    uses = field_uses(rule)
+    return None if uses is None else frozenset(uses)
+
+
+# How a rule reads a field of ``self``, least to most: only whether it is there, only its size, its value.
+_HAS, _SIZE, _VALUE = 0, 1, 2
+_WRAPPED = {_HAS: re.compile(r"(?<![\w.])has\s*\(\s*$"), _SIZE: re.compile(r"(?<![\w.])size\s*\(\s*$")}
+
+
+@functools.cache
+def field_uses(rule: str) -> dict[str, int] | None:
+    """How a rule reads each field of ``self`` (``fields_read``): in ``has(self.f)``, in ``size(self.f)``, or more."""
+    text = STRING_LITERAL.sub("''", rule)
+    uses: dict[str, int] = {}
+    for match in _SELF.finditer(text):
         if match.group(2) is None or match.group(3) is not None:
             return None
-        fields.add(match.group(2))
-    return frozenset(fields)
+        closed = text[match.end() :].lstrip().startswith(")")
+        before = text[: match.start()]
+        how = next((h for h, p in _WRAPPED.items() if closed and p.search(before)), _VALUE)
+        uses[match.group(2)] = max(how, uses.get(match.group(2), _HAS))
+    return uses
 
 
 def _read_part(rule: str, value: JSON) -> JSON:
     """What of ``value`` the verdict of ``rule`` depends on."""
-    fields = fields_read(rule)
-    if fields is None or not isinstance(value, dict):
+    uses = field_uses(rule)
+    if uses is None or not isinstance(value, dict):
         return value
-    return {k: value[k] for k in sorted(fields) if k in value}
+    part: dict[str, JSON] = {}
+    for name, how in sorted(uses.items()):
+        if name not in value:
+            continue
+        found = value[name]
+        if how == _HAS:
+            part[name] = ["present", found is None]
+        elif how == _SIZE and isinstance(found, (str, list, dict)):
+            part[name] = ["size", len(found)]
+        else:
+            part[name] = found
+    return part
 
 
 def _evaluate(rule: Rule, value: JSON, node: Schema) -> tuple[bool, str | None]:

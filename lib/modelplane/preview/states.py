@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
 from modelplane.preview.manifests import Key, Manifest
+from modelplane.preview.views import VIEWS
 from modelplane.render.model import RenderError, Runner
 from modelplane.render.runners import load_runner
 from modelplane.render.store import Catalog
@@ -53,7 +54,7 @@ class States(Mapping[Key, XRState]):
     def __init__(self, others: Iterable[Manifest]) -> None:
         """An empty fleet in a world of ``others``."""
         self._states: dict[Key, XRState] = {}
-        self.catalog = Catalog(others, stamp=True)
+        self.catalog = Catalog(others, stamp=True, views=VIEWS)
         self._children: dict[Key, set[Key]] = {}
         self._on_cluster: dict[str, set[Key]] = {}
         self._kinds: dict[str, set[Key]] = {}

@@ -101,7 +101,7 @@ def _secret(s: Mapping[str, Any]) -> dict[str, Any]:
 async def _render(inputs: RenderInputs) -> RenderOutput:
     _check(inputs)
     xr = _engine_xr(inputs)
-    reads = Reads()
+    reads = Reads(reader=str(xr.get("kind", "")))
     store = Store(
         [xr, *inputs.observed, *inputs.required],
         catalog=inputs.catalog,

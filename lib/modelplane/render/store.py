@@ -12,11 +12,13 @@ preview's fleet) hands them over once as a ``Catalog``: a versioned index shared
 every render, read through and never written, so a render costs what it reads, not
 what the fleet holds. Each render's ``Store`` records which catalog entries it read
 (``Reads``), so the caller knows when rendering again could give another answer.
+A catalog given ``views`` tells a reader that looks at only part of an object (a ModelReplica
+at its cluster's spec, not its capacity) the version at which that part last changed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,11 +28,13 @@ from google.protobuf import struct_pb2
 from modelplane.protojson import copy_json
 from modelplane.render.structs import to_struct
 
-__all__ = ["Catalog", "Key", "Reads", "Store", "key_of"]
+__all__ = ["Catalog", "Key", "Query", "Reads", "Store", "View", "key_of"]
 
 Key = tuple[str, str, str, str, str]  # group, version, kind, namespace, name
 # One catalog read: what was asked (a name, or a group/kind/namespace/labels query) and the versions it saw.
 Query = tuple[str, str, str, str, str, tuple[tuple[str, str], ...] | None]
+# What a reader's output depends on, of an object it reads: equal views, equal output. When in doubt, the whole object.
+View = Callable[[Mapping[str, Any]], Hashable]
 
 
 def _group_version(api_version: str) -> tuple[str, str]:
@@ -64,6 +68,13 @@ class _Entry:
     version: int
     source: Mapping[str, Any]  # as put, before any resourceVersion was stamped on it
     struct: struct_pb2.Struct | None = None  # built on first read, shared by every render that reads it
+    # By reader kind (``Catalog`` views): what the reader sees of the object, and the version since when it has.
+    seen: dict[str, tuple[Hashable, int]] = field(default_factory=dict)
+
+    def version_for(self, reader: str) -> int:
+        """The version of what ``reader`` sees of the object."""
+        found = self.seen.get(reader)
+        return self.version if found is None else found[1]
 
 
 class Catalog:
@@ -76,14 +87,28 @@ class Catalog:
     ``uid`` and ``resourceVersion`` then read an unchanged object once.
     """
 
-    def __init__(self, objects: Iterable[Mapping[str, Any]] = (), *, stamp: bool = False) -> None:
-        """Load ``objects`` in order (a later one replaces an earlier one with the same key)."""
+    def __init__(
+        self,
+        objects: Iterable[Mapping[str, Any]] = (),
+        *,
+        stamp: bool = False,
+        views: Mapping[tuple[str, str], Mapping[str, View]] | None = None,
+    ) -> None:
+        """Load ``objects`` in order (a later one replaces an earlier one with the same key).
+
+        ``views``, by the group and kind of an object read, then by the kind of its reader: what
+        that reader's output depends on. A put that leaves a reader's view as it was keeps the
+        version that reader is told (``answer``), so its render stands.
+        """
+        self._views = views or {}
         self._by_kind: dict[tuple[str, str], dict[Key, _Entry]] = {}
         # Keys by (group, kind, label, value): a label query reads its candidates, not the kind.
         self._by_label: dict[tuple[str, str, str, str], set[Key]] = {}
         # When each kind last changed, and the answers given since: unchanged kinds answer from memory.
         self._changed: dict[tuple[str, str], int] = {}
-        self._answers: dict[Query, tuple[int, tuple[tuple[Key, int], ...]]] = {}
+        self._answers: dict[tuple[Query, str], tuple[int, tuple[tuple[Key, int], ...]]] = {}
+        # The last answer to each (query, hidden key), and the message built for it once it was asked again.
+        self._resources: dict[tuple[Query, Key | None], tuple[tuple[tuple[Key, int], ...], fnv1.Resources | None]] = {}
         self._clock = 0
         self._stamp = stamp
         for obj in objects:
@@ -103,11 +128,20 @@ class Catalog:
             stored["metadata"] = {**meta, "resourceVersion": str(self._clock)}
         if entry is not None:
             self._unindex(key, entry)
-        bucket[key] = _Entry(stored, self._clock, obj)
+        bucket[key] = _Entry(stored, self._clock, obj, seen=self._seen(key, stored, entry))
         for label in _labels(stored).items():
             self._by_label.setdefault((key[0], key[2], *label), set()).add(key)
         self._changed[key[0], key[2]] = self._clock
         return True
+
+    def _seen(self, key: Key, obj: Mapping[str, Any], before: _Entry | None) -> dict[str, tuple[Hashable, int]]:
+        """What each reader with a view of ``key``'s kind sees of ``obj``, and since which version."""
+        seen = {}
+        for reader, view in self._views.get((key[0], key[2]), {}).items():
+            now = view(obj)
+            was = before.seen.get(reader) if before is not None else None
+            seen[reader] = (now, was[1] if was is not None and was[0] == now else self._clock)
+        return seen
 
     def delete(self, key: Key) -> bool:
         """Remove the object at ``key``; return whether there was one."""
@@ -127,18 +161,49 @@ class Catalog:
         """The entry at ``key``, or None."""
         return self._by_kind.get((key[0], key[2]), {}).get(key)
 
+    def fill(self, query: Query, into: fnv1.Resources, hidden: Key | None = None) -> None:
+        """Add to ``into`` what a store answers ``query`` with from this catalog alone (never ``hidden``).
+
+        Sorted by namespace and name. An answer asked for a second time is kept as one message,
+        merged whole from then on: a fleet's renders ask the same queries over and over.
+        """
+        if hidden is not None and (hidden[0], hidden[2]) != (query[0], query[2]):
+            hidden = None  # not of the kind asked for: the same answer as for any other reader
+        answer = self.answer(query)
+        slot = (query, hidden)
+        kept = self._resources.get(slot)
+        if kept is None or kept[0] != answer:
+            self._resources[slot] = (answer, None)
+            self._add(answer, hidden, into)
+            return
+        message = kept[1]
+        if message is None:
+            message = fnv1.Resources()
+            self._add(answer, hidden, message)
+            self._resources[slot] = (answer, message)
+        into.MergeFrom(message)
+
+    def _add(self, answer: tuple[tuple[Key, int], ...], hidden: Key | None, into: fnv1.Resources) -> None:
+        for key, _ in sorted(answer, key=lambda found: "/".join(found[0][3:])):
+            entry = self.entry(key)
+            if key != hidden and entry is not None:
+                into.items.add().resource.CopyFrom(_struct(entry))
+
     def kind(self, group: str, kind: str) -> Iterator[tuple[Key, _Entry]]:
         """Every entry of ``group`` and ``kind``."""
         yield from self._by_kind.get((group, kind), {}).items()
 
-    def answer(self, query: Query) -> tuple[tuple[Key, int], ...]:
-        """The keys and versions ``query`` matches now (what a render that asked it would see)."""
+    def answer(self, query: Query, reader: str = "") -> tuple[tuple[Key, int], ...]:
+        """The keys and versions ``query`` matches now (what a render that asked it would see).
+
+        The versions are those of what ``reader`` (a kind) sees of each object (see ``views``).
+        """
         group, version, kind, namespace, name, labels = query
         if labels is None:
             entry = self.entry((group, version, kind, namespace, name))
-            return () if entry is None else (((group, version, kind, namespace, name), entry.version),)
+            return () if entry is None else (((group, version, kind, namespace, name), entry.version_for(reader)),)
         changed = self._changed.get((group, kind), 0)
-        remembered = self._answers.get(query)
+        remembered = self._answers.get((query, reader))
         if remembered is not None and remembered[0] >= changed:
             return remembered[1]
         bucket = self._by_kind.get((group, kind), {})
@@ -151,26 +216,27 @@ class Catalog:
         wanted = dict(labels)
         found = tuple(
             sorted(
-                (k, e.version)
+                (k, e.version_for(reader))
                 for k, e in entries
                 if not (version and k[1] and version != k[1])
                 and not (namespace and k[3] != namespace)
                 and _labels_match(e.obj, wanted)
             )
         )
-        self._answers[query] = (self._clock, found)
+        self._answers[query, reader] = (self._clock, found)
         return found
 
 
 @dataclass
 class Reads:
-    """The catalog queries one render asked, each with the answer it got."""
+    """The catalog queries one render (of an XR of kind ``reader``) asked, each with the answer it got."""
 
     seen: dict[Query, tuple[tuple[Key, int], ...]] = field(default_factory=dict)
+    reader: str = field(default="", compare=False)  # the kind whose views (``Catalog``) the answers are in
 
     def current(self, catalog: Catalog) -> bool:
         """Whether every query would get the same answer from ``catalog`` now."""
-        return all(catalog.answer(q) == a for q, a in self.seen.items())
+        return all(catalog.answer(q, self.reader) == a for q, a in self.seen.items())
 
 
 def _struct(entry: _Entry) -> struct_pb2.Struct:
@@ -224,7 +290,7 @@ class Store:
         if self._catalog is None or key == self._hidden:
             return None
         query: Query = (*key, None)
-        self._reads.seen[query] = self._catalog.answer(query)
+        self._reads.seen[query] = self._catalog.answer(query, self._reads.reader)
         return self._catalog.entry(key)
 
     def get(self, key: Key) -> dict[str, Any] | None:
@@ -252,13 +318,21 @@ class Store:
                 out.items.add().resource.CopyFrom(to_struct(found))
             return out
         labels = dict(rs.match_labels.labels) if rs.WhichOneof("match") == "match_labels" else {}
+        local = {
+            key: obj
+            for key, obj in self._objects.items()
+            if (key[0], key[2]) == (group, rs.kind)
+            and not (version and key[1] and version != key[1])
+            and not (rs.namespace and key[3] != rs.namespace)
+        }
+        if self._catalog is not None and not local:
+            # The catalog's answer alone: copied whole from the one message it keeps for it.
+            query: Query = (group, version, rs.kind, rs.namespace, "", tuple(sorted(labels.items())))
+            self._reads.seen[query] = self._catalog.answer(query, self._reads.reader)
+            self._catalog.fill(query, out, self._hidden)
+            return out
         items = self._catalog_matches(group, version, rs.kind, rs.namespace, labels)
-        for key, obj in self._objects.items():
-            g, v, kind, namespace, _ = key
-            if (g, kind) != (group, rs.kind) or (version and v and version != v):
-                continue
-            if rs.namespace and namespace != rs.namespace:
-                continue
+        for key, obj in local.items():
             # What this store holds replaces the catalog's: deleted, or matching or not as it is now.
             items.pop(key, None)
             if obj is not None and _labels_match(obj, labels):
@@ -275,6 +349,6 @@ class Store:
         if self._catalog is None:
             return {}
         query: Query = (group, version, kind, namespace, "", tuple(sorted(labels.items())))
-        answer = self._reads.seen[query] = self._catalog.answer(query)
+        answer = self._reads.seen[query] = self._catalog.answer(query, self._reads.reader)
         entries = ((key, self._catalog.entry(key)) for key, _ in answer if key != self._hidden)
         return {key: _struct(entry) for key, entry in entries if entry is not None}
