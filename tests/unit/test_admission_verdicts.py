@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from modelplane.admission.cel import Rule, _evaluate, field_uses, fields_read
+from modelplane.admission.cel import Rule, _evaluate, field_uses
 
 
 @pytest.mark.parametrize(
@@ -25,7 +25,7 @@ from modelplane.admission.cel import Rule, _evaluate, field_uses, fields_read
     ],
 )
 def test_fields_read(rule: str, fields: set[str] | None) -> None:
-    got = fields_read(rule)
+    got = field_uses(rule)
     assert (None if got is None else set(got)) == fields
 
 

@@ -157,17 +157,6 @@ _MAX_VERDICTS = 65536
 _SELF = re.compile(r"\bself\b(\s*\.\s*([A-Za-z_][A-Za-z0-9_]*)(\s*\()?)?")
 
 
-@functools.cache
-def fields_read(rule: str) -> frozenset[str] | None:
-    """The fields of ``self`` a rule reads, when it reads ``self`` only as ``self.<field>``; else None.
-
-    Such a rule's verdict depends on those fields alone (present or not, and their values), so
-    two objects that agree on them get the same verdict.
-    """
-    uses = field_uses(rule)
-    return None if uses is None else frozenset(uses)
-
-
 # How a rule reads a field of ``self``, least to most: only whether it is there, only its size, its value.
 _HAS, _SIZE, _VALUE = 0, 1, 2
 _WRAPPED = {_HAS: re.compile(r"(?<![\w.])has\s*\(\s*$"), _SIZE: re.compile(r"(?<![\w.])size\s*\(\s*$")}
@@ -175,7 +164,11 @@ _WRAPPED = {_HAS: re.compile(r"(?<![\w.])has\s*\(\s*$"), _SIZE: re.compile(r"(?<
 
 @functools.cache
 def field_uses(rule: str) -> dict[str, int] | None:
-    """How a rule reads each field of ``self`` (``fields_read``): in ``has(self.f)``, in ``size(self.f)``, or more."""
+    """How a rule reads each field of ``self``: in ``has(self.f)``, in ``size(self.f)``, or more.
+
+    None unless the rule reads ``self`` only as ``self.<field>``. Such a rule's verdict depends on
+    those fields alone, as it reads them, so two objects that agree on them get the same verdict.
+    """
     text = STRING_LITERAL.sub("''", rule)
     uses: dict[str, int] = {}
     for match in _SELF.finditer(text):
