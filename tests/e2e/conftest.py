@@ -17,9 +17,10 @@ import pytest
 from tests.e2e import plane as planes
 from tests.e2e import tools as e2e_tools
 from tests.e2e.figures import FIGURES, NOTES
+from tests.e2e.hardware import Hardware
 from tests.e2e.plane import Plane
 from tests.e2e.procs import exclusive
-from tests.e2e.standin import StandIn
+from tests.e2e.standin import STAND_INS, StandIn
 
 _STATE: dict[str, object] = {}
 # Long enough for another run of the tier on the same machine to finish.
@@ -41,6 +42,8 @@ def _plane(tools: e2e_tools.Tools) -> Iterator[Plane]:
     for name, seconds in sorted(tools.build_seconds().items()):
         FIGURES[f"cold build of {name} (s, when it was built)"] = float(seconds)
     up = planes.start(work, tools)
+    for what, why in STAND_INS.items():
+        up.note(f"stand-in: {what}: {why}")
     NOTES.extend(up.notes)
     FIGURES.update(up.figures)
     servers = {up.control.name: up.kube, **{n: s.kube for n, s in up.workloads.items()}}
@@ -49,9 +52,14 @@ def _plane(tools: e2e_tools.Tools) -> Iterator[Plane]:
     standin.target("in-cluster", up.control.name)
     standin.start()
     up.standin = standin
+    hardware = Hardware(up.kube, {n: s.kube for n, s in up.workloads.items()})
+    hardware.start()
+    up.hardware = hardware
+    _STATE["hardware"] = hardware
     try:
         yield up
     finally:
+        hardware.stop()
         standin.stop()
         up.sup.stop()
         up.cleanup()
@@ -70,6 +78,13 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         return
     tr = terminalreporter
     tr.section("modelplane e2e")
+    hardware = _STATE.get("hardware")
+    if isinstance(hardware, Hardware):
+        counts = hardware.counts
+        tr.write_line(
+            f"e2e: pods scheduled by kube-scheduler {len(counts.pods)}, ResourceClaims allocated "
+            f"{len(counts.claims)}, nodes {len(counts.nodes)}, stand-ins: {', '.join(STAND_INS)}"
+        )
     for line in NOTES:
         tr.write_line(f"note: {line}")
     for name, value in FIGURES.items():

@@ -6,7 +6,10 @@ What starts, in order (each waited for with a timeout):
   and one API server per workload cluster (same etcd, own ``--etcd-prefix``);
 - kube-controller-manager's garbage collector and namespace controllers for
   every API server (what deletes composed resources after their owner goes,
-  and deleted namespaces);
+  and deleted namespaces); on each workload server also the controllers a
+  cluster runs its workloads with (``WORKLOAD_CONTROLLERS``), kube-scheduler
+  (DRA on: it allocates the ResourceClaims) and kwok, which plays the kubelet
+  of the simulated nodes the tier creates (``tests/e2e/hardware.py``);
 - the CRDs: on each workload server those a real GPU cluster has (KServe, LWS,
   KAI, Kueue, Gateway API); on the control plane provider-kubernetes' (the real
   provider runs), and provider-helm's, Envoy Gateway's, Gateway API's and the
@@ -42,6 +45,7 @@ import yaml
 
 from modelplane import kinds
 from tests import loopback
+from tests.e2e.hardware import Hardware
 from tests.e2e.kube import ApiError, Kube, is_true
 from tests.e2e.procs import Supervisor, wait_for
 from tests.e2e.standin import StandIn
@@ -53,6 +57,33 @@ CROSSPLANE_NAMESPACE = "crossplane-system"
 PACKAGE_TAG = kinds.PACKAGE_VERSION
 WORKLOADS = ("workload-a", "workload-b")
 CIRCUIT_BREAKER_BURST = 1000
+# What a workload cluster's kube-controller-manager runs for the scenarios: the workload
+# controllers, DRA's claim controller (a claim per pod from its template), the pod garbage
+# collector (pods of a lost node), what creates each namespace's default ServiceAccount
+# (without it the API server refuses every pod). Not the node lifecycle controller: it judges
+# nodes by kubelet heartbeats, which simulated nodes only fake (under load kwok's came late
+# and it marked Ready pods not Ready); tests/e2e/hardware.py lifts the not-ready taint a new
+# node gets once kwok reports it Ready, the one thing the tier needs of it.
+WORKLOAD_CONTROLLERS = (
+    "garbage-collector-controller",
+    "namespace-controller",
+    "serviceaccount-controller",
+    "deployment-controller",
+    "replicaset-controller",
+    "statefulset-controller",
+    "job-controller",
+    "cronjob-controller",
+    "resourceclaim-controller",
+    "horizontal-pod-autoscaler-controller",
+    "pod-garbage-collector-controller",
+)
+CONTROL_PLANE_CONTROLLERS = ("garbage-collector-controller", "namespace-controller")
+KWOK_STAGES = Path(__file__).resolve().parent / "kwok" / "stages.yaml"
+# The label kwok manages nodes by (tests/e2e/hardware.py sets it on every node it creates).
+KWOK_NODE_LABEL = ("type", "kwok")
+# kube-scheduler's profiles: the default scheduler, and KAI's name (no KAI runs: its pods are placed
+# by the same kube-scheduler, so DRA allocation is still real; its queues and gangs are not).
+SCHEDULER_PROFILES = ("default-scheduler", "kai-scheduler")
 
 # What a GPU workload cluster has installed, as far as Modelplane composes it: KServe's
 # LLMInferenceService, LeaderWorkerSet, KAI's and Kueue's queues, Gateway API (and the
@@ -147,6 +178,7 @@ class Plane:
     notes: list[str] = field(default_factory=list)
     etcd_data: Path | None = None
     standin: StandIn | None = None
+    hardware: Hardware | None = None
 
     def cleanup(self) -> None:
         """Remove etcd's data (it may live in memory); call once every process is stopped."""
@@ -173,11 +205,14 @@ class Plane:
         """Hand InferenceCluster ``cluster`` the kubeconfig of API server ``workload`` in Secret ``secret``.
 
         The stand-in for provider-helm is told the same: releases through
-        ``cluster``'s ClusterProviderConfig land on ``workload``.
+        ``cluster``'s ClusterProviderConfig land on ``workload``; and so is the
+        hardware simulation: ``cluster``'s pools become nodes of ``workload``.
         """
         self.kubeconfig_secret(workload, secret, key)
         if self.standin is not None:
             self.standin.target(cluster, workload)
+        if self.hardware is not None:
+            self.hardware.target(cluster, workload)
 
     def note(self, line: str) -> None:
         """Say something about what this run substitutes or skips (printed, and kept for the summary)."""
@@ -271,7 +306,7 @@ class BringUp:
 
         wait_for(f"{server.name} /readyz", ready, timeout=90)
 
-    def controller_manager(self, server: ApiServer) -> None:
+    def controller_manager(self, server: ApiServer, controllers: Iterable[str]) -> None:
         # The garbage collector deletes what an owner leaves behind; the namespace controller
         # empties and removes a deleted namespace (without it one stays Terminating forever).
         self.sup.start(
@@ -279,11 +314,49 @@ class BringUp:
             [
                 str(self.tools.kube_controller_manager),
                 f"--kubeconfig={server.kube.kubeconfig}",
-                "--controllers=garbagecollector,namespace",
+                f"--controllers={','.join(controllers)}",
                 "--leader-elect=false",
                 "--bind-address=127.0.0.1",
                 f"--secure-port={free_port()}",
                 "--concurrent-gc-syncs=10",
+                # The pod garbage collector deletes a lost node's pods once the node is gone.
+                "--terminated-pod-gc-threshold=100",
+            ],
+        )
+
+    def scheduler(self, server: ApiServer) -> None:
+        config = self.work / f"scheduler-{server.name}.yaml"
+        config.write_text(
+            yaml.safe_dump(
+                {
+                    "apiVersion": "kubescheduler.config.k8s.io/v1",
+                    "kind": "KubeSchedulerConfiguration",
+                    "clientConnection": {"kubeconfig": str(server.kube.kubeconfig)},
+                    "leaderElection": {"leaderElect": False},
+                    "profiles": [{"schedulerName": name} for name in SCHEDULER_PROFILES],
+                }
+            )
+        )
+        self.sup.start(
+            f"scheduler-{server.name}",
+            [
+                str(self.tools.kube_scheduler),
+                f"--config={config}",
+                "--bind-address=127.0.0.1",
+                f"--secure-port={free_port()}",
+            ],
+        )
+
+    def kwok(self, server: ApiServer) -> None:
+        key, value = KWOK_NODE_LABEL
+        self.sup.start(
+            f"kwok-{server.name}",
+            [
+                str(self.tools.kwok),
+                f"--kubeconfig={server.kube.kubeconfig}",
+                f"--config={KWOK_STAGES}",
+                f"--manage-nodes-with-label-selector={key}={value}",
+                f"--server-address=127.0.0.1:{free_port()}",
             ],
         )
 
@@ -566,8 +639,11 @@ def _start(up: BringUp, began: float) -> Plane:
         steps.done("API servers ready")
         plane = Plane(work, tools, up.sup, up.ca, control, servers, registry=registry, functions=ports)
         plane.etcd_data = up.etcd_data
-        for server in (control, *servers.values()):
-            up.controller_manager(server)
+        up.controller_manager(control, CONTROL_PLANE_CONTROLLERS)
+        for server in servers.values():
+            up.controller_manager(server, WORKLOAD_CONTROLLERS)
+            up.scheduler(server)
+            up.kwok(server)
         ensure_namespace(plane.kube, CROSSPLANE_NAMESPACE)
 
         def workload_crds(server: ApiServer) -> None:

@@ -1,16 +1,16 @@
-"""The workload stand-in: what kubelets, serving controllers, Envoy Gateway and provider-helm would report.
+"""The stand-ins: what controllers that cannot run here would report, and why each stays one.
 
-Nothing here runs Pods, charts or proxies. On the e2e tier's API servers no
-controller but Kubernetes' garbage collector and namespace controllers runs,
-so the status that a real cluster's controllers write never appears and
-nothing composed would ever become Ready. This stand-in writes that status,
-the way each controller would once its work succeeded:
+On the workload API servers real Kubernetes runs the workloads: the
+deployment, replicaset, statefulset, job, resourceclaim and garbage-collector
+controllers, kube-scheduler (allocating DRA devices) and kwok as the kubelet
+of the simulated GPU nodes (``tests/e2e/hardware.py``). What cannot run here
+is stood in for:
 
-- on every workload API server (kubelet + the workload controllers):
-  Deployments and LeaderWorkerSets available with all replicas ready,
-  LLMInferenceServices Ready (KServe), GatewayClasses Accepted and Gateways
-  Programmed with an address, HTTPRoutes accepted by their parents (Envoy
-  Gateway on the workload cluster);
+- KServe's controller and LeaderWorkerSet's (``tests/e2e/workloads.py``):
+  they create the Deployments, LeaderWorkerSets and Pods the real ones would;
+  an LLMInferenceService is Ready only once its pods are;
+- Envoy Gateway on every workload API server: GatewayClasses Accepted and
+  Gateways Programmed with an address, HTTPRoutes accepted by their parents;
 - on the control plane: provider-helm Releases Ready and Synced (no
   provider-helm runs; like ``helm install --create-namespace`` it creates the
   release's namespace on the cluster its ClusterProviderConfig names, when
@@ -23,9 +23,9 @@ when its nodes are gone), leaving whatever status is there.
 
 LLMInferenceServices report ``status.observedGeneration`` as KServe does, and
 with ``loading`` seconds set, a new or spec-changed one reports Ready False
-(reason ``Loading``) for that long after it is first seen at its generation,
-then True: as KServe would while the new pods pull the image and load the
-weights. The default (0) answers at once, as before.
+(reason ``Loading``) for that long after its pods are first all Ready at its
+generation, then True: as KServe would while the engines load the weights.
+The default (0) answers once the pods are Ready.
 """
 
 from __future__ import annotations
@@ -36,6 +36,25 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from tests.e2e.kube import ApiError, Kube
+from tests.e2e.workloads import WorkloadStandIn
+
+# What stays a stand-in, and why (printed once per run).
+STAND_INS = {
+    "KServe controller": "its module tree is not buildable here: LLMInferenceServices get the Deployments and "
+    "LeaderWorkerSets it would create, and are Ready from their pods",
+    "LeaderWorkerSet controller": "its module is not served by the Go module proxy: the stand-in creates the "
+    "leader and worker Pods it would (kube-scheduler places them)",
+    "KAI scheduler": "not served by the proxy: a kube-scheduler profile named kai-scheduler places its pods "
+    "(DRA allocation real; no KAI queues or gangs)",
+    "Kueue (outside scenario 5)": "the real Kueue runs on workload-b for scenario 5 and manages only its "
+    "namespace: elsewhere queue labels on pods are inert (no admission)",
+    "Envoy Gateway and Envoy": "no Envoy binary: Gateways Programmed, routes Accepted by the stand-in",
+    "provider-helm": "not run: Releases Ready and Synced by the stand-in, which creates their namespaces",
+    "node lifecycle controller": "not run (it judges simulated heartbeats): the tier lifts a new node's "
+    "not-ready taint once kwok reports it Ready",
+    "GPU DRA driver": "the tier publishes each simulated node's ResourceSlice as the driver would, from the "
+    "InferenceClass",
+}
 
 Manifest = dict[str, Any]
 _GATEWAY_CONTROLLER = "gateway.envoyproxy.io/gatewayclass-controller"
@@ -71,29 +90,6 @@ def _has(obj: Mapping[str, Any], *kinds: str) -> bool:
 Rule = Callable[[Manifest, str], dict[str, Any] | None]
 
 
-def _replicated(reason: str) -> Rule:
-    def rule(obj: Manifest, _scope: str) -> dict[str, Any] | None:
-        want = int(obj.get("spec", {}).get("replicas", 1))
-        status = obj.get("status", {})
-        if (
-            _has(obj, "Available")
-            and status.get("readyReplicas") == want
-            and status.get("replicas") == want
-            and status.get("observedGeneration") == _generation(obj)
-        ):
-            return None
-        return {
-            "observedGeneration": _generation(obj),
-            "replicas": want,
-            "readyReplicas": want,
-            "availableReplicas": want,
-            "updatedReplicas": want,
-            "conditions": [_condition("Available", reason, _generation(obj))],
-        }
-
-    return rule
-
-
 def _ready(*kinds: str) -> Rule:
     def rule(obj: Manifest, _scope: str) -> dict[str, Any] | None:
         if _has(obj, *kinds):
@@ -106,9 +102,9 @@ def _ready(*kinds: str) -> Rule:
 class Loading:
     """KServe while a model loads: a new or spec-changed LLMInferenceService is Ready only ``seconds`` later.
 
-    Time is ``clock``'s, counted from when the rule first sees the object at its
-    current generation (the stand-in looks every ``interval``, so a little later
-    than the change itself).
+    Time is ``clock``'s, counted from when ``loaded`` is first asked about the
+    object at its current generation: the KServe stand-in asks once its pods
+    are all Ready.
     """
 
     def __init__(self, seconds: float = 0.0, clock: Callable[[], float] = time.monotonic) -> None:
@@ -117,25 +113,11 @@ class Loading:
         # (scope, uid) -> (generation, when it was first seen at that generation)
         self._seen: dict[tuple[str, str], tuple[int, float]] = {}
 
-    def __call__(self, obj: Manifest, scope: str) -> dict[str, Any] | None:
-        generation = _generation(obj)
-        status = obj.get("status", {})
-        observed = status.get("observedGeneration") == generation
-        ready = {c.get("type"): c for c in status.get("conditions") or []}.get("Ready", {})
-        if observed and ready.get("status") == "True":
-            return None
-        if self.seconds > 0 and self._loads(obj, scope, generation):
-            if observed and ready.get("status") == "False" and ready.get("reason") == "Loading":
-                return None
-            loading = {
-                **_condition("Ready", "Loading", generation),
-                "status": "False",
-                "message": f"set by the e2e workload stand-in: loading the model ({self.seconds:g}s)",
-            }
-            return {"observedGeneration": generation, "conditions": [loading]}
-        return {"observedGeneration": generation, "conditions": [_condition("Ready", "Available", generation)]}
+    def loaded(self, obj: Mapping[str, Any], scope: str) -> bool:
+        """Whether ``obj``'s model has loaded at its generation (the clock starts at the first ask)."""
+        return self.seconds <= 0 or not self._loads(obj, scope, _generation(obj))
 
-    def _loads(self, obj: Manifest, scope: str, generation: int) -> bool:
+    def _loads(self, obj: Mapping[str, Any], scope: str, generation: int) -> bool:
         """Whether ``obj`` is still loading at ``generation`` (remembering when it was first seen at it)."""
         meta = obj.get("metadata", {})
         key = (scope, str(meta.get("uid") or f"{meta.get('namespace')}/{meta.get('name')}"))
@@ -195,11 +177,9 @@ LLM_INFERENCE_SERVICE = ("serving.kserve.io/v1alpha2", "LLMInferenceService")
 
 
 def workload_rules(loading: Loading) -> dict[tuple[str, str], Rule]:
-    """The rules of a workload server, LLMInferenceServices answered by ``loading``."""
+    """The status-only rules of a workload server (Envoy Gateway's); KServe and LWS are ``WorkloadStandIn``'s."""
+    del loading  # LLMInferenceServices are answered from their pods (tests/e2e/workloads.py)
     return {
-        ("apps/v1", "Deployment"): _replicated("MinimumReplicasAvailable"),
-        ("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet"): _replicated("AllGroupsReady"),
-        LLM_INFERENCE_SERVICE: loading,
         ("gateway.networking.k8s.io/v1", "GatewayClass"): _ready("Accepted"),
         ("gateway.networking.k8s.io/v1", "Gateway"): _gateway,
         ("gateway.networking.k8s.io/v1", "HTTPRoute"): _route,
@@ -226,6 +206,11 @@ class StandIn:
     ) -> None:
         self._servers = dict(servers)
         self._loading = Loading(loading_seconds)
+        self._workloads = {
+            name: WorkloadStandIn(kube, self._loading.loaded, name)
+            for name, kube in self._servers.items()
+            if name != control_plane
+        }
         self._workload_rules = workload_rules(self._loading)
         self._control_plane = control_plane
         self._targets: dict[str, str] = {}
@@ -266,6 +251,11 @@ class StandIn:
                     continue
                 rules = CONTROL_PLANE_RULES if name == self._control_plane else self._workload_rules
                 self._answer(name, kube, rules)
+                if name in self._workloads:
+                    try:
+                        self._workloads[name].round()
+                    except (ApiError, OSError) as err:
+                        self.errors = [*self.errors[-19:], f"{name} workloads: {str(err)[:300]}"]
 
     def _answer(self, scope: str, kube: Kube, rules: Mapping[tuple[str, str], Rule]) -> None:
         for (api_version, kind), rule in rules.items():

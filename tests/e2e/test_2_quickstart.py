@@ -31,6 +31,7 @@ import yaml
 from modelplane import kinds
 from tests.e2e.figures import Stopwatch
 from tests.e2e.kube import Kube, condition
+from tests.e2e.placement import wait_placed
 from tests.e2e.plane import CROSSPLANE_NAMESPACE, Plane
 from tests.e2e.tools import REPO
 from tests.e2e.world import (
@@ -124,6 +125,10 @@ def test_quickstart_end_to_end(quickstart: Plane) -> None:
 
     wait_condition(kube, "ModelReplica", name, NS, "Ready")
     watch.mark("ModelReplica Ready")
+    # Ready because kube-scheduler bound its pod to a node of pool l4 with an L4 allocated.
+    (placed,) = wait_placed(kube, plane.workloads[WORKLOAD].kube, name, NS)
+    assert placed.pool == "l4", placed
+    assert [d.attributes["productName"] for d in placed.devices] == [{"string": "NVIDIA L4"}], placed
     endpoint = wait_condition(kube, "ModelEndpoint", name, NS, "Ready")
     assert endpoint["metadata"]["labels"]["modelplane.ai/deployment"] == "qwen"
     service = wait_condition(kube, "ModelService", "qwen", NS, "Routed")

@@ -22,6 +22,8 @@ import yaml
 from modelplane import kinds
 from modelplane.names import replica_name
 from tests.e2e.figures import Stopwatch
+from tests.e2e.kube import Kube
+from tests.e2e.placement import wait_placed
 from tests.e2e.plane import Plane
 from tests.e2e.tools import REPO
 from tests.e2e.world import cluster_gone, eventually, landed, replicas_of, wait_condition, xr
@@ -169,6 +171,44 @@ def test_fleet_agrees_with_preview(fleet: Plane) -> None:
         labels = d["spec"]["template"]["metadata"].get("labels", {})
         assert labels.get("kueue.x-k8s.io/queue-name") == "inference", labels
     assert xr(kube, "ModelService", "chat", NS) is not None
+
+
+def test_fleet_pods_placed_by_kube_scheduler(fleet: Plane) -> None:
+    """Every replica's pods are bound by kube-scheduler to nodes of its pool, with its GPUs allocated.
+
+    The KServe replica's pod names kai-scheduler (placed by a kube-scheduler profile of that name),
+    the Native one's a Deployment the real controller runs; both claim through the composed template.
+    """
+    kube = fleet.kube
+    replicas = [r for d in DEPLOYMENTS for r in replicas_of(kube, d, NS)]
+    assert replicas, "no replicas"
+    per_cluster: dict[str, int] = {}
+    for replica in replicas:
+        name = replica["metadata"]["name"]
+        cluster = replica["spec"]["inferenceClusterRef"]["name"]
+        wait_condition(kube, "ModelReplica", name, NS, "Ready")
+        placed = wait_placed(kube, fleet.workloads[CLUSTERS[cluster]].kube, name, NS)
+        per_cluster[cluster] = per_cluster.get(cluster, 0) + sum(len(p.devices) for p in placed)
+    # What the clusters say is in use is what kube-scheduler allocated.
+    for cluster, allocated in sorted(per_cluster.items()):
+        try:
+            eventually(
+                f"{cluster}'s capacity.inUse to be {allocated}",
+                functools.partial(_in_use_is, kube, cluster, allocated),
+            )
+        except TimeoutError:
+            pytest.fail(
+                f"{cluster}: modelplane counts {_in_use(kube, cluster)} GPUs in use, "
+                f"kube-scheduler allocated {allocated}"
+            )
+
+
+def _in_use(kube: Kube, cluster: str) -> int:
+    return int((xr(kube, "InferenceCluster", cluster) or {}).get("status", {}).get("capacity", {}).get("inUse", -1))
+
+
+def _in_use_is(kube: Kube, cluster: str, gpus: int) -> bool:
+    return _in_use(kube, cluster) == gpus
 
 
 def _plan_live(plane: Plane, head: Path) -> dict[str, Any]:

@@ -98,7 +98,7 @@ def lifecycle(plane: Plane) -> Iterator[Plane]:
             wait_condition(plane.kube, "InferenceCluster", cluster, None, "Ready")
         began = time.monotonic()
         plane.kube.kubectl(["apply", "-f", str(HERE / "models.yaml")])
-        eventually("three Ready replicas, each routed", lambda: _settled(plane.kube, REPLICAS))
+        eventually("three Ready replicas, each routed", lambda: _settled(plane.kube, REPLICAS), ROLLOUT_TIMEOUT)
         FIGURES["lifecycle: apply -> 3 replicas Ready and routed (s)"] = round(time.monotonic() - began, 1)
         yield plane
     finally:

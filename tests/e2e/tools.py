@@ -17,6 +17,7 @@ class Tools:
 
     kube_apiserver: Path
     kube_controller_manager: Path
+    kube_scheduler: Path
     kubectl: Path
     etcd: Path
     core: Path
@@ -24,12 +25,22 @@ class Tools:
     provider_kubernetes: Path
     provider_kubernetes_crds: Path
     registry: Path
+    kwok: Path
+    kueue: Path
+    kueue_config: Path
     crossplane_cli: Path
 
     def build_seconds(self) -> dict[str, int]:
         """How long each cached tool took to build (recorded by tools.sh), by tool directory."""
         out: dict[str, int] = {}
-        for binary in (self.kube_apiserver, self.core, self.provider_kubernetes, self.registry):
+        for binary in (
+            self.kube_apiserver,
+            self.core,
+            self.provider_kubernetes,
+            self.registry,
+            self.kwok,
+            self.kueue,
+        ):
             for record in sorted(binary.parent.glob("build-seconds*")):
                 what = record.name.removeprefix("build-seconds").lstrip("-")
                 out[f"{binary.parent.name} {what}".strip()] = int(record.read_text().strip())
@@ -50,6 +61,7 @@ def install() -> Tools:
     return Tools(
         kube_apiserver=Path(paths["kube-apiserver"]),
         kube_controller_manager=Path(paths["kube-controller-manager"]),
+        kube_scheduler=Path(paths["kube-scheduler"]),
         kubectl=Path(paths["kubectl"]),
         etcd=Path(paths["etcd"]),
         core=Path(paths["core"]),
@@ -57,5 +69,8 @@ def install() -> Tools:
         provider_kubernetes=Path(paths["provider-kubernetes"]),
         provider_kubernetes_crds=Path(paths["provider-kubernetes-crds"]),
         registry=Path(paths["registry"]),
+        kwok=Path(paths["kwok"]),
+        kueue=Path(paths["kueue"]),
+        kueue_config=Path(paths["kueue-src"]),
         crossplane_cli=Path(cli.stdout.strip().splitlines()[-1]),
     )

@@ -5,12 +5,18 @@
 #   tools/e2e/tools.sh              build what is missing; print NAME=PATH lines
 #   tools/e2e/tools.sh path NAME    build NAME if missing; print its path
 #
-# NAME is one of: kube-apiserver kube-controller-manager kubectl etcd core
-# core-crds provider-kubernetes provider-kubernetes-crds registry. `core` is the
-# Crossplane core binary (also what `crossplane render --crossplane-binary`
-# takes); `core-crds` is the directory of Crossplane's own CRDs (CRDS_PATH of
-# `crossplane core init`); `kubectl` is the client of the same release as the
-# API server (a distribution's kubectl may be more than one minor version off).
+# NAME is one of: kube-apiserver kube-controller-manager kube-scheduler kubectl
+# etcd core core-crds provider-kubernetes provider-kubernetes-crds registry kwok
+# kueue kueue-src.
+# `core` is the Crossplane core binary (also what `crossplane render
+# --crossplane-binary` takes); `core-crds` is the directory of Crossplane's own
+# CRDs (CRDS_PATH of `crossplane core init`); `kubectl` is the client of the same
+# release as the API server (a distribution's kubectl may be more than one minor
+# version off).
+# kube-scheduler is built apart from the other Kubernetes commands (its own
+# marker) so a cache holding those is not rebuilt; kwok simulates nodes and pod
+# lifecycle (the kubelet of the tier's GPU nodes); kueue is Kueue's manager and
+# `kueue-src` its module source (the webhook manifests the tier registers).
 #
 # Versions are pinned in tools/e2e/versions.env. Idempotent: a tool whose
 # binary is in place is not rebuilt; binaries are moved into place only once
@@ -35,8 +41,10 @@ kubernetes_dir="${tools_dir}/kubernetes-${KUBERNETES_VERSION}"
 core_dir="${tools_dir}/crossplane-core-${CROSSPLANE_CORE_VERSION}"
 provider_dir="${tools_dir}/provider-kubernetes-${PROVIDER_KUBERNETES_VERSION}"
 registry_dir="${tools_dir}/registry-${REGISTRY_VERSION}"
+kwok_dir="${tools_dir}/kwok-${KWOK_VERSION}"
+kueue_dir="${tools_dir}/kueue-${KUEUE_VERSION}"
 
-readonly names=(kube-apiserver kube-controller-manager kubectl etcd core core-crds provider-kubernetes provider-kubernetes-crds registry)
+readonly names=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd core core-crds provider-kubernetes provider-kubernetes-crds registry kwok kueue kueue-src)
 readonly kubernetes_commands=(kube-apiserver kube-controller-manager kubectl)
 
 log() { echo "e2e-tools: $*" >&2; }
@@ -45,7 +53,11 @@ path_of() {
   case "$1" in
     kube-apiserver) echo "${kubernetes_dir}/kube-apiserver" ;;
     kube-controller-manager) echo "${kubernetes_dir}/kube-controller-manager" ;;
+    kube-scheduler) echo "${kubernetes_dir}/kube-scheduler" ;;
     kubectl) echo "${kubernetes_dir}/kubectl" ;;
+    kwok) echo "${kwok_dir}/kwok" ;;
+    kueue) echo "${kueue_dir}/kueue" ;;
+    kueue-src) echo "${kueue_dir}/config" ;;
     etcd) command -v etcd || echo /usr/bin/etcd ;;
     core) echo "${core_dir}/crossplane" ;;
     core-crds) echo "${core_dir}/crds" ;;
@@ -61,6 +73,7 @@ marker_of() {
   case "$1" in
     kube-apiserver | kube-controller-manager) echo "${kubernetes_dir}/kube-controller-manager" ;;
     core | core-crds) echo "${core_dir}/crossplane" ;;
+    kueue | kueue-src) echo "${kueue_dir}/kueue" ;;
     provider-kubernetes | provider-kubernetes-crds) echo "${provider_dir}/provider" ;;
     *) path_of "$1" ;;
   esac
@@ -145,7 +158,7 @@ build_kubernetes() {
     -o bin/ "${packages[@]}") >&2
   mkdir -p "${kubernetes_dir}"
   # The controller-manager last: its presence marks the server binaries as installed.
-  for cmd in kube-apiserver kubectl kube-controller-manager; do
+  for cmd in kube-scheduler kube-apiserver kubectl kube-controller-manager; do
     if [[ -f "${wrapper}/bin/${cmd}" ]]; then mv "${wrapper}/bin/${cmd}" "${kubernetes_dir}/${cmd}"; fi
   done
   echo $((SECONDS - start)) >"${kubernetes_dir}/build-seconds-$(IFS=-; echo "$*")"
@@ -221,6 +234,35 @@ build_registry() {
   log "built the registry in $((SECONDS - start))s"
 }
 
+# build_go_command MODULE VERSION PACKAGE DIR NAME: `go install` PACKAGE of
+# MODULE@VERSION (a module without replace directives) into DIR/NAME.
+build_go_command() {
+  go_env
+  local start=${SECONDS} module="$1" version="$2" package="$3" dir="$4" name="$5" src
+  src="$(module_field "${module}" "${version}" Dir)"
+  [[ -d "${src}" ]] || { log "could not download ${module}@${version}"; exit 1; }
+  log "building ${name} ${version} (~10 min on 2 shared cores)"
+  GOBIN="${scratch}/bin" "${go_bin}" install -trimpath -ldflags "-s -w" "${package}@${version}" >&2
+  mkdir -p "${dir}"
+  mv "${scratch}/bin/$(basename "${package}")" "${dir}/${name}"
+  echo $((SECONDS - start)) >"${dir}/build-seconds"
+  log "built ${name} ${version} in $((SECONDS - start))s"
+}
+
+build_kueue() {
+  go_env
+  local src
+  src="$(module_field sigs.k8s.io/kueue "${KUEUE_VERSION}" Dir)"
+  [[ -f "${src}/config/components/webhook/manifests.yaml" ]] || { log "could not download kueue@${KUEUE_VERSION}"; exit 1; }
+  # The webhook manifests (which paths serve which kinds) come with the binary.
+  mkdir -p "${kueue_dir}"
+  rm -rf "${kueue_dir}/config"
+  mkdir -p "${kueue_dir}/config"
+  cp "${src}/config/components/webhook/manifests.yaml" "${kueue_dir}/config/webhook-manifests.yaml"
+  chmod -R u+w "${kueue_dir}/config"
+  build_go_command sigs.k8s.io/kueue "${KUEUE_VERSION}" sigs.k8s.io/kueue/cmd/kueue "${kueue_dir}" kueue
+}
+
 install_etcd() {
   if ! command -v etcd >/dev/null 2>&1; then
     if ! command -v apt-get >/dev/null 2>&1; then
@@ -246,9 +288,14 @@ install_etcd() {
 ensure() {
   installed "$1" && return 0
   case "$1" in
+    kube-scheduler) build_kubernetes kube-scheduler ;;
+    kwok) build_go_command sigs.k8s.io/kwok "${KWOK_VERSION}" sigs.k8s.io/kwok/cmd/kwok "${kwok_dir}" kwok ;;
+    kueue | kueue-src) build_kueue ;;
     kube-apiserver | kube-controller-manager | kubectl)
       local missing=() cmd
       for cmd in "${kubernetes_commands[@]}"; do installed "${cmd}" || missing+=("${cmd}"); done
+      # In one build with the scheduler when that is missing too (they share most packages).
+      installed kube-scheduler || missing+=(kube-scheduler)
       build_kubernetes "${missing[@]}"
       ;;
     core | core-crds) build_core ;;
@@ -278,7 +325,7 @@ case "${1:-install}" in
   install)
     missing=()
     # Quick ones first, and core before the long Kubernetes build (others wait on it).
-    for name in etcd core provider-kubernetes registry kube-apiserver kubectl; do
+    for name in etcd core provider-kubernetes registry kube-apiserver kubectl kwok kube-scheduler kueue; do
       installed "${name}" || missing+=("${name}")
     done
     if [[ ${#missing[@]} -gt 0 ]]; then
