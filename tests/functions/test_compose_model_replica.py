@@ -85,7 +85,9 @@ MATRIX = [pytest.param(s, b, k, id=f"{s}-{b}-{k}") for s in SHAPES for b in BACK
 
 @pytest.mark.parametrize(("shape", "backend", "scheduler"), MATRIX)
 def test_composes_valid_remote_objects(shape: str, backend: str, scheduler: str) -> None:
-    req = request(replica(shape), cluster_body=cluster(backend=backend, scheduler=scheduler), classes=(gpu_class(),))
+    xr = replica(shape)
+    xr["spec"]["routing"] = {"mode": "Pool"}  # as its deployment writes it (the default)
+    req = request(xr, cluster_body=cluster(backend=backend, scheduler=scheduler), classes=(gpu_class(),))
     out = _run(req)
     assert [r for r in out.get("results", []) if r.get("severity") != "SEVERITY_NORMAL"] == []
     resources = _resources(out)
@@ -499,8 +501,9 @@ def _with_routing(shape: str, routing: dict[str, Any]) -> dict[str, Any]:
     return xr
 
 
-def test_kserve_in_mode_replica_keeps_its_own_route_and_no_shared_pool() -> None:
-    xr = _with_routing("single-gpu", {"mode": "Replica"})
+@pytest.mark.parametrize("routing", [None, {"mode": "Replica"}], ids=["unset", "replica"])
+def test_kserve_in_mode_replica_keeps_its_own_route_and_no_shared_pool(routing: dict[str, Any] | None) -> None:
+    xr = replica("single-gpu") if routing is None else _with_routing("single-gpu", routing)
     manifests = _manifests(_run(request(xr, cluster_body=cluster(), classes=(gpu_class(),))))
     (svc,) = [m for m in manifests.values() if m["kind"] == "LLMInferenceService"]
     router = svc["spec"]["router"]
@@ -555,7 +558,10 @@ def test_an_sglang_engine_without_a_declared_port_is_scraped_on_30000() -> None:
 
 
 def test_a_bad_custom_picker_config_on_kserve_keeps_everything_and_names_the_field() -> None:
-    routing = {"endpointPicker": {"profile": "Custom", "config": {"apiVersion": "v1", "kind": "ConfigMap"}}}
+    routing = {
+        "mode": "Pool",
+        "endpointPicker": {"profile": "Custom", "config": {"apiVersion": "v1", "kind": "ConfigMap"}},
+    }
     out = _run(request(_with_routing("single-gpu", routing), cluster_body=cluster(), classes=(gpu_class(),)))
     deployed = _conditions(out)["Deployed"]
     assert deployed["reason"] == "InvalidSpec"

@@ -25,6 +25,15 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from compose_model_deployment.desired import Deployment, write_desired
 from compose_model_deployment.fleet import REQUIREMENTS, FleetReader, request_requirements
 from compose_model_deployment.own import Own, add_going, read_own, struct_shape
+from compose_model_deployment.pools import (
+    PoolCluster,
+    cluster_routing,
+    pool_clusters,
+    pool_endpoint_ready,
+    remove_pools,
+    settle_pools,
+    write_pools,
+)
 from modelplane import protojson
 from modelplane.capacity import DeploymentKey
 from modelplane.conditions import Condition, Reason, Status, Type
@@ -48,14 +57,17 @@ from modelplane.names import (
     DEPLOYMENT_LABEL,
     SERVING_ANNOTATION,
     endpoint_key,
+    is_routing_pool_key,
     replica_key,
     replica_key_ordinal,
     replica_ordinal,
 )
 from modelplane.problems import Problem, describe
+from modelplane.routing.picker import InvalidPickerConfigError, Mode, Routing, routing_of
 from modelplane.scheduling import (
     Existing,
     InvalidDeploymentError,
+    Placement,
     Schedule,
     State,
     replica_name,
@@ -147,7 +159,16 @@ def compose(
     # A composed replica that cannot be read is kept exactly as it is, with its endpoint.
     for ordinal, why in own.unreadable.items():
         ledger.keep([replica_key(ordinal), endpoint_key(ordinal)], f"its observed ModelReplica cannot be read ({why})")
-    ready = write_desired(ledger, plan, deployment, own)
+    routing = routing_of(
+        xr.spec.routing.model_dump(mode="json", exclude_none=True) if xr.spec and xr.spec.routing else None
+    )
+    ready = write_desired(
+        ledger, plan, deployment, own, _own_endpoint(req, routing), pool_mode=routing.mode is Mode.POOL
+    )
+    routed = _write_routing(ledger, deployment, routing, pool_clusters([p.cluster for p in plan.placements], own))
+    set_conditions(rsp, routed)
+    if routed.status != Status.TRUE:
+        response.warning(rsp, routed.message)
     for orphan in _keep_orphan_endpoints(ledger, plan):
         response.warning(rsp, f"{orphan} is kept without traffic: its ModelReplica is neither observed nor listed")
     _removals(ledger, plan, own)
@@ -173,6 +194,38 @@ def compose(
 
 
 _NOT_SERVING = frozenset({State.LEAVING, State.LOST, State.OUTDATED})
+
+
+def _own_endpoint(req: fnv1.RunFunctionRequest, routing: Routing) -> Callable[[Placement], bool]:
+    """Whether a replica has its own endpoint: always in mode Replica; in mode Pool one composed before keeps it.
+
+    It keeps it until its cluster's pool endpoint is Ready, so the route always has a backend.
+    """
+    if routing.mode is Mode.REPLICA:
+        return lambda _: True
+    return lambda p: endpoint_key(p.ordinal) in req.observed.resources and not pool_endpoint_ready(req, p.cluster)
+
+
+def _write_routing(
+    ledger: Ledger, deployment: Deployment, routing: Routing, clusters: dict[str, PoolCluster]
+) -> Condition:
+    """Compose (mode Pool) or remove (mode Replica) the deployment's pool on each cluster; say how it routes."""
+    if routing.mode is Mode.REPLICA:
+        remove_pools(ledger, "spec.routing.mode is Replica")
+        return Condition(Type.ROUTED, Status.TRUE, Reason.ROUTED, "mode Replica: each replica is its own endpoint")
+    readable = cluster_routing(ledger.req, set(clusters))
+    try:
+        write_pools(ledger, deployment, routing, clusters, readable)
+    except InvalidPickerConfigError as err:
+        ledger.keep([k for k in ledger.req.observed.resources if is_routing_pool_key(k)], str(err))
+        return Condition(Type.ROUTED, Status.FALSE, Reason.INVALID_SPEC, f"{err}; every pool is kept as it is")
+    settle_pools(ledger, clusters, "InferenceCluster {cluster} publishes no ProviderConfig: its pool is kept as it is")
+    unread = sorted(set(clusters) - set(readable))
+    pools = ", ".join(f"{c.name} ({c.ready} Ready)" for c in clusters.values() if c.name in readable)
+    message = f"mode Pool: one InferencePool per cluster: {pools or 'none yet'}"
+    if unread:
+        message += f"; kept as they are on {', '.join(unread)} (no ProviderConfig published)"
+    return Condition(Type.ROUTED, Status.TRUE, Reason.ROUTED, message)
 
 
 _ANNOTATION_TEXT = 1024  # the why of a replica that cannot move, cut to a readable length

@@ -80,7 +80,8 @@ def _route(work: ReplicaWork, shared_pool: str | None) -> dict[str, Any]:
 def _shared_pool(work: ReplicaWork) -> str | None:
     """The deployment's pool on this cluster, which the replica joins in routing mode Pool; None otherwise."""
     deployment = work.labels.get(DEPLOYMENT_LABEL)
-    if not deployment or routing_of(work.routing).mode is not Mode.POOL:
+    # Only a replica told so (its deployment writes spec.routing.mode Pool) joins a pool.
+    if not deployment or work.routing.get("mode") != Mode.POOL:
         return None
     return pool_name(deployment)
 
