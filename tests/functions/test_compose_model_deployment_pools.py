@@ -1,4 +1,4 @@
-"""compose-model-deployment, routing mode Pool: one InferencePool per deployment per cluster, weighted by Ready replicas.
+"""compose-model-deployment, routing mode Pool: one InferencePool per deployment per cluster.
 
 A fleet of two clusters (east with room for two replicas, west for one) runs a
 deployment; what a call composes is checked as a user of the workload clusters and
@@ -86,7 +86,7 @@ def _run(
     return got
 
 
-def _whole(value: Any) -> Any:  # noqa: ANN401 - any JSON value
+def _whole(value: Any) -> Any:
     """``value`` with each integral number an int, as the API server reads what a Struct's doubles say."""
     if isinstance(value, dict):
         return {k: _whole(v) for k, v in value.items()}
@@ -236,7 +236,7 @@ def test_moving_to_mode_pool_keeps_replica_endpoints_until_the_pool_endpoint_is_
     assert sorted(k for k in desired if k.startswith("endpoint-")) == ["endpoint-1"]
 
 
-def _custom(config: Any) -> dict[str, Any]:  # noqa: ANN401 - any value a user may write
+def _custom(config: Any) -> dict[str, Any]:
     return {"endpointPicker": {"profile": "Custom", "config": config}}
 
 
