@@ -118,7 +118,7 @@ STEADY = {f"replica-{o}": _replica(o, c) for o, c in ((0, "east"), (1, "west"), 
 
 
 def test_one_pool_per_cluster_weighted_by_ready_replicas() -> None:
-    got = _run(_xr(3), STEADY, (EAST, WEST))
+    got = _run(_xr(3), STEADY | _pool_state(), (EAST, WEST))
     desired = _desired(got)
     pools = _remote(desired, "InferencePool")
     assert sorted(pools) == ["east", "west"]
@@ -151,7 +151,7 @@ def test_one_pool_per_cluster_weighted_by_ready_replicas() -> None:
         "llm-west": {"url": "http://west.example/", "host": "llm.ml.pools.modelplane.ai", "weight": 1},
     }
     assert _routed(got)["status"] == "STATUS_CONDITION_TRUE"
-    assert _routed(got)["message"] == "mode Pool: one InferencePool per cluster: east (2 Ready), west (1 Ready)"
+    assert _routed(got)["message"] == "mode Pool: an InferencePool on east (2 Ready), west (1 Ready)"
 
 
 def test_every_composed_object_validates_against_the_real_crds() -> None:
@@ -169,37 +169,46 @@ def test_every_composed_object_validates_against_the_real_crds() -> None:
 
 def test_scaling_from_two_to_three_in_one_cluster_changes_its_weight_not_its_pool() -> None:
     two = {k: v for k, v in STEADY.items() if k != "replica-2"}
+    two |= _pool_state(two, replicas=2)
     before = _desired(_run(_xr(2), two, (EAST, WEST)))
     placed = _desired(_run(_xr(3), two, (EAST, WEST)))
     assert placed["replica-2"]["spec"]["inferenceClusterRef"] == {"name": "east"}
-    after = _desired(_run(_xr(3), STEADY, (EAST, WEST)))
+    after = _desired(_run(_xr(3), two | {"replica-2": STEADY["replica-2"]}, (EAST, WEST)))
     pool_objects = sorted(k for k in before if k.startswith("pool-") and not k.endswith("-endpoint"))
     assert pool_objects == sorted(k for k in after if k.startswith("pool-") and not k.endswith("-endpoint"))
     assert all(before[k] == after[k] for k in pool_objects)
     weights = {k: (before[k]["spec"]["weight"], after[k]["spec"]["weight"]) for k in before if k.endswith("-endpoint")}
     assert weights == {"pool-east-endpoint": (1, 2), "pool-west-endpoint": (1, 1)}
+    # The route keeps its shape: one endpoint per cluster, no replica endpoint.
+    assert not any(k.startswith("endpoint-") for k in after)
+
+
+def test_until_a_cluster_s_pool_serves_its_replicas_keep_their_own_endpoints() -> None:
+    desired = _desired(_run(_xr(3), STEADY, (EAST, WEST)))
+    assert sorted(k for k in desired if k.startswith("endpoint-")) == ["endpoint-0", "endpoint-1", "endpoint-2"]
+    assert desired["pool-east-endpoint"]["spec"]["weight"] == 2
 
 
 def test_a_cluster_whose_last_replica_leaves_loses_its_pool_and_the_others_keep_theirs() -> None:
-    observed = dict(STEADY) | _desired_pool_state()
+    observed = dict(STEADY) | _pool_state()
     got = _run(_xr(2), observed, (EAST, WEST))  # scaled down: llm-2 (east) goes, llm-0 still serves east
     desired = _desired(got)
     assert sorted(_remote(desired, "InferencePool")) == ["east", "west"]
-    only_west = {"replica-1": STEADY["replica-1"]} | _desired_pool_state()
+    only_west = {"replica-1": STEADY["replica-1"]} | _pool_state()
     desired = _desired(_run(_xr(1), only_west, (EAST, WEST)))
     assert sorted(_remote(desired, "InferencePool")) == ["west"]
     assert not any(k.startswith("pool-east-") for k in desired)
 
 
 def test_a_cluster_without_a_provider_config_keeps_its_pool() -> None:
-    observed = dict(STEADY) | _desired_pool_state()
+    observed = dict(STEADY) | _pool_state()
     blind = _cluster("east", 2)
     del blind["status"]["providerConfigRef"]
     got = _run(_xr(3), observed, (blind, WEST))
     desired = _desired(got)
     kept = sorted(k for k in observed if k.startswith("pool-east-"))
     assert kept and all(k in desired for k in kept)
-    assert "kept as they are on east" in _routed(got)["message"]
+    assert "east publish no ProviderConfig" in _routed(got)["message"]
 
 
 def test_prometheus_none_composes_no_monitors() -> None:
@@ -216,7 +225,7 @@ def test_a_kserve_cluster_gets_the_pool_but_its_llminferenceservices_route() -> 
 
 
 def test_mode_replica_keeps_per_replica_endpoints_and_removes_pools() -> None:
-    observed = dict(STEADY) | _desired_pool_state()
+    observed = dict(STEADY) | _pool_state()
     got = _run(_xr(3, {"mode": "Replica"}), observed, (EAST, WEST))
     desired = _desired(got)
     assert not any(k.startswith("pool-") for k in desired)
@@ -285,7 +294,7 @@ def _custom(config: Any) -> dict[str, Any]:
 def test_a_bad_picker_config_is_a_condition_naming_the_field_and_keeps_every_pool(
     routing: dict[str, Any], field: str, says: str
 ) -> None:
-    observed = dict(STEADY) | _desired_pool_state()
+    observed = dict(STEADY) | _pool_state()
     got = _run(_xr(3, routing), observed, (EAST, WEST))
     routed = _routed(got)
     assert routed["status"] == "STATUS_CONDITION_FALSE"
@@ -299,7 +308,8 @@ def test_a_bad_picker_config_is_a_condition_naming_the_field_and_keeps_every_poo
     assert all(desired[k]["spec"] == observed[k]["spec"] for k in pools)
 
 
-def _desired_pool_state() -> dict[str, dict[str, Any]]:
-    """Every pool object the steady state composes, as observed."""
-    desired = _desired(_run(_xr(3), STEADY, (EAST, WEST)))
-    return {k: v for k, v in desired.items() if k.startswith("pool-")}
+def _pool_state(state: dict[str, dict[str, Any]] | None = None, *, replicas: int = 3) -> dict[str, dict[str, Any]]:
+    """Every pool object ``state`` (the steady state by default) composes, as observed once applied: Ready."""
+    desired = _desired(_run(_xr(replicas), STEADY if state is None else state, (EAST, WEST)))
+    ready = {"conditions": [{"type": "Ready", "status": "True"}]}
+    return {k: {**v, "status": ready} for k, v in desired.items() if k.startswith("pool-")}

@@ -197,13 +197,14 @@ _NOT_SERVING = frozenset({State.LEAVING, State.LOST, State.OUTDATED})
 
 
 def _own_endpoint(req: fnv1.RunFunctionRequest, routing: Routing) -> Callable[[Placement], bool]:
-    """Whether a replica has its own endpoint: always in mode Replica; in mode Pool one composed before keeps it.
+    """Whether a replica has its own endpoint: always in mode Replica; in mode Pool until its cluster's pool serves.
 
-    It keeps it until its cluster's pool endpoint is Ready, so the route always has a backend.
+    Until the cluster's pool endpoint is Ready (being set up, or its cluster publishes no ProviderConfig to
+    compose a pool with) the replica is routed to as in mode Replica, so the route always has a backend.
     """
     if routing.mode is Mode.REPLICA:
         return lambda _: True
-    return lambda p: endpoint_key(p.ordinal) in req.observed.resources and not pool_endpoint_ready(req, p.cluster)
+    return lambda p: not pool_endpoint_ready(req, p.cluster)
 
 
 def _write_routing(
@@ -222,9 +223,10 @@ def _write_routing(
     settle_pools(ledger, clusters, "InferenceCluster {cluster} publishes no ProviderConfig: its pool is kept as it is")
     unread = sorted(set(clusters) - set(readable))
     pools = ", ".join(f"{c.name} ({c.ready} Ready)" for c in clusters.values() if c.name in readable)
-    message = f"mode Pool: one InferencePool per cluster: {pools or 'none yet'}"
+    parts = [f"an InferencePool on {pools}"] if pools else []
     if unread:
-        message += f"; kept as they are on {', '.join(unread)} (no ProviderConfig published)"
+        parts.append(f"{', '.join(unread)} publish no ProviderConfig: their replicas are routed to one by one")
+    message = f"mode Pool: {'; '.join(parts) or 'no replica placed yet'}"
     return Condition(Type.ROUTED, Status.TRUE, Reason.ROUTED, message)
 
 

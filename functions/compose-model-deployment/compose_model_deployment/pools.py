@@ -9,9 +9,10 @@ be read (no ProviderConfig yet, missing from the fleet) its pool is kept as it i
 
 The pool's ModelEndpoint is the deployment's route into the cluster: the cluster's
 gateway address (as its replicas report it), the pool's virtual host, and a weight
-of the replicas Ready there. A replica's own endpoint, composed in routing mode
-Replica, is kept while its cluster's pool endpoint is not Ready yet, so moving to
-mode Pool never leaves the route without a backend.
+of the replicas Ready there. Until that endpoint is Ready (the pool being set up,
+or a cluster that publishes no ProviderConfig to compose it with) each replica
+there keeps its own endpoint, as in mode Replica, so the route always has a
+backend; once it is Ready they go.
 """
 
 from __future__ import annotations
