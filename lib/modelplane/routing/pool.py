@@ -120,7 +120,14 @@ def pool_selector(work: PoolWork) -> dict[str, str]:
     return selector
 
 
-def _meta(api_version: str, kind: str, name: str, namespace: str, labels: Mapping[str, str], **body: Any) -> dict:  # noqa: ANN401
+def _meta(
+    api_version: str,
+    kind: str,
+    name: str,
+    namespace: str,
+    labels: Mapping[str, str],
+    **body: Any,  # noqa: ANN401 - top-level fields of the manifest
+) -> dict[str, Any]:
     return {
         "apiVersion": api_version,
         "kind": kind,

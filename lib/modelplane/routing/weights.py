@@ -1,10 +1,9 @@
-"""Split each selector's weight evenly over the endpoints it matched, as integer backendRef weights."""
+"""Split each selector's weight over the endpoints it matched (by their shares), as integer backendRef weights."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -55,9 +54,9 @@ def split_weights(groups: Sequence[Group]) -> list[Share]:
     for group in groups:
         names = sorted(set(group.endpoints))
         shares = {name: max(0, group.shares.get(name, 1)) for name in names}
-        total = sum(shares.values())
+        whole = sum(shares.values())
         for name in names:
-            part = Fraction(group.weight * shares[name], total) if total else Fraction(0)
+            part = Fraction(group.weight * shares[name], whole) if whole else Fraction(0)
             parts[name] = parts.get(name, Fraction(0)) + part
     total = sum(parts.values(), Fraction(0))
     weights = _integers(parts)
