@@ -205,7 +205,7 @@ def test_a_healthy_world_serves_the_quickstart(capsys: pytest.CaptureFixture[str
     assert command.main(["--width", "200", "--assume-ready", str(observed_examples() / "quickstart")]) == 0
     out = capsys.readouterr().out
     assert "default/qwen 1/1 1/1 1" in _flat(out)
-    assert "Routed qwen-0: 1 → 100.0%\n" in _flat(out)
+    assert "Routed qwen-quickstart: 1 → 100.0%\n" in _flat(out)  # its pool on cluster quickstart
 
 
 def test_without_a_healthy_world_nothing_serves(capsys: pytest.CaptureFixture[str]) -> None:
