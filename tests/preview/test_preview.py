@@ -351,7 +351,10 @@ def test_the_summary_shows_stacks_gpus_roles_and_releases(capsys: pytest.Capture
     )
     assert "[prefill h200 (5 GPUs), decode h200 (6 GPUs)]" in out
     # Helm releases under the workload cluster they install into; the control plane's own apart.
-    assert re.search(r"cluster us-east-kai cert-manager .*kai-scheduler \(kai-scheduler v[\d.]+\)", out)
+    # (The list wraps: the releases of one cluster run up to the next "cluster" row.)
+    assert re.search(
+        r"cluster us-east-kai cert-manager (?:(?!\ncluster ).)*kai-scheduler \(kai-scheduler v[\d.]+\)", out, re.S
+    )
     assert "control plane default-envoy-gateway (gateway-helm" in out
 
 
