@@ -165,7 +165,13 @@ def compose(
     ready = write_desired(
         ledger, plan, deployment, own, _own_endpoint(req, routing), pool_mode=routing.mode is Mode.POOL
     )
-    routed = _write_routing(ledger, deployment, routing, pool_clusters([p.cluster for p in plan.placements], own))
+    routed = _write_routing(
+        ledger,
+        deployment,
+        routing,
+        pool_clusters([p.cluster for p in plan.placements], own),
+        unsure=bool(own.unreadable),
+    )
     set_conditions(rsp, routed)
     if routed.status != Status.TRUE:
         response.warning(rsp, routed.message)
@@ -208,7 +214,7 @@ def _own_endpoint(req: fnv1.RunFunctionRequest, routing: Routing) -> Callable[[P
 
 
 def _write_routing(
-    ledger: Ledger, deployment: Deployment, routing: Routing, clusters: dict[str, PoolCluster]
+    ledger: Ledger, deployment: Deployment, routing: Routing, clusters: dict[str, PoolCluster], *, unsure: bool
 ) -> Condition:
     """Compose (mode Pool) or remove (mode Replica) the deployment's pool on each cluster; say how it routes."""
     if routing.mode is Mode.REPLICA:
@@ -220,7 +226,12 @@ def _write_routing(
     except InvalidPickerConfigError as err:
         ledger.keep([k for k in ledger.req.observed.resources if is_routing_pool_key(k)], str(err))
         return Condition(Type.ROUTED, Status.FALSE, Reason.INVALID_SPEC, f"{err}; every pool is kept as it is")
-    settle_pools(ledger, clusters, "InferenceCluster {cluster} publishes no ProviderConfig: its pool is kept as it is")
+    settle_pools(
+        ledger,
+        clusters,
+        "InferenceCluster {cluster} publishes no ProviderConfig: its pool is kept as it is",
+        unsure=unsure,
+    )
     unread = sorted(set(clusters) - set(readable))
     pools = ", ".join(f"{c.name} ({c.ready} Ready)" for c in clusters.values() if c.name in readable)
     parts = [f"an InferencePool on {pools}"] if pools else []

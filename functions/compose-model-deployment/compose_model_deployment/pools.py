@@ -30,7 +30,7 @@ from compose_model_deployment.own import Own
 from modelplane.backends.monitor import SGLANG_PORT
 from modelplane.fnkit import inputs
 from modelplane.fnkit.ledger import Ledger
-from modelplane.fnkit.structs import readiness_at, string_at
+from modelplane.fnkit.structs import labels_at, readiness_at, string_at
 from modelplane.kinds import API_VERSION
 from modelplane.monitoring import prometheus_of
 from modelplane.names import (
@@ -149,16 +149,21 @@ def write_pools(
         _write_endpoint(ledger, deployment, cluster, labels)
 
 
-def settle_pools(ledger: Ledger, clusters: Mapping[str, PoolCluster], why_kept: str) -> None:
-    """Account for every observed pool object not written: kept while its cluster runs replicas, else removed."""
+def settle_pools(ledger: Ledger, clusters: Mapping[str, PoolCluster], why_kept: str, *, unsure: bool) -> None:
+    """Account for every observed pool object not written: removed once no replica is on its cluster, else kept.
+
+    With ``unsure`` (a composed replica that cannot be read, so its cluster is not known) or an object whose
+    cluster label cannot be read, nothing is removed: it may serve a replica no input shows.
+    """
     wanted = {cluster_label(name): name for name in clusters}
     for key in sorted(ledger.req.observed.resources):
         if not is_routing_pool_key(key) or key in ledger.rsp.desired.resources:
             continue
-        observed = ledger.req.observed.resources[key].resource
-        label = (json_format.MessageToDict(observed).get("metadata") or {}).get("labels", {}).get(CLUSTER_LABEL)
+        label = (labels_at(ledger.req.observed.resources[key].resource) or {}).get(CLUSTER_LABEL)
         if label in wanted:
             ledger.keep([key], why_kept.format(cluster=wanted[label]))
+        elif unsure or label is None:
+            ledger.keep([key], f"{key}: its cluster, or a replica's, cannot be read: kept as it is")
         else:
             ledger.remove([key], f"{key}: no replica of the deployment is placed on, runs on or leaves its cluster")
 
