@@ -172,16 +172,15 @@ def compose(
         pool_clusters([p.cluster for p in plan.placements], own),
         unsure=bool(own.unreadable),
     )
-    set_conditions(rsp, routed)
-    if routed.status != Status.TRUE:
-        response.warning(rsp, routed.message)
     for orphan in _keep_orphan_endpoints(ledger, plan):
         response.warning(rsp, f"{orphan} is kept without traffic: its ModelReplica is neither observed nor listed")
     _removals(ledger, plan, own)
     _mark_cannot_move(rsp, plan)
     _write_status(rsp, plan, deployment, ready, own)
     said = report(plan, own.unreadable)
-    set_conditions(rsp, said.condition)
+    set_conditions(rsp, said.condition, routed)
+    if routed.status != Status.TRUE:
+        response.warning(rsp, routed.message)
     if strategy is not None and plan.rollout is not None:
         observed = conditions.get(Type.PROGRESSING)
         progressing = progressing_condition(plan.rollout, plan.desired, ready, observed, strategy, now)
