@@ -224,13 +224,42 @@ def test_a_kserve_cluster_gets_the_pool_but_its_llminferenceservices_route() -> 
     assert sorted(_remote(desired, "HTTPRoute")) == ["west"]
 
 
-def test_mode_replica_keeps_per_replica_endpoints_and_removes_pools() -> None:
-    observed = dict(STEADY) | _pool_state()
+_READY = {"conditions": [{"type": "Ready", "status": "True"}]}
+
+
+@pytest.mark.parametrize(
+    ("pool_ready", "endpoints_ready", "east_replica_2_ready", "kept"),
+    [
+        pytest.param(True, (), True, ["east", "west"], id="no-replica-endpoint-ready-yet-every-pool-serves-on"),
+        pytest.param(True, ("endpoint-0", "endpoint-2"), True, ["west"], id="east-replicas-ready-east-pool-goes"),
+        pytest.param(True, ("endpoint-0",), True, ["east", "west"], id="one-east-replica-still-waits-east-pool-stays"),
+        pytest.param(True, ("endpoint-0", "endpoint-1"), False, [], id="a-replica-not-ready-holds-no-pool"),
+        pytest.param(True, ("endpoint-0", "endpoint-1", "endpoint-2"), True, [], id="every-endpoint-ready-pools-go"),
+        pytest.param(False, (), True, [], id="a-pool-endpoint-never-ready-serves-nothing-and-goes"),
+    ],
+)
+def test_moving_to_mode_replica_keeps_each_cluster_s_pool_until_its_replica_endpoints_are_ready(
+    pool_ready: bool, endpoints_ready: tuple[str, ...], east_replica_2_ready: bool, kept: list[str]
+) -> None:
+    replicas = dict(STEADY) | {"replica-2": _replica(2, "east", ready=east_replica_2_ready)}
+    pools = {k: v if pool_ready else {**v, "status": {}} for k, v in _pool_state().items()}
+    endpoints = {k: v for k, v in _desired(_run(_xr(3, {"mode": "Replica"}), STEADY, (EAST, WEST))).items()}
+    endpoints = {k: {**v, "status": _READY} if k in endpoints_ready else v for k, v in endpoints.items()}
+    observed = replicas | pools | {k: v for k, v in endpoints.items() if k.startswith("endpoint-")}
     got = _run(_xr(3, {"mode": "Replica"}), observed, (EAST, WEST))
     desired = _desired(got)
-    assert not any(k.startswith("pool-") for k in desired)
+    assert sorted(_remote(desired, "InferencePool")) == kept
+    for cluster in ("east", "west"):
+        composed = sorted(k for k in desired if k.startswith(f"pool-{cluster}-"))
+        # A cluster's pool is kept whole, exactly as observed, or goes whole.
+        assert composed == (sorted(k for k in pools if k.startswith(f"pool-{cluster}-")) if cluster in kept else [])
+        assert all(desired[k]["spec"] == pools[k]["spec"] for k in composed)
+    # Every replica has its own endpoint meanwhile, and no longer joins the pool.
     assert sorted(k for k in desired if k.startswith("endpoint-")) == ["endpoint-0", "endpoint-1", "endpoint-2"]
     assert "routing" not in desired["replica-0"]["spec"]
+    message = _routed(got)["message"]
+    assert message.startswith("mode Replica")
+    assert all(c in message for c in kept)
 
 
 def test_moving_to_mode_pool_keeps_replica_endpoints_until_the_pool_endpoint_is_ready() -> None:

@@ -30,7 +30,7 @@ from compose_model_deployment.pools import (
     cluster_routing,
     pool_clusters,
     pool_endpoint_ready,
-    remove_pools,
+    release_pools,
     settle_pools,
     write_pools,
 )
@@ -166,11 +166,7 @@ def compose(
         ledger, plan, deployment, own, _own_endpoint(req, routing), pool_mode=routing.mode is Mode.POOL
     )
     routed = _write_routing(
-        ledger,
-        deployment,
-        routing,
-        pool_clusters([p.cluster for p in plan.placements], own),
-        unsure=bool(own.unreadable),
+        ledger, deployment, routing, pool_clusters([p.cluster for p in plan.placements], own), own
     )
     for orphan in _keep_orphan_endpoints(ledger, plan):
         response.warning(rsp, f"{orphan} is kept without traffic: its ModelReplica is neither observed nor listed")
@@ -213,12 +209,16 @@ def _own_endpoint(req: fnv1.RunFunctionRequest, routing: Routing) -> Callable[[P
 
 
 def _write_routing(
-    ledger: Ledger, deployment: Deployment, routing: Routing, clusters: dict[str, PoolCluster], *, unsure: bool
+    ledger: Ledger, deployment: Deployment, routing: Routing, clusters: dict[str, PoolCluster], own: Own
 ) -> Condition:
-    """Compose (mode Pool) or remove (mode Replica) the deployment's pool on each cluster; say how it routes."""
+    """Compose (mode Pool) or release (mode Replica) the deployment's pool on each cluster; say how it routes."""
+    unsure = bool(own.unreadable)
     if routing.mode is Mode.REPLICA:
-        remove_pools(ledger, "spec.routing.mode is Replica")
-        return Condition(Type.ROUTED, Status.TRUE, Reason.ROUTED, "mode Replica: each replica is its own endpoint")
+        waiting = release_pools(ledger, clusters, own, unsure=unsure)
+        message = "mode Replica: each replica is its own endpoint"
+        if waiting:
+            message += f"; the pools on {', '.join(waiting)} serve until their replicas' own endpoints are Ready"
+        return Condition(Type.ROUTED, Status.TRUE, Reason.ROUTED, message)
     readable = cluster_routing(ledger.req, set(clusters))
     try:
         write_pools(ledger, deployment, routing, clusters, readable)

@@ -39,6 +39,7 @@ from modelplane.names import (
     SERVING_ANNOTATION,
     bounded_name,
     cluster_label,
+    endpoint_key,
     is_routing_pool_key,
     pool_endpoint_name,
     pool_host,
@@ -168,9 +169,42 @@ def settle_pools(ledger: Ledger, clusters: Mapping[str, PoolCluster], why_kept: 
             ledger.remove([key], f"{key}: no replica of the deployment is placed on, runs on or leaves its cluster")
 
 
-def remove_pools(ledger: Ledger, why: str) -> None:
-    """Remove every observed pool object (routing mode Replica)."""
-    ledger.remove_unwritten(is_routing_pool_key, lambda key: f"{key}: {why}")
+def release_pools(ledger: Ledger, clusters: Mapping[str, PoolCluster], own: Own, *, unsure: bool) -> list[str]:
+    """Routing mode Replica: remove each cluster's pool once its Ready replicas' own endpoints serve; return the rest.
+
+    The mirror of moving to mode Pool: a cluster's pool (and its ModelEndpoint) stays, as it is, while its
+    endpoint is Ready and some Ready replica there has no Ready endpoint of its own yet, so the route never
+    loses the backend that carries that cluster's traffic. An object whose cluster cannot be read, or any
+    with ``unsure`` (a composed replica that cannot be read), is kept: it may serve a replica no input shows.
+    """
+    waiting = {
+        cluster_label(name): name
+        for name in clusters
+        if pool_endpoint_ready(ledger.req, name) and not _own_endpoints_ready(ledger.req, own, name)
+    }
+    for key in sorted(ledger.req.observed.resources):
+        if not is_routing_pool_key(key) or key in ledger.rsp.desired.resources:
+            continue
+        label = (labels_at(ledger.req.observed.resources[key].resource) or {}).get(CLUSTER_LABEL)
+        if label in waiting:
+            why = f"mode Replica: kept until the Ready replicas on {waiting[label]} have Ready endpoints of their own"
+            ledger.keep([key], why)
+        elif unsure or label is None:
+            ledger.keep([key], f"{key}: its cluster, or a replica's, cannot be read: kept as it is")
+        else:
+            ledger.remove([key], f"{key}: spec.routing.mode is Replica")
+    return sorted(waiting.values())
+
+
+def _own_endpoints_ready(req: fnv1.RunFunctionRequest, own: Own, cluster: str) -> bool:
+    """Whether every Ready replica on ``cluster`` has its own endpoint observed Ready."""
+    for ordinal, replica in own.replicas.items():
+        if replica.occupancy.cluster != cluster or not replica.occupancy.ready:
+            continue
+        observed = req.observed.resources.get(endpoint_key(ordinal))
+        if observed is None or not readiness_at(observed.resource.fields).true:
+            return False
+    return True
 
 
 def _write_endpoint(ledger: Ledger, deployment: Deployment, cluster: PoolCluster, labels: Mapping[str, str]) -> None:
