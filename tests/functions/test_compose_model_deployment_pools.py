@@ -243,17 +243,17 @@ def test_moving_to_mode_replica_keeps_each_cluster_s_pool_until_its_replica_endp
 ) -> None:
     replicas = dict(STEADY) | {"replica-2": _replica(2, "east", ready=east_replica_2_ready)}
     pools = {k: v if pool_ready else {**v, "status": {}} for k, v in _pool_state().items()}
-    endpoints = {k: v for k, v in _desired(_run(_xr(3, {"mode": "Replica"}), STEADY, (EAST, WEST))).items()}
-    endpoints = {k: {**v, "status": _READY} if k in endpoints_ready else v for k, v in endpoints.items()}
+    composed = _desired(_run(_xr(3, {"mode": "Replica"}), STEADY, (EAST, WEST)))
+    endpoints = {k: {**v, "status": _READY} if k in endpoints_ready else v for k, v in composed.items()}
     observed = replicas | pools | {k: v for k, v in endpoints.items() if k.startswith("endpoint-")}
     got = _run(_xr(3, {"mode": "Replica"}), observed, (EAST, WEST))
     desired = _desired(got)
     assert sorted(_remote(desired, "InferencePool")) == kept
-    for cluster in ("east", "west"):
-        composed = sorted(k for k in desired if k.startswith(f"pool-{cluster}-"))
+    for where in ("east", "west"):
+        part = sorted(k for k in desired if k.startswith(f"pool-{where}-"))
         # A cluster's pool is kept whole, exactly as observed, or goes whole.
-        assert composed == (sorted(k for k in pools if k.startswith(f"pool-{cluster}-")) if cluster in kept else [])
-        assert all(desired[k]["spec"] == pools[k]["spec"] for k in composed)
+        assert part == (sorted(k for k in pools if k.startswith(f"pool-{where}-")) if where in kept else [])
+        assert all(desired[k]["spec"] == pools[k]["spec"] for k in part)
     # Every replica has its own endpoint meanwhile, and no longer joins the pool.
     assert sorted(k for k in desired if k.startswith("endpoint-")) == ["endpoint-0", "endpoint-1", "endpoint-2"]
     assert "routing" not in desired["replica-0"]["spec"]

@@ -165,9 +165,7 @@ def compose(
     ready = write_desired(
         ledger, plan, deployment, own, _own_endpoint(req, routing), pool_mode=routing.mode is Mode.POOL
     )
-    routed = _write_routing(
-        ledger, deployment, routing, pool_clusters([p.cluster for p in plan.placements], own), own
-    )
+    routed = _write_routing(ledger, deployment, routing, pool_clusters([p.cluster for p in plan.placements], own), own)
     for orphan in _keep_orphan_endpoints(ledger, plan):
         response.warning(rsp, f"{orphan} is kept without traffic: its ModelReplica is neither observed nor listed")
     _removals(ledger, plan, own)
