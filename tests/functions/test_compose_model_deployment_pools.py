@@ -254,9 +254,11 @@ def test_moving_to_mode_replica_keeps_each_cluster_s_pool_until_its_replica_endp
         # A cluster's pool is kept whole, exactly as observed, or goes whole.
         assert part == (sorted(k for k in pools if k.startswith(f"pool-{where}-")) if where in kept else [])
         assert all(desired[k]["spec"] == pools[k]["spec"] for k in part)
-    # Every replica has its own endpoint meanwhile, and no longer joins the pool.
+    # Every replica has its own endpoint meanwhile; it stays in its cluster's pool only while that pool serves.
     assert sorted(k for k in desired if k.startswith("endpoint-")) == ["endpoint-0", "endpoint-1", "endpoint-2"]
-    assert "routing" not in desired["replica-0"]["spec"]
+    for key, where in (("replica-0", "east"), ("replica-1", "west"), ("replica-2", "east")):
+        joined = desired[key]["spec"].get("routing")
+        assert joined == ({"mode": "Pool"} if where in kept else None), (key, joined)
     message = _routed(got)["message"]
     assert message.startswith("mode Replica")
     assert all(c in message for c in kept)

@@ -122,10 +122,11 @@ def test_composes_valid_remote_objects(shape: str, backend: str, scheduler: str)
             assert svc["spec"]["prefill"]["replicas"] == 5
             assert svc["spec"]["prefill"]["parallelism"]["tensor"] == 2
         # Routing mode Pool (the default): the replica joins its deployment's pool on the cluster, whose
-        # endpoint picker KServe is given inline, and KServe's route serves the pool's virtual host.
+        # endpoint picker KServe is given inline, and KServe's route serves the pool's virtual host (and the
+        # replica's own, which its own endpoint addresses while the deployment changes routing modes).
         router = svc["spec"]["router"]
         route = router["route"]["http"]["spec"]
-        assert route["hostnames"] == [POOL_HOST]
+        assert route["hostnames"] == [POOL_HOST, f"{svc['metadata']['name']}.ml.replicas.modelplane.ai"]
         assert route["rules"][0]["matches"] == [{"path": {"type": "PathPrefix", "value": "/"}}]
         assert [(b["kind"], b["name"]) for b in route["rules"][0]["backendRefs"]] == [("InferencePool", "llm")]
         assert "filters" not in route["rules"][0]

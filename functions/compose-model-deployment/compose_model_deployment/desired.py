@@ -54,17 +54,33 @@ OwnEndpoint = Callable[[Placement], bool]
 _POOL_SERVES = "routing mode Pool: its cluster's pool endpoint serves instead"
 
 
+@dataclass(frozen=True)
+class ReplicaRouting:
+    """How the replicas route.
+
+    Attributes:
+        own_endpoint: Whether a replica has an endpoint of its own.
+        pool_mode: Routing mode Pool: every replica joins its cluster's pool.
+        joined: Mode Replica: the clusters whose pool still serves; a replica there keeps the
+            ``spec.routing`` it was written with, so it stays in the pool until the pool goes.
+    """
+
+    own_endpoint: OwnEndpoint
+    pool_mode: bool
+    joined: frozenset[str] = frozenset()
+
+
 def write_desired(
-    ledger: Ledger, plan: Schedule, deployment: Deployment, own: Own, own_endpoint: OwnEndpoint, *, pool_mode: bool
+    ledger: Ledger, plan: Schedule, deployment: Deployment, own: Own, routing: ReplicaRouting
 ) -> set[str]:
-    """Compose each placed replica and, where ``own_endpoint`` says so, its endpoint; return the Ready replicas."""
+    """Compose each placed replica and, where ``routing`` says so, its endpoint; return the Ready replicas."""
     ready: set[str] = set()
     for placement in plan.placements:
         observed = own.replicas.get(placement.ordinal)
         if placement.held is not None and observed is None:
             # Held, but its replica is not among the observed composed resources: nothing of the
             # replica to keep or write; an endpoint composed for it before stays, without traffic.
-            _endpoint(ledger, placement, deployment, observed, own_endpoint)
+            _endpoint(ledger, placement, deployment, observed, routing.own_endpoint)
             continue
         key = replica_key(placement.ordinal)
         revision = observed.occupancy.revision if placement.held is not None and observed else deployment.revision
@@ -94,12 +110,14 @@ def write_desired(
         else:
             ledger.put(key, {**written, "spec": {}})
             spec = ledger.rsp.desired.resources[key].resource["spec"]
-            _write_replica_spec(spec, deployment.spec, placement, deployment.name, pool_mode=pool_mode)
+            _write_replica_spec(spec, deployment.spec, placement, deployment.name, pool_mode=routing.pool_mode)
+            if not routing.pool_mode and placement.cluster in routing.joined and observed is not None:
+                _keep_routing(spec, observed)
         serving = observed is not None and observed.occupancy.ready
         ledger.mark(key, ready=serving)
         if serving:
             ready.add(placement.replica)
-        _endpoint(ledger, placement, deployment, observed, own_endpoint)
+        _endpoint(ledger, placement, deployment, observed, routing.own_endpoint)
     return ready
 
 
@@ -174,6 +192,13 @@ def _write_replica_spec(
             if source is not None and source.HasField("struct_value"):
                 _copy_shape(block, source.struct_value.fields)
             block["poolName"] = pool
+
+
+def _keep_routing(out: structpb.Struct, observed: OwnReplica) -> None:
+    """Carry the replica's observed ``spec.routing`` (how it joins its cluster's pool), when it has one."""
+    routing = observed.spec.fields.get("routing")
+    if routing is not None:
+        out.fields["routing"].CopyFrom(routing)
 
 
 def _copy_shape(out: structpb.Struct, spec: Mapping[str, Any]) -> None:

@@ -22,7 +22,7 @@ import structlog
 from crossplane.function import resource, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
-from compose_model_deployment.desired import Deployment, write_desired
+from compose_model_deployment.desired import Deployment, ReplicaRouting, write_desired
 from compose_model_deployment.fleet import REQUIREMENTS, FleetReader, request_requirements
 from compose_model_deployment.own import Own, add_going, read_own, struct_shape
 from compose_model_deployment.pools import (
@@ -30,6 +30,7 @@ from compose_model_deployment.pools import (
     cluster_routing,
     pool_clusters,
     pool_endpoint_ready,
+    pools_still_serving,
     release_pools,
     settle_pools,
     write_pools,
@@ -162,10 +163,10 @@ def compose(
     routing = routing_of(
         xr.spec.routing.model_dump(mode="json", exclude_none=True) if xr.spec and xr.spec.routing else None
     )
-    ready = write_desired(
-        ledger, plan, deployment, own, _own_endpoint(req, routing), pool_mode=routing.mode is Mode.POOL
-    )
-    routed = _write_routing(ledger, deployment, routing, pool_clusters([p.cluster for p in plan.placements], own), own)
+    clusters = pool_clusters([p.cluster for p in plan.placements], own)
+    replica_routing = _replica_routing(req, routing, clusters, own)
+    ready = write_desired(ledger, plan, deployment, own, replica_routing)
+    routed = _write_routing(ledger, deployment, routing, clusters, own, sorted(replica_routing.joined))
     for orphan in _keep_orphan_endpoints(ledger, plan):
         response.warning(rsp, f"{orphan} is kept without traffic: its ModelReplica is neither observed nor listed")
     _removals(ledger, plan, own)
@@ -195,6 +196,18 @@ def compose(
 _NOT_SERVING = frozenset({State.LEAVING, State.LOST, State.OUTDATED})
 
 
+def _replica_routing(
+    req: fnv1.RunFunctionRequest, routing: Routing, clusters: dict[str, PoolCluster], own: Own
+) -> ReplicaRouting:
+    """How the replicas route this call.
+
+    In mode Replica the clusters whose pool serves on until their replicas' own endpoints are Ready keep
+    their replicas in it meanwhile (on KServe, their routes serve the pool's host).
+    """
+    still = pools_still_serving(req, clusters, own) if routing.mode is Mode.REPLICA else []
+    return ReplicaRouting(_own_endpoint(req, routing), routing.mode is Mode.POOL, frozenset(still))
+
+
 def _own_endpoint(req: fnv1.RunFunctionRequest, routing: Routing) -> Callable[[Placement], bool]:
     """Whether a replica has its own endpoint: always in mode Replica; in mode Pool until its cluster's pool serves.
 
@@ -207,15 +220,20 @@ def _own_endpoint(req: fnv1.RunFunctionRequest, routing: Routing) -> Callable[[P
 
 
 def _write_routing(
-    ledger: Ledger, deployment: Deployment, routing: Routing, clusters: dict[str, PoolCluster], own: Own
+    ledger: Ledger,
+    deployment: Deployment,
+    routing: Routing,
+    clusters: dict[str, PoolCluster],
+    own: Own,
+    still: list[str],
 ) -> Condition:
     """Compose (mode Pool) or release (mode Replica) the deployment's pool on each cluster; say how it routes."""
     unsure = bool(own.unreadable)
     if routing.mode is Mode.REPLICA:
-        waiting = release_pools(ledger, clusters, own, unsure=unsure)
+        release_pools(ledger, still, unsure=unsure)
         message = "mode Replica: each replica is its own endpoint"
-        if waiting:
-            message += f"; the pools on {', '.join(waiting)} serve until their replicas' own endpoints are Ready"
+        if still:
+            message += f"; the pools on {', '.join(still)} serve until their replicas' own endpoints are Ready"
         return Condition(Type.ROUTED, Status.TRUE, Reason.ROUTED, message)
     readable = cluster_routing(ledger.req, set(clusters))
     try:

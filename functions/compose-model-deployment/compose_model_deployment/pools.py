@@ -169,19 +169,23 @@ def settle_pools(ledger: Ledger, clusters: Mapping[str, PoolCluster], why_kept: 
             ledger.remove([key], f"{key}: no replica of the deployment is placed on, runs on or leaves its cluster")
 
 
-def release_pools(ledger: Ledger, clusters: Mapping[str, PoolCluster], own: Own, *, unsure: bool) -> list[str]:
-    """Routing mode Replica: remove each cluster's pool once its Ready replicas' own endpoints serve; return the rest.
+def pools_still_serving(req: fnv1.RunFunctionRequest, clusters: Mapping[str, PoolCluster], own: Own) -> list[str]:
+    """Routing mode Replica: the clusters whose pool still carries traffic the replicas' own endpoints do not.
 
-    The mirror of moving to mode Pool: a cluster's pool (and its ModelEndpoint) stays, as it is, while its
-    endpoint is Ready and some Ready replica there has no Ready endpoint of its own yet, so the route never
-    loses the backend that carries that cluster's traffic. An object whose cluster cannot be read, or any
-    with ``unsure`` (a composed replica that cannot be read), is kept: it may serve a replica no input shows.
+    The mirror of moving to mode Pool: a cluster's pool serves on while its endpoint is Ready and some
+    Ready replica there has no Ready endpoint of its own yet.
     """
-    waiting = {
-        cluster_label(name): name
-        for name in clusters
-        if pool_endpoint_ready(ledger.req, name) and not _own_endpoints_ready(ledger.req, own, name)
-    }
+    return sorted(n for n in clusters if pool_endpoint_ready(req, n) and not _own_endpoints_ready(req, own, n))
+
+
+def release_pools(ledger: Ledger, serving: Sequence[str], *, unsure: bool) -> None:
+    """Routing mode Replica: keep, as it is, the pool (and its ModelEndpoint) of each cluster in ``serving``.
+
+    Every other pool goes, so the route never loses the backend that carries a cluster's traffic. An
+    object whose cluster cannot be read, or any with ``unsure`` (a composed replica that cannot be read),
+    is kept: it may serve a replica no input shows.
+    """
+    waiting = {cluster_label(name): name for name in serving}
     for key in sorted(ledger.req.observed.resources):
         if not is_routing_pool_key(key) or key in ledger.rsp.desired.resources:
             continue
@@ -193,7 +197,6 @@ def release_pools(ledger: Ledger, clusters: Mapping[str, PoolCluster], own: Own,
             ledger.keep([key], f"{key}: its cluster, or a replica's, cannot be read: kept as it is")
         else:
             ledger.remove([key], f"{key}: spec.routing.mode is Replica")
-    return sorted(waiting.values())
 
 
 def _own_endpoints_ready(req: fnv1.RunFunctionRequest, own: Own, cluster: str) -> bool:

@@ -19,7 +19,8 @@ In routing mode Pool (``spec.routing``, its deployment's) the replica joins its
 deployment's InferencePool on the cluster instead (``modelplane.routing.pool``):
 ``router.scheduler`` references that pool and carries the endpoint picker's
 EndpointPickerConfig inline, and the route serves the pool's virtual host
-(``pool_host``), so every replica of the deployment there routes alike.
+(``pool_host``), so every replica of the deployment there routes alike, and its
+own, so that its own endpoint serves while routing modes change.
 """
 
 from __future__ import annotations
@@ -67,14 +68,17 @@ def _route(work: ReplicaWork, shared_pool: str | None) -> dict[str, Any]:
         "port": SERVING_PORT,
         "weight": 1,
     }
-    host = pool_host(work.labels[DEPLOYMENT_LABEL], work.namespace) if shared_pool else None
+    own = replica_host(work.name, work.namespace)
+    # Joined to the pool, the route serves the pool's host and still the replica's own: its own
+    # endpoint serves on while the deployment moves between routing modes (docs/routing.md).
+    hosts = [pool_host(work.labels[DEPLOYMENT_LABEL], work.namespace), own] if shared_pool else [own]
     rule = {
         "matches": [{"path": {"type": "PathPrefix", "value": "/"}}],
         "backendRefs": [pool],
         # As the preset's rule: a token stream can run for minutes ("0s" disables the timeout).
         "timeouts": {"backendRequest": "0s", "request": "0s"},
     }
-    return {"http": {"spec": {"hostnames": [host or replica_host(work.name, work.namespace)], "rules": [rule]}}}
+    return {"http": {"spec": {"hostnames": hosts, "rules": [rule]}}}
 
 
 def _shared_pool(work: ReplicaWork) -> str | None:
