@@ -44,6 +44,8 @@ CLUSTERS = {"e2e-kai": "workload-a", "e2e-kueue": "workload-b"}
 DEPLOYMENTS = ("chat-stable", "chat-canary")
 # Where each deployment runs (its clusterSelector's region), hence where its pool is.
 POOLS = {"chat-stable": "e2e-kueue", "chat-canary": "e2e-kai"}
+# A replica added: composed, its objects applied, its pod bound and Ready, seen at provider-kubernetes' poll.
+SCALE_TIMEOUT = 240.0
 HTTP_ROUTE = ("gateway.networking.k8s.io/v1", "HTTPRoute")
 
 
@@ -247,10 +249,11 @@ def test_fleet_routes_through_one_pool_per_cluster(fleet: Plane) -> None:
         eventually("the route to point at each cluster's pool", lambda: _route_backends(kube) == want)
     except TimeoutError:
         pytest.fail(f"the ModelService routes to {_route_backends(kube)}, not to the pools {want}")
-    # No replica has an endpoint of its own: the pools carry the traffic.
+    # No replica keeps an endpoint of its own once its cluster's pool serves: the pools carry the traffic.
     for deployment in POOLS:
         for replica in replicas_of(kube, deployment, NS):
-            assert xr(kube, "ModelEndpoint", replica["metadata"]["name"], NS) is None, replica["metadata"]["name"]
+            name = replica["metadata"]["name"]
+            eventually(f"{name}'s own ModelEndpoint to go", functools.partial(_no_endpoint, kube, name))
 
     kueue, kai = fleet.workloads["workload-b"].kube, fleet.workloads["workload-a"].kube
     # e2e-kueue is Native: the pool's HTTPRoute on the cluster's gateway, accepted by the gateway.
@@ -259,17 +262,21 @@ def test_fleet_routes_through_one_pool_per_cluster(fleet: Plane) -> None:
     assert route["spec"]["hostnames"] == [pool_host("chat-stable", NS)], route["spec"]
     assert routing.backends(route) == [stable], route["spec"]
     assert route["spec"]["rules"][0]["backendRefs"][0]["kind"] == "InferencePool", route["spec"]
-    objective = kueue.get(*routing.INFERENCE_OBJECTIVE, stable, NS)
-    assert objective is not None, "no InferenceObjective for chat-stable's pool (spec.routing.priority)"
+    objective = eventually(
+        "chat-stable's InferenceObjective (spec.routing.priority)",
+        functools.partial(kueue.get, *routing.INFERENCE_OBJECTIVE, stable, NS),
+    )
     assert objective["spec"]["priority"] == 10, objective["spec"]
+    assert objective["spec"]["poolRef"]["name"] == stable, objective["spec"]
     # ... and runs the prometheus-operator: a PodMonitor per replica, the picker's ServiceMonitor, the rules.
     for replica in replicas_of(kube, "chat-stable", NS):
         name = replica["metadata"]["name"]
         monitor = eventually(f"{name}'s PodMonitor", functools.partial(kueue.get, *routing.POD_MONITOR, name, NS))
         endpoints = monitor["spec"]["podMetricsEndpoints"]
         assert [e.get("path") for e in endpoints] == ["/metrics"], endpoints
-    assert kueue.get(*routing.SERVICE_MONITOR, endpoint_picker_name("chat-stable"), NS) is not None
-    assert kueue.get(*routing.PROMETHEUS_RULE, stable, NS) is not None
+    picker = endpoint_picker_name("chat-stable")
+    eventually("the picker's ServiceMonitor", functools.partial(kueue.get, *routing.SERVICE_MONITOR, picker, NS))
+    eventually("chat-stable's PrometheusRule", functools.partial(kueue.get, *routing.PROMETHEUS_RULE, stable, NS))
     # e2e-kai is KServe without Prometheus: its LLMInferenceServices route to the pool, no monitor is composed.
     canary = pool_name("chat-canary")
     (service,) = kai.list("serving.kserve.io/v1alpha2", "LLMInferenceService", NS)
@@ -277,6 +284,10 @@ def test_fleet_routes_through_one_pool_per_cluster(fleet: Plane) -> None:
     assert kai.get(*routing.HTTP_ROUTE, canary, NS) is None
     assert kai.list(*routing.POD_MONITOR, NS) == []
     watch.mark("routes and monitors checked")
+
+
+def _no_endpoint(kube: Kube, name: str) -> bool:
+    return xr(kube, "ModelEndpoint", name, NS) is None
 
 
 def _route_backends(kube: Kube) -> list[str]:
@@ -379,7 +390,7 @@ def test_scaling_in_one_cluster_changes_its_weight_not_its_pool(fleet: Plane) ->
     cluster = POOLS["chat-stable"]
     workload = fleet.workloads[CLUSTERS[cluster]].kube
     _scale_stable(kube, 2)
-    eventually("chat-stable at 2 Ready replicas", lambda: _ready_on(kube, cluster, 2))
+    eventually("chat-stable at 2 Ready replicas", lambda: _ready_on(kube, cluster, 2), SCALE_TIMEOUT)
     eventually(
         "chat-stable's pool endpoint weighted 2",
         functools.partial(routing.weighted, kube, "chat-stable", cluster, NS, 2),
@@ -389,7 +400,7 @@ def test_scaling_in_one_cluster_changes_its_weight_not_its_pool(fleet: Plane) ->
     shape = _route_backends(kube)
     watch = Stopwatch("scale 2 -> 3")
     _scale_stable(kube, 3)
-    eventually("chat-stable at 3 Ready replicas", lambda: _ready_on(kube, cluster, 3))
+    eventually("chat-stable at 3 Ready replicas", lambda: _ready_on(kube, cluster, 3), SCALE_TIMEOUT)
     endpoint = eventually(
         "chat-stable's pool endpoint weighted 3",
         functools.partial(routing.weighted, kube, "chat-stable", cluster, NS, 3),
