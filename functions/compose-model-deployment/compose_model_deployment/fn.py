@@ -163,10 +163,10 @@ def compose(
     routing = routing_of(
         xr.spec.routing.model_dump(mode="json", exclude_none=True) if xr.spec and xr.spec.routing else None
     )
-    clusters = pool_clusters([p.cluster for p in plan.placements], own)
-    replica_routing = _replica_routing(req, routing, clusters, own)
+    pooled = pool_clusters([p.cluster for p in plan.placements], own)
+    replica_routing = _replica_routing(req, routing, pooled, own)
     ready = write_desired(ledger, plan, deployment, own, replica_routing)
-    routed = _write_routing(ledger, deployment, routing, clusters, own, sorted(replica_routing.joined))
+    routed = _write_routing(ledger, deployment, routing, pooled, own, sorted(replica_routing.joined))
     for orphan in _keep_orphan_endpoints(ledger, plan):
         response.warning(rsp, f"{orphan} is kept without traffic: its ModelReplica is neither observed nor listed")
     _removals(ledger, plan, own)
