@@ -27,7 +27,14 @@ import pytest
 import yaml
 
 from modelplane import kinds
-from modelplane.names import endpoint_picker_name, pool_endpoint_name, pool_host, pool_name, replica_name
+from modelplane.names import (
+    ENDPOINT_PICKER_LABEL,
+    endpoint_picker_name,
+    pool_endpoint_name,
+    pool_host,
+    pool_name,
+    replica_name,
+)
 from tests.e2e import routing
 from tests.e2e.figures import Stopwatch
 from tests.e2e.kube import Kube
@@ -178,10 +185,15 @@ def test_fleet_agrees_with_preview(fleet: Plane) -> None:
     kueue = plane.workloads["workload-b"].kube
     assert kai.list("serving.kserve.io/v1alpha2", "LLMInferenceService", NS), "no KServe workload on the KAI cluster"
     deployments = kueue.list("apps/v1", "Deployment", NS)
-    assert deployments, "no native workload on the Kueue cluster"
-    for d in deployments:
+    # The endpoint pickers are Deployments too, but no GPU workload: Kueue must not hold routing.
+    pickers = [d for d in deployments if ENDPOINT_PICKER_LABEL in d["spec"]["template"]["metadata"].get("labels", {})]
+    engines = [d for d in deployments if d not in pickers]
+    assert engines, "no native workload on the Kueue cluster"
+    for d in engines:
         labels = d["spec"]["template"]["metadata"].get("labels", {})
         assert labels.get("kueue.x-k8s.io/queue-name") == "inference", labels
+    for d in pickers:
+        assert "kueue.x-k8s.io/queue-name" not in d["spec"]["template"]["metadata"].get("labels", {}), d["metadata"]
     assert xr(kube, "ModelService", "chat", NS) is not None
 
 
