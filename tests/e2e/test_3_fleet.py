@@ -41,7 +41,7 @@ from tests.e2e.kube import Kube
 from tests.e2e.placement import wait_placed
 from tests.e2e.plane import Plane
 from tests.e2e.tools import REPO
-from tests.e2e.world import cluster_gone, eventually, landed, ready, replicas_of, wait_condition, xr
+from tests.e2e.world import cluster_gone, eventually, landed, replicas_of, wait_condition, xr
 
 pytestmark = pytest.mark.e2e
 
@@ -423,4 +423,3 @@ def test_scaling_in_one_cluster_changes_its_weight_not_its_pool(fleet: Plane) ->
     assert endpoint["metadata"]["name"] == pool_endpoint_name("chat-stable", cluster)
     # The route keeps its shape: still one backend per cluster's pool.
     assert _route_backends(kube) == shape, (shape, _route_backends(kube))
-    assert all(ready(r) for r in replicas_of(kube, "chat-stable", NS))
