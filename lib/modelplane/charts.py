@@ -26,6 +26,42 @@ class Component(StrEnum):
     KSERVE = "kserve-llmisvc"
     KAI = "kai-scheduler"
     KUEUE = "kueue"
+    AI_GATEWAY_CRDS = "envoy-ai-gateway-crd"
+    AI_GATEWAY = "envoy-ai-gateway"
+    KUBE_PROMETHEUS_STACK = "kube-prometheus-stack"
+
+
+# Envoy Gateway calls an InferencePool's endpoint picker through Envoy AI Gateway, its extension server:
+# routes whose backendRef is an InferencePool are handed to it (failOpen: without it the rest still routes).
+_INFERENCE_POOL_EXTENSION: Mapping[str, Any] = {
+    "config": {
+        "envoyGateway": {
+            "extensionManager": {
+                "backendResources": [
+                    {"group": "inference.networking.k8s.io", "kind": "InferencePool", "version": "v1"}
+                ],
+                "hooks": {"xdsTranslator": {"post": ["Translation", "Cluster", "Route"]}},
+                "service": {
+                    "fqdn": {
+                        "hostname": "ai-gateway-controller.envoy-ai-gateway-system.svc.cluster.local",
+                        "port": 1063,
+                    }
+                },
+                "failOpen": True,
+            }
+        }
+    }
+}
+# Managed Prometheus scrapes every PodMonitor, ServiceMonitor and PrometheusRule, not only the chart's own.
+_PROMETHEUS_VALUES: Mapping[str, Any] = {
+    "prometheus": {
+        "prometheusSpec": {
+            "podMonitorSelectorNilUsesHelmValues": False,
+            "serviceMonitorSelectorNilUsesHelmValues": False,
+            "ruleSelectorNilUsesHelmValues": False,
+        }
+    }
+}
 
 
 @dataclass(frozen=True)
@@ -63,7 +99,38 @@ CHARTS: dict[Component, Chart] = {
             values={"crds": {"enabled": True}},
         ),
         Chart(Component.LWS, "oci://registry.k8s.io/lws/charts", "lws", "0.7.0", "lws-system"),
-        Chart(Component.ENVOY_GATEWAY, "oci://docker.io/envoyproxy", "gateway-helm", "v1.5.1", "envoy-gateway-system"),
+        Chart(
+            Component.ENVOY_GATEWAY,
+            "oci://docker.io/envoyproxy",
+            "gateway-helm",
+            "v1.5.1",
+            "envoy-gateway-system",
+            values=_INFERENCE_POOL_EXTENSION,
+        ),
+        Chart(
+            Component.AI_GATEWAY_CRDS,
+            "oci://docker.io/envoyproxy",
+            "ai-gateway-crds-helm",
+            "v1.1.0",
+            "envoy-ai-gateway-system",
+        ),
+        Chart(
+            Component.AI_GATEWAY,
+            "oci://docker.io/envoyproxy",
+            "ai-gateway-helm",
+            "v1.1.0",
+            "envoy-ai-gateway-system",
+            depends_on=(Component.AI_GATEWAY_CRDS, Component.ENVOY_GATEWAY),
+        ),
+        # Ships prometheus-operator v0.93.0, whose CRDs the composed monitors are validated against.
+        Chart(
+            Component.KUBE_PROMETHEUS_STACK,
+            "https://prometheus-community.github.io/helm-charts",
+            "kube-prometheus-stack",
+            "88.0.0",
+            "monitoring",
+            values=_PROMETHEUS_VALUES,
+        ),
         Chart(
             Component.DRA_DRIVER,
             "https://helm.ngc.nvidia.com/nvidia",
@@ -98,12 +165,13 @@ _BY_BACKEND: dict[str, tuple[Component, ...]] = {
 }
 
 
-def stack_components(*, backend: str, scheduler: str) -> tuple[Chart, ...]:
-    """The charts a cluster with ``backend`` and ``scheduler`` needs, dependencies first.
+def stack_components(*, backend: str, scheduler: str, prometheus: str = "None") -> tuple[Chart, ...]:
+    """The charts a cluster with ``backend``, ``scheduler`` and ``prometheus`` needs, dependencies first.
 
     Args:
         backend: The serving backend (``KServe`` or ``Native``).
         scheduler: The scheduler type (a row of ``modelplane.schedulers.SCHEDULERS``).
+        prometheus: The cluster's ``spec.observability.prometheus``: ``Managed`` adds kube-prometheus-stack.
 
     Returns:
         The charts in install order: each after every chart it depends on, ties by component name.
@@ -116,6 +184,9 @@ def stack_components(*, backend: str, scheduler: str) -> tuple[Chart, ...]:
         msg = f"no serving stack for backend {backend!r} and scheduler {scheduler!r}"
         raise ValueError(msg)
     wanted = {Component.LWS, Component.ENVOY_GATEWAY, Component.DRA_DRIVER}
+    wanted |= {Component.AI_GATEWAY_CRDS, Component.AI_GATEWAY}  # the gateway calls endpoint pickers through it
+    if prometheus == "Managed":
+        wanted.add(Component.KUBE_PROMETHEUS_STACK)
     wanted |= set(_BY_BACKEND[backend]) | {Component(c) for c in row.charts}
     ordered: list[Chart] = []
     placed: set[Component] = set()

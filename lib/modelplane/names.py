@@ -311,3 +311,51 @@ GATEWAY_NAMESPACE_KEY = "gateway-namespace"
 
 # The ObservedObjectCollection of the replica's pods (each remote object's key is ``remote_key``).
 PODS_KEY = "pods"
+
+
+# --- The in-cluster routing of a ModelDeployment (``spec.routing``) ---
+
+# Every cluster that runs replicas of a deployment in routing mode Pool gets one InferencePool and
+# endpoint picker for them; its ModelEndpoint is the deployment's route into that cluster. Like a
+# replica, the pool is a virtual host on the cluster's gateway, under this suffix.
+POOL_HOST_SUFFIX = "pools.modelplane.ai"
+# The endpoint picker's pods and Service carry the pool's name.
+ENDPOINT_PICKER_LABEL = "modelplane.ai/endpoint-picker"
+# Room for the endpoint picker's suffix ("-epp") and the pod names its Deployment derives.
+_MAX_POOL = 48
+_POOL_KEY = "pool-"
+
+
+def pool_name(deployment: str) -> str:
+    """The InferencePool (and endpoint picker, ``<pool>-epp``) of ``deployment`` on each of its clusters.
+
+    A DNS-1035 label (the endpoint picker's Service name must be one): the deployment's name when it
+    is one and fits, else cut, hashed and starting with a letter.
+    """
+    name = deployment if re.match(r"^[a-z]", deployment) else f"p{deployment}"
+    return bounded_name(name, _MAX_POOL)
+
+
+def endpoint_picker_name(deployment: str) -> str:
+    """The endpoint picker's Deployment, Service, ServiceAccount, Role, RoleBinding and ConfigMap."""
+    return f"{pool_name(deployment)}-epp"
+
+
+def pool_host(deployment: str, namespace: str) -> str:
+    """The virtual host of a deployment's pool on each cluster's gateway (``<deployment>.<namespace>.pools...``)."""
+    return f"{bounded_name(deployment, _MAX_LABEL)}.{bounded_name(namespace, _MAX_LABEL)}.{POOL_HOST_SUFFIX}"
+
+
+def routing_pool_key(cluster: str, part: str) -> str:
+    """The composition resource name of part ``part`` of a deployment's pool on ``cluster``."""
+    return f"{_POOL_KEY}{cluster_label(cluster)}-{part}"
+
+
+def is_routing_pool_key(key: str) -> bool:
+    """Whether ``key`` names a part of a deployment's pool on some cluster (``routing_pool_key``)."""
+    return key.startswith(_POOL_KEY)
+
+
+def pool_endpoint_name(deployment: str, cluster: str) -> str:
+    """The ModelEndpoint of a deployment's pool on ``cluster``: ``<deployment>-<cluster>``, cut and hashed to 63."""
+    return bounded_name(f"{deployment}-{cluster}", MAX_NAME)

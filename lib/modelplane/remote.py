@@ -50,6 +50,16 @@ _BY_KIND: dict[str, ReadinessRule] = {
     "ResourceClaimTemplate": ReadinessRule(Readiness.SUCCESSFUL_CREATE),
     "PodGroup": ReadinessRule(Readiness.SUCCESSFUL_CREATE),
     "HTTPRoute": ReadinessRule(Readiness.SUCCESSFUL_CREATE),
+    # Configuration, RBAC, monitors and routing objects: nothing to wait for once they exist.
+    "ConfigMap": ReadinessRule(Readiness.SUCCESSFUL_CREATE),
+    "ServiceAccount": ReadinessRule(Readiness.SUCCESSFUL_CREATE),
+    "Role": ReadinessRule(Readiness.SUCCESSFUL_CREATE),
+    "RoleBinding": ReadinessRule(Readiness.SUCCESSFUL_CREATE),
+    "InferencePool": ReadinessRule(Readiness.SUCCESSFUL_CREATE),
+    "InferenceObjective": ReadinessRule(Readiness.SUCCESSFUL_CREATE),
+    "PodMonitor": ReadinessRule(Readiness.SUCCESSFUL_CREATE),
+    "ServiceMonitor": ReadinessRule(Readiness.SUCCESSFUL_CREATE),
+    "PrometheusRule": ReadinessRule(Readiness.SUCCESSFUL_CREATE),
     "Deployment": ReadinessRule(
         Readiness.DERIVE_FROM_CEL_QUERY,
         "object.status.conditions.exists(c, c.type == 'Available' && c.status == 'True')"

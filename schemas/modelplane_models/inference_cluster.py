@@ -363,6 +363,17 @@ class NodePool(BaseModel):
     """
 
 
+class Observability(BaseModel):
+    """
+    How the engines' and endpoint pickers' metrics are scraped on this cluster.
+    """
+
+    prometheus: Literal["Installed", "Managed", "None"] | None = "None"
+    """
+    Installed: the cluster runs the prometheus-operator already; every replica composes a PodMonitor for its engine, every endpoint picker a ServiceMonitor, and every deployment a PrometheusRule of its fleet signals. Managed: the same, and the ServingStack installs a pinned kube-prometheus-stack. None (default): no monitors are composed.
+    """
+
+
 class Pool(BaseModel):
     """
     One pool's capacity.
@@ -515,6 +526,10 @@ class Spec(BaseModel):
     nodePools: Annotated[list[NodePool] | None, Field(max_length=32)] = None
     """
     The cluster's GPU node pools. For a provisioned cluster Modelplane creates one node pool per entry (plus a small system pool of its own); for an existing cluster they describe the pools that are there.
+    """
+    observability: Annotated[Observability | None, Field(validate_default=True)] = {}
+    """
+    How the engines' and endpoint pickers' metrics are scraped on this cluster.
     """
     scheduler: Annotated[Scheduler | None, Field(validate_default=True)] = {"type": "None"}
     """

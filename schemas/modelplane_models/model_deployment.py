@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pydantic import BaseModel, Field, RootModel
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 from typing_extensions import TypeAliasType
 
 
@@ -220,6 +220,29 @@ class Divisor1(RootModel[str]):
     ]
     """
     The unit of the exposed value (default 1).
+    """
+
+
+class EndpointPicker(BaseModel):
+    """
+    The endpoint picker (EPP) of each cluster's pool: llm-d router v0.10.0, configured by an EndpointPickerConfig (llm-d.ai/v1alpha1). A disaggregated deployment always runs the prefill/decode profile (pd-profile-handler).
+    """
+
+    config: dict[str, Any] | None = None
+    """
+    With profile Custom only: a whole EndpointPickerConfig (apiVersion llm-d.ai/v1alpha1, kind EndpointPickerConfig, plugins[] of {type, name, parameters}, schedulingProfiles[] of {name, plugins[] of {pluginRef, weight}}), written to the picker's config file as it is. A config that is not one, or names a plugin type llm-d router v0.10.0 does not have, is reported in the Routed condition and nothing is changed on the clusters.
+    """
+    failureMode: Literal["FailOpen", "FailClose"] | None = "FailOpen"
+    """
+    What the gateway does when the picker does not answer: FailOpen (default) sends the request to some pod of the pool, FailClose refuses it.
+    """
+    profile: Literal["Default", "PrefixCache", "Custom"] | None = "Default"
+    """
+    Default: queue-scorer 2, kv-cache-utilization-scorer 2, prefix-cache-scorer 3 (llm-d's default). PrefixCache: prefix-cache-scorer 5, queue-scorer 1, kv-cache-utilization-scorer 1, for workloads that share long prompts (agents, RAG, chat history). Custom: the EndpointPickerConfig in config.
+    """
+    replicas: Annotated[int | None, Field(ge=1, le=5)] = 1
+    """
+    Picker pods per cluster (1 to 5; default 1). More than one runs active-passive with leader election.
     """
 
 
@@ -753,6 +776,25 @@ class RollingUpdate(BaseModel):
     """
 
 
+class Routing(BaseModel):
+    """
+    How traffic reaches the replicas inside each workload cluster. With mode Pool (the default) each cluster that runs replicas of the deployment gets one Gateway API Inference Extension InferencePool over all of the deployment's serving pods there and an Endpoint Picker (the llm-d router) that sends each request to the pod with the shortest queue, the most free KV cache and the best prefix-cache hit; the control-plane route sends each cluster a share of traffic weighted by its Ready replicas. With mode Replica every replica is its own backend of the control-plane route (no endpoint picker), for backends that cannot run one.
+    """
+
+    endpointPicker: EndpointPicker | None = None
+    """
+    The endpoint picker (EPP) of each cluster's pool: llm-d router v0.10.0, configured by an EndpointPickerConfig (llm-d.ai/v1alpha1). A disaggregated deployment always runs the prefill/decode profile (pd-profile-handler).
+    """
+    mode: Literal["Pool", "Replica"] | None = "Pool"
+    """
+    Pool (default): one InferencePool and endpoint picker per cluster, the control plane weighting clusters by their Ready replicas. Replica: each replica is a backend of the control-plane route, as without routing.
+    """
+    priority: Annotated[int | None, Field(ge=-1000, le=1000)] = None
+    """
+    The priority of this deployment's requests in its pools (an InferenceObjective, llm-d.ai/v1alpha2): when the pool is saturated, lower priorities are shed or queued first. Interactive traffic high, batch low.
+    """
+
+
 class SecretKeyRef(BaseModel):
     """
     A key of a Secret in the replica's namespace on the workload cluster (e.g. an HF_TOKEN).
@@ -843,6 +885,10 @@ class Spec(BaseModel):
     replicas: Annotated[int | None, Field(ge=0, le=1000)] = 1
     """
     How many ModelReplicas to run (at most 1000). Each replica is one complete serving instance (all workers of every role) placed on one cluster. The scale subresource points here, so `kubectl scale` and KEDA ScaledObjects set it. 0 removes every replica.
+    """
+    routing: Routing | None = None
+    """
+    How traffic reaches the replicas inside each workload cluster. With mode Pool (the default) each cluster that runs replicas of the deployment gets one Gateway API Inference Extension InferencePool over all of the deployment's serving pods there and an Endpoint Picker (the llm-d router) that sends each request to the pod with the shortest queue, the most free KV cache and the best prefix-cache hit; the control-plane route sends each cluster a share of traffic weighted by its Ready replicas. With mode Replica every replica is its own backend of the control-plane route (no endpoint picker), for backends that cannot run one.
     """
     strategy: Strategy | None = None
     """

@@ -148,6 +148,10 @@ class Spec(BaseModel):
     """
     The endpoint's base URL: http:// or https://, a host name, an IPv4 address or a bracketed IPv6 address, an optional port, and an optional path (e.g. https://api.openai.com/v1 or http://[fd00::1]:8080/ml-team/llama-70b). The scheme, host and port say where the Backend sends traffic (https enables TLS to the host; spec.host, when set, is the Host header sent instead); the path is informational: the routed path is decided by rewritePath.
     """
+    weight: Annotated[int | None, Field(ge=0, le=1000)] = 1
+    """
+    The endpoint's share of a ModelService selector's weight, relative to the other endpoints the selector matches (default 1: an even split). A ModelDeployment in routing mode Pool sets it, on the endpoint of each cluster's InferencePool, to the replicas Ready on that cluster.
+    """
 
 
 class Status(BaseModel):

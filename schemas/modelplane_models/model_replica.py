@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pydantic import BaseModel, Field, RootModel
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 from typing_extensions import TypeAliasType
 
 
@@ -816,6 +816,10 @@ class Spec(BaseModel):
     prefill: Prefill | None = None
     """
     Disaggregated serving: the prefill role (processes prompts and hands the KV cache to decode) and its pool. Set together with spec.decode; on the same cluster, possibly another pool.
+    """
+    routing: dict[str, Any] | None = None
+    """
+    The deployment's spec.routing, copied by it (see ModelDeployment). A replica on a KServe cluster in mode Pool hands the endpoint picker's configuration to its LLMInferenceService (spec.router.scheduler) and joins its deployment's InferencePool on the cluster.
     """
     workers: Workers2 | None = None
     """

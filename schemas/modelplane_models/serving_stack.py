@@ -187,6 +187,10 @@ class Spec(BaseModel):
     """
     The cluster's inbound gateway (Envoy Gateway) that serves replica endpoints.
     """
+    prometheus: Literal["Installed", "Managed", "None"] | None = "None"
+    """
+    The cluster's spec.observability.prometheus: Managed installs a pinned kube-prometheus-stack (the prometheus-operator and a Prometheus); Installed and None install nothing.
+    """
     providerConfigRef: ProviderConfigRef
     """
     The provider-helm and provider-kubernetes ProviderConfig (same name) that reach the workload cluster.

@@ -86,9 +86,11 @@ KWOK_NODE_LABEL = ("type", "kwok")
 SCHEDULER_PROFILES = ("default-scheduler", "kai-scheduler")
 
 # What a GPU workload cluster has installed, as far as Modelplane composes it: KServe's
-# LLMInferenceService, LeaderWorkerSet, KAI's and Kueue's queues, Gateway API (and the
-# InferencePool KServe routes to). Only these files: the rest of each project's CRDs add
-# megabytes of OpenAPI for every API server to build and nothing a scenario reads.
+# LLMInferenceService, LeaderWorkerSet, KAI's and Kueue's queues, Gateway API, the
+# InferencePool (a deployment's pool, which KServe routes to as well), llm-d's
+# InferenceObjective (spec.routing.priority) and the prometheus-operator's monitors and rules
+# (a cluster with spec.observability.prometheus). Only these files: the rest of each project's
+# CRDs add megabytes of OpenAPI for every API server to build and nothing a scenario reads.
 WORKLOAD_CRDS = (
     "kserve/serving.kserve.io_llminferenceservices.yaml",
     "lws/leaderworkerset.x-k8s.io_leaderworkersets.yaml",
@@ -102,6 +104,10 @@ WORKLOAD_CRDS = (
     "gateway-api/standard/gateway.networking.k8s.io_httproutes.yaml",
     "gateway-api/standard/gateway.networking.k8s.io_referencegrants.yaml",
     "gateway-api-inference-extension/v1.6.0/inference.networking.k8s.io_inferencepools.yaml",
+    "llm-d-router/llm-d.ai_inferenceobjectives.yaml",
+    "prometheus-operator/monitoring.coreos.com_podmonitors.yaml",
+    "prometheus-operator/monitoring.coreos.com_servicemonitors.yaml",
+    "prometheus-operator/monitoring.coreos.com_prometheusrules.yaml",
 )
 # On the control plane, the CRDs of what cannot run here stand in for the providers and
 # controllers themselves (provider-helm, the cloud providers, Envoy Gateway). Printed at bring-up.

@@ -3,9 +3,12 @@
 2. ``kubectl apply -f examples/quickstart`` with its kubeconfig Secret pointing
    at workload API server ``workload-a``: the class Valid, the cluster Ready
    with capacity, the deployment Scheduled, the replica's objects on the
-   workload server, then (through the stand-in) replica Ready, the
-   ModelEndpoint composed and the ModelService's HTTPRoute weighted to it;
-   ``kubectl get`` prints each kind's columns.
+   workload server, then (through the stand-in) replica Ready; routing mode
+   Pool (the default): the deployment's InferencePool and endpoint picker on
+   workload-a (the picker's pod bound by kube-scheduler), the replica's
+   LLMInferenceService joining that pool, the pool's ModelEndpoint composed and
+   the ModelService's HTTPRoute weighted to it; ``kubectl get`` prints each
+   kind's columns.
 4. ``kubectl scale modeldeployment/qwen --replicas=3`` through the scale
    subresource: the cluster has two GPUs, so two replicas run on workload-a and
    the third waits with a reason; back to 1, the first replica stays.
@@ -29,6 +32,8 @@ import pytest
 import yaml
 
 from modelplane import kinds
+from modelplane.names import endpoint_picker_name, pool_endpoint_name, pool_host, pool_name
+from tests.e2e import routing
 from tests.e2e.figures import Stopwatch
 from tests.e2e.kube import Kube, condition
 from tests.e2e.placement import wait_placed
@@ -55,6 +60,8 @@ QUICKSTART = REPO / "examples" / "quickstart"
 NS = "default"
 WORKLOAD = "workload-a"
 SECRET = "quickstart-kubeconfig"  # noqa: S105 - a Secret's name
+# The ModelEndpoint of qwen's pool on the quickstart cluster (routing mode Pool, the default).
+POOL_ENDPOINT = pool_endpoint_name("qwen", "quickstart")
 HTTP_ROUTE = ("gateway.networking.k8s.io/v1", "HTTPRoute")
 # How long "stays" is watched for after the fault has been seen: every XR involved has reacted to
 # it by then (they are woken by watches, within a second or two here).
@@ -129,8 +136,24 @@ def test_quickstart_end_to_end(quickstart: Plane) -> None:
     (placed,) = wait_placed(kube, plane.workloads[WORKLOAD].kube, name, NS)
     assert placed.pool == "l4", placed
     assert [d.attributes["productName"] for d in placed.devices] == [{"string": "NVIDIA L4"}], placed
-    endpoint = wait_condition(kube, "ModelEndpoint", name, NS, "Ready")
+    # Routing mode Pool: one InferencePool of the deployment on workload-a, with its endpoint picker.
+    workload = plane.workloads[WORKLOAD].kube
+    pool = eventually("qwen's InferencePool on workload-a", lambda: routing.pool(workload, "qwen", NS))
+    assert pool["spec"]["selector"]["matchLabels"] == {
+        "modelplane.ai/deployment": "qwen",
+        "modelplane.ai/role": "unified",
+    }
+    assert pool["spec"]["endpointPickerRef"]["name"] == endpoint_picker_name("qwen"), pool["spec"]
+    eventually("qwen's endpoint picker Available, its pod bound", lambda: routing.picker_serving(workload, "qwen", NS))
+    service_obj = workload.get("serving.kserve.io/v1alpha2", "LLMInferenceService", name, NS) or {}
+    scheduler = service_obj.get("spec", {}).get("router", {}).get("scheduler", {})
+    assert scheduler.get("pool", {}).get("ref") == {"name": pool_name("qwen")}, scheduler
+    endpoint = wait_condition(kube, "ModelEndpoint", POOL_ENDPOINT, NS, "Ready")
     assert endpoint["metadata"]["labels"]["modelplane.ai/deployment"] == "qwen"
+    assert endpoint["spec"]["weight"] == 1, endpoint["spec"]
+    assert endpoint["spec"]["host"] == pool_host("qwen", NS), endpoint["spec"]
+    # Once the pool's endpoint serves, the replica's own goes: the route has the pool alone.
+    eventually(f"{name}'s own ModelEndpoint to go", lambda: xr(kube, "ModelEndpoint", name, NS) is None)
     service = wait_condition(kube, "ModelService", "qwen", NS, "Routed")
     watch.mark("ModelService Routed")
     gateway = wait_condition(kube, "InferenceGateway", "default", None, "Ready")
@@ -139,7 +162,7 @@ def test_quickstart_end_to_end(quickstart: Plane) -> None:
     route = kube.get(*HTTP_ROUTE, "qwen", NS)
     assert route is not None, f"no HTTPRoute default/qwen on the control plane: {conditions(service)}"
     backends = [(b["name"], b.get("weight", 1)) for rule in route["spec"]["rules"] for b in rule["backendRefs"]]
-    assert [b for b, _ in backends] == [name], backends
+    assert [b for b, _ in backends] == [POOL_ENDPOINT], backends
     assert all(w > 0 for _, w in backends), backends
 
 
@@ -152,7 +175,7 @@ QUICKSTART_OBJECTS = [
     pytest.param("inferencegateways", "default", ["ADDRESS"], id="inferencegateways"),
     pytest.param("modeldeployments", "qwen", ["REPLICAS", "AVAILABLE", "SCHEDULED"], id="modeldeployments"),
     pytest.param("modelreplicas", "qwen-0", ["CLUSTER", "POOL", "GPUS", "URL"], id="modelreplicas"),
-    pytest.param("modelendpoints", "qwen-0", ["URL"], id="modelendpoints"),
+    pytest.param("modelendpoints", "qwen-quickstart", ["URL"], id="modelendpoints"),
     pytest.param("modelservices", "qwen", ["ADDRESS", "ENDPOINTS"], id="modelservices"),
 ]
 
@@ -354,7 +377,13 @@ def test_delete_cleans_both_servers(quickstart: Plane) -> None:
     kube.delete(kinds.API_VERSION, "ModelService", "qwen", NS)
     kube.delete(kinds.API_VERSION, "ModelDeployment", "qwen", NS)
     eventually("the ModelReplicas to go", lambda: not replicas_of(kube, "qwen", NS))
-    eventually(f"the ModelEndpoint {replica} to go", lambda: xr(kube, "ModelEndpoint", replica, NS) is None)
+    eventually(f"the ModelEndpoint {POOL_ENDPOINT} to go", lambda: xr(kube, "ModelEndpoint", POOL_ENDPOINT, NS) is None)
+    # The deployment's pool and endpoint picker leave workload-a with it.
+    eventually("qwen's InferencePool to leave workload-a", lambda: routing.pool(workload, "qwen", NS) is None)
+    eventually(
+        "qwen's endpoint picker to leave workload-a",
+        lambda: workload.get("apps/v1", "Deployment", endpoint_picker_name("qwen"), NS) is None,
+    )
     eventually("the HTTPRoute to go", lambda: kube.get(*HTTP_ROUTE, "qwen", NS) is None)
     eventually(
         "the replica's Objects to go",

@@ -3,6 +3,13 @@
 The live system's placements (each ModelReplica's cluster and pool) and the
 ModelService's route weights must be what ``modelplane preview --assume-ready``
 says for the same manifests: the preview must agree with the real system.
+
+In-cluster routing (mode Pool, ``docs/routing.md``): each deployment's
+InferencePool, endpoint picker, HTTPRoute (Native e2e-kueue), InferenceObjective
+and monitors (e2e-kueue runs the prometheus-operator) are accepted by their
+workload API server, the control-plane route points at each cluster's pool, and
+scaling chat-stable from 2 to 3 replicas leaves its pool as it is and changes
+its cluster's weight.
 """
 
 from __future__ import annotations
@@ -20,7 +27,15 @@ import pytest
 import yaml
 
 from modelplane import kinds
-from modelplane.names import replica_name
+from modelplane.names import (
+    ENDPOINT_PICKER_LABEL,
+    endpoint_picker_name,
+    pool_endpoint_name,
+    pool_host,
+    pool_name,
+    replica_name,
+)
+from tests.e2e import routing
 from tests.e2e.figures import Stopwatch
 from tests.e2e.kube import Kube
 from tests.e2e.placement import wait_placed
@@ -34,6 +49,10 @@ FLEET = Path(__file__).resolve().parent / "fleet"
 NS = "e2e-fleet"
 CLUSTERS = {"e2e-kai": "workload-a", "e2e-kueue": "workload-b"}
 DEPLOYMENTS = ("chat-stable", "chat-canary")
+# Where each deployment runs (its clusterSelector's region), hence where its pool is.
+POOLS = {"chat-stable": "e2e-kueue", "chat-canary": "e2e-kai"}
+# A replica added: composed, its objects applied, its pod bound and Ready, seen at provider-kubernetes' poll.
+SCALE_TIMEOUT = 240.0
 HTTP_ROUTE = ("gateway.networking.k8s.io/v1", "HTTPRoute")
 
 
@@ -166,10 +185,15 @@ def test_fleet_agrees_with_preview(fleet: Plane) -> None:
     kueue = plane.workloads["workload-b"].kube
     assert kai.list("serving.kserve.io/v1alpha2", "LLMInferenceService", NS), "no KServe workload on the KAI cluster"
     deployments = kueue.list("apps/v1", "Deployment", NS)
-    assert deployments, "no native workload on the Kueue cluster"
-    for d in deployments:
+    # The endpoint pickers are Deployments too, but no GPU workload: Kueue must not hold routing.
+    pickers = [d for d in deployments if ENDPOINT_PICKER_LABEL in d["spec"]["template"]["metadata"].get("labels", {})]
+    engines = [d for d in deployments if d not in pickers]
+    assert engines, "no native workload on the Kueue cluster"
+    for d in engines:
         labels = d["spec"]["template"]["metadata"].get("labels", {})
         assert labels.get("kueue.x-k8s.io/queue-name") == "inference", labels
+    for d in pickers:
+        assert "kueue.x-k8s.io/queue-name" not in d["spec"]["template"]["metadata"].get("labels", {}), d["metadata"]
     assert xr(kube, "ModelService", "chat", NS) is not None
 
 
@@ -201,6 +225,97 @@ def test_fleet_pods_placed_by_kube_scheduler(fleet: Plane) -> None:
                 f"{cluster}: modelplane counts {_in_use(kube, cluster)} GPUs in use, "
                 f"kube-scheduler allocated {allocated}"
             )
+
+
+def test_fleet_routes_through_one_pool_per_cluster(fleet: Plane) -> None:
+    """Each cluster's pool objects are accepted by its API server; the control-plane route points at the pools."""
+    kube = fleet.kube
+    wait_condition(kube, "ModelService", "chat", NS, "Routed")
+    watch = Stopwatch("pools")
+    for deployment, cluster in POOLS.items():
+        workload = fleet.workloads[CLUSTERS[cluster]].kube
+        count = len(replicas_of(kube, deployment, NS))
+        pool = eventually(
+            f"{deployment}'s InferencePool on {cluster}", functools.partial(routing.pool, workload, deployment, NS)
+        )
+        assert pool["spec"]["selector"]["matchLabels"] == {
+            "modelplane.ai/deployment": deployment,
+            "modelplane.ai/role": "unified",
+        }, pool["spec"]
+        assert pool["spec"]["targetPorts"] == [{"number": 8000}], pool["spec"]
+        assert pool["spec"]["endpointPickerRef"]["name"] == endpoint_picker_name(deployment), pool["spec"]
+        # The real deployment controller runs the picker; kube-scheduler binds its pod to a simulated node.
+        eventually(
+            f"{deployment}'s endpoint picker Available on {cluster}",
+            functools.partial(routing.picker_serving, workload, deployment, NS),
+        )
+        # The control plane routes to the cluster's pool, weighted by the replicas Ready there.
+        endpoint = eventually(
+            f"{deployment}'s pool endpoint on {cluster} Ready with weight {count}",
+            functools.partial(routing.weighted, kube, deployment, cluster, NS, count),
+        )
+        assert endpoint["spec"]["host"] == pool_host(deployment, NS), endpoint["spec"]
+    watch.mark("pools accepted, pickers Available")
+    want = sorted(pool_endpoint_name(d, c) for d, c in POOLS.items())
+    try:
+        eventually("the route to point at each cluster's pool", lambda: _route_backends(kube) == want)
+    except TimeoutError:
+        pytest.fail(f"the ModelService routes to {_route_backends(kube)}, not to the pools {want}")
+    # No replica keeps an endpoint of its own once its cluster's pool serves: the pools carry the traffic.
+    for deployment in POOLS:
+        for replica in replicas_of(kube, deployment, NS):
+            name = replica["metadata"]["name"]
+            eventually(f"{name}'s own ModelEndpoint to go", functools.partial(_no_endpoint, kube, name))
+
+    kueue, kai = fleet.workloads["workload-b"].kube, fleet.workloads["workload-a"].kube
+    # e2e-kueue is Native: the pool's HTTPRoute on the cluster's gateway, accepted by the gateway.
+    stable = pool_name("chat-stable")
+    route = eventually("chat-stable's pool HTTPRoute Accepted", functools.partial(_accepted_route, kueue, stable))
+    assert route["spec"]["hostnames"] == [pool_host("chat-stable", NS)], route["spec"]
+    assert routing.backends(route) == [stable], route["spec"]
+    assert route["spec"]["rules"][0]["backendRefs"][0]["kind"] == "InferencePool", route["spec"]
+    objective = eventually(
+        "chat-stable's InferenceObjective (spec.routing.priority)",
+        functools.partial(kueue.get, *routing.INFERENCE_OBJECTIVE, stable, NS),
+    )
+    assert objective["spec"]["priority"] == 10, objective["spec"]
+    assert objective["spec"]["poolRef"]["name"] == stable, objective["spec"]
+    # ... and runs the prometheus-operator: a PodMonitor per replica, the picker's ServiceMonitor, the rules.
+    for replica in replicas_of(kube, "chat-stable", NS):
+        name = replica["metadata"]["name"]
+        monitor = eventually(f"{name}'s PodMonitor", functools.partial(kueue.get, *routing.POD_MONITOR, name, NS))
+        endpoints = monitor["spec"]["podMetricsEndpoints"]
+        assert [e.get("path") for e in endpoints] == ["/metrics"], endpoints
+    picker = endpoint_picker_name("chat-stable")
+    eventually("the picker's ServiceMonitor", functools.partial(kueue.get, *routing.SERVICE_MONITOR, picker, NS))
+    eventually("chat-stable's PrometheusRule", functools.partial(kueue.get, *routing.PROMETHEUS_RULE, stable, NS))
+    # e2e-kai is KServe without Prometheus: its LLMInferenceServices route to the pool, no monitor is composed.
+    canary = pool_name("chat-canary")
+    (service,) = kai.list("serving.kserve.io/v1alpha2", "LLMInferenceService", NS)
+    assert service["spec"]["router"]["scheduler"]["pool"]["ref"] == {"name": canary}, service["spec"]["router"]
+    assert kai.get(*routing.HTTP_ROUTE, canary, NS) is None
+    assert kai.list(*routing.POD_MONITOR, NS) == []
+    watch.mark("routes and monitors checked")
+
+
+def _no_endpoint(kube: Kube, name: str) -> bool:
+    return xr(kube, "ModelEndpoint", name, NS) is None
+
+
+def _route_backends(kube: Kube) -> list[str]:
+    return sorted(routing.backends(kube.get(*HTTP_ROUTE, "chat", NS)))
+
+
+def _accepted_route(kube: Kube, name: str) -> dict[str, Any] | None:
+    """The HTTPRoute once every parent it names has Accepted it."""
+    route = kube.get(*routing.HTTP_ROUTE, name, NS)
+    parents = (route or {}).get("status", {}).get("parents") or []
+    accepted = [
+        p
+        for p in parents
+        if any(c.get("type") == "Accepted" and c.get("status") == "True" for c in p.get("conditions") or [])
+    ]
+    return route if route is not None and parents and len(accepted) == len(parents) else None
 
 
 def _in_use(kube: Kube, cluster: str) -> int:
@@ -269,3 +384,42 @@ def test_plan_against_the_live_fleet(fleet: Plane, tmp_path: Path) -> None:
     assert canary == {"before": 20.0, "after": 50.0}, route
     # A plan changes nothing: the control plane still runs the applied fleet.
     assert len(replicas_of(kube, "chat-stable", NS)) == 3
+
+
+def _scale_stable(kube: Kube, replicas: int) -> None:
+    kube.kubectl(["scale", "-n", NS, "modeldeployment/chat-stable", f"--replicas={replicas}"])
+
+
+def _ready_on(kube: Kube, cluster: str, count: int) -> bool:
+    """Whether chat-stable has ``count`` replicas, every one Ready on ``cluster``."""
+    replicas = replicas_of(kube, "chat-stable", NS)
+    return len(replicas) == count and routing.ready_replicas_on(kube, "chat-stable", cluster, NS) == count
+
+
+def test_scaling_in_one_cluster_changes_its_weight_not_its_pool(fleet: Plane) -> None:
+    """chat-stable from 2 to 3 replicas on e2e-kueue: the same InferencePool, the cluster's weight 2 -> 3."""
+    kube = fleet.kube
+    cluster = POOLS["chat-stable"]
+    workload = fleet.workloads[CLUSTERS[cluster]].kube
+    _scale_stable(kube, 2)
+    eventually("chat-stable at 2 Ready replicas", lambda: _ready_on(kube, cluster, 2), SCALE_TIMEOUT)
+    eventually(
+        "chat-stable's pool endpoint weighted 2",
+        functools.partial(routing.weighted, kube, "chat-stable", cluster, NS, 2),
+    )
+    before = routing.pool(workload, "chat-stable", NS)
+    assert before is not None, "chat-stable's InferencePool left while replicas still run there"
+    shape = _route_backends(kube)
+    watch = Stopwatch("scale 2 -> 3")
+    _scale_stable(kube, 3)
+    eventually("chat-stable at 3 Ready replicas", lambda: _ready_on(kube, cluster, 3), SCALE_TIMEOUT)
+    endpoint = eventually(
+        "chat-stable's pool endpoint weighted 3",
+        functools.partial(routing.weighted, kube, "chat-stable", cluster, NS, 3),
+    )
+    watch.mark("weight 3")
+    after = routing.pool(workload, "chat-stable", NS)
+    assert routing.unchanged(before, after), f"the InferencePool changed:\n{before}\n->\n{after}"
+    assert endpoint["metadata"]["name"] == pool_endpoint_name("chat-stable", cluster)
+    # The route keeps its shape: still one backend per cluster's pool.
+    assert _route_backends(kube) == shape, (shape, _route_backends(kube))

@@ -36,7 +36,7 @@ import pytest
 import yaml
 
 from modelplane import kinds
-from modelplane.names import DEPLOYMENT_LABEL, REVISION_LABEL
+from modelplane.names import DEPLOYMENT_LABEL, REVISION_LABEL, pool_endpoint_name
 from tests.e2e.figures import FIGURES, NOTES
 from tests.e2e.kube import Kube, Manifest, condition
 from tests.e2e.plane import CROSSPLANE_NAMESPACE, Plane
@@ -112,15 +112,24 @@ def lifecycle(plane: Plane) -> Iterator[Plane]:
 
 
 def _settled(kube: Kube, count: int) -> bool:
-    """Whether ``count`` replicas are Ready, none being deleted, the deployment says so and the route has each."""
+    """Whether ``count`` replicas are Ready, none being deleted, the deployment says so and the route has each.
+
+    The route's weighted backends are then the pool of each cluster the replicas run on, and only those.
+    """
     replicas = [r for r in replicas_of(kube, DEPLOYMENT, NS) if not deleting(r)]
     deployment = xr(kube, "ModelDeployment", DEPLOYMENT, NS) or {}
     return (
         len(replicas) == count
         and all(ready(r) for r in replicas)
         and deployment.get("status", {}).get("readyReplicas") == count
-        and sorted(_backends(kube)) == sorted(r["metadata"]["name"] for r in replicas)
+        and sorted(_backends(kube)) == _pools_of(replicas)
     )
+
+
+def _pools_of(replicas: list[Manifest]) -> list[str]:
+    """The ModelEndpoints of the pools of the clusters ``replicas`` run on (routing mode Pool, the default)."""
+    clusters = {str(r["spec"]["inferenceClusterRef"]["name"]) for r in replicas}
+    return sorted(pool_endpoint_name(DEPLOYMENT, c) for c in clusters)
 
 
 def _steady(kube: Kube) -> bool:

@@ -179,6 +179,7 @@ def test_existing_cluster_composes_provider_configs_and_stack() -> None:
         "providerConfigRef": {"name": "c", "kind": "ClusterProviderConfig"},
         "backend": "KServe",
         "scheduler": {"type": "None"},
+        "prometheus": "None",
     }
     assert _status(rsp) == {
         "cordoned": False,

@@ -31,6 +31,8 @@ REQUIREMENTS = {
     },
 }
 TP4 = Shape(tensor=4)
+# Each replica its own endpoint, as before in-cluster routing (mode Pool is the default).
+REPLICA_MODE = {"mode": "Replica"}
 
 
 def _dump(model: pydantic.BaseModel) -> dict[str, Any]:
@@ -186,7 +188,7 @@ def test_ready_replicas_and_endpoints_come_from_observed_replicas() -> None:
         "replica-1": _replica_resource("llm-1", "west"),
     }
     fleet = Fleet(replicas=tuple(observed.values()), observed=observed)
-    got = _run(_xr(), fleet)
+    got = _run(_xr(routing=REPLICA_MODE), fleet)
     desired = got["desired"]["resources"]
     # Sticky: each replica stays on the cluster it runs on.
     assert desired["replica-0"]["resource"]["spec"]["inferenceClusterRef"]["name"] == "east"
@@ -205,7 +207,7 @@ def test_ready_replicas_and_endpoints_come_from_observed_replicas() -> None:
 def test_an_endpoint_without_a_reported_host_sends_the_url_host() -> None:
     observed = {"replica-0": _replica_resource("llm-0", "east", ready=True, url="http://east.example/")}
     fleet = Fleet(replicas=tuple(observed.values()), observed=observed)
-    desired = _run(_xr(), fleet)["desired"]["resources"]
+    desired = _run(_xr(routing=REPLICA_MODE), fleet)["desired"]["resources"]
     assert desired["endpoint-0"]["resource"]["spec"] == {"url": "http://east.example/", "replicaRef": {"name": "llm-0"}}
 
 

@@ -33,7 +33,8 @@ def _dump(model: pydantic.BaseModel) -> dict[str, Any]:
 
 
 def _xr(replicas: int = 2, shape: Shape = TP8) -> dict[str, Any]:
-    return _dump(deployment("llm", replicas=replicas, shape=shape))
+    # Routing mode Replica: each replica's own endpoint is what these tests follow.
+    return _dump(deployment("llm", replicas=replicas, shape=shape, routing={"mode": "Replica"}))
 
 
 REVISION = shape_revision(serving_shape(_xr()["spec"]))

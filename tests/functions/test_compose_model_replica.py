@@ -77,13 +77,17 @@ def _pod_specs(manifest: dict[str, Any]) -> list[dict[str, Any]]:
 
 # The virtual host of the replica the fixtures build (llm-0 in namespace ml).
 REPLICA_HOST = "llm-0.ml.replicas.modelplane.ai"
+# The virtual host of its deployment's pool (llm in namespace ml), which KServe routes in mode Pool.
+POOL_HOST = "llm.ml.pools.modelplane.ai"
 
 MATRIX = [pytest.param(s, b, k, id=f"{s}-{b}-{k}") for s in SHAPES for b in BACKENDS for k in SCHEDULERS]
 
 
 @pytest.mark.parametrize(("shape", "backend", "scheduler"), MATRIX)
 def test_composes_valid_remote_objects(shape: str, backend: str, scheduler: str) -> None:
-    req = request(replica(shape), cluster_body=cluster(backend=backend, scheduler=scheduler), classes=(gpu_class(),))
+    xr = replica(shape)
+    xr["spec"]["routing"] = {"mode": "Pool"}  # as its deployment writes it (the default)
+    req = request(xr, cluster_body=cluster(backend=backend, scheduler=scheduler), classes=(gpu_class(),))
     out = _run(req)
     assert [r for r in out.get("results", []) if r.get("severity") != "SEVERITY_NORMAL"] == []
     resources = _resources(out)
@@ -117,11 +121,20 @@ def test_composes_valid_remote_objects(shape: str, backend: str, scheduler: str)
         if "prefill" in roles:
             assert svc["spec"]["prefill"]["replicas"] == 5
             assert svc["spec"]["prefill"]["parallelism"]["tensor"] == 2
-        # KServe's managed route serves the replica's virtual host at the root of the shared gateway.
-        route = svc["spec"]["router"]["route"]["http"]["spec"]
-        assert route["hostnames"] == [REPLICA_HOST]
+        # Routing mode Pool (the default): the replica joins its deployment's pool on the cluster, whose
+        # endpoint picker KServe is given inline, and KServe's route serves the pool's virtual host (and the
+        # replica's own, which its own endpoint addresses while the deployment changes routing modes).
+        router = svc["spec"]["router"]
+        route = router["route"]["http"]["spec"]
+        assert route["hostnames"] == [POOL_HOST, f"{svc['metadata']['name']}.ml.replicas.modelplane.ai"]
         assert route["rules"][0]["matches"] == [{"path": {"type": "PathPrefix", "value": "/"}}]
+        assert [(b["kind"], b["name"]) for b in route["rules"][0]["backendRefs"]] == [("InferencePool", "llm")]
         assert "filters" not in route["rules"][0]
+        assert router["scheduler"]["pool"] == {"ref": {"name": "llm"}}
+        inline = router["scheduler"]["config"]["inline"]
+        assert inline["kind"] == "EndpointPickerConfig"
+        handlers = {p["type"] for p in inline["plugins"]} & {"pd-profile-handler"}
+        assert handlers == ({"pd-profile-handler"} if "prefill" in roles else set())
     else:
         assert len(workloads) == len(roles)
         assert kinds.count("Service") == len(roles)
@@ -478,3 +491,80 @@ def test_extra_dra_devices_join_the_claim_and_synthetic_ones_do_not() -> None:
         ("gpu", "gpu.nvidia.com", 8),
         ("rdma", "nic.example.com", 2),
     ]
+
+
+# --- In-cluster routing and metrics ---
+
+
+def _with_routing(shape: str, routing: dict[str, Any]) -> dict[str, Any]:
+    xr = replica(shape)
+    xr["spec"]["routing"] = routing
+    return xr
+
+
+@pytest.mark.parametrize("routing", [None, {"mode": "Replica"}], ids=["unset", "replica"])
+def test_kserve_in_mode_replica_keeps_its_own_route_and_no_shared_pool(routing: dict[str, Any] | None) -> None:
+    xr = replica("single-gpu") if routing is None else _with_routing("single-gpu", routing)
+    manifests = _manifests(_run(request(xr, cluster_body=cluster(), classes=(gpu_class(),))))
+    (svc,) = [m for m in manifests.values() if m["kind"] == "LLMInferenceService"]
+    router = svc["spec"]["router"]
+    assert router["route"]["http"]["spec"]["hostnames"] == [REPLICA_HOST]
+    assert "scheduler" not in router
+
+
+@pytest.mark.parametrize(
+    ("shape", "prometheus", "want"),
+    [
+        pytest.param("single-gpu", "Installed", (8000, None), id="vllm-installed"),
+        pytest.param("tp8-pp2", "Managed", (8000, ["1"]), id="multi-node-leader-only"),
+        pytest.param("5p3d", "Installed", (8000, None), id="disaggregated-every-role"),
+        pytest.param("single-gpu", "None", None, id="none-composes-no-monitor"),
+    ],
+)
+def test_a_replica_monitors_its_engines_where_the_cluster_runs_prometheus(
+    shape: str, prometheus: str, want: tuple[int, list[str] | None] | None
+) -> None:
+    body = cluster(backend="Native")
+    body["spec"]["observability"] = {"prometheus": prometheus}
+    manifests = _manifests(_run(request(replica(shape), cluster_body=body, classes=(gpu_class(),))))
+    monitors = [m for m in manifests.values() if m["kind"] == "PodMonitor"]
+    if want is None:
+        assert monitors == []
+        return
+    (monitor,) = monitors
+    assert xrds.validate(monitor).errors == ()
+    port, followers = want
+    (endpoint,) = monitor["spec"]["podMetricsEndpoints"]
+    assert (endpoint["portNumber"], endpoint["path"]) == (port, "/metrics")
+    assert {r["targetLabel"]: r["replacement"] for r in endpoint["relabelings"]} == {
+        "modelplane_deployment": "llm",
+        "modelplane_replica": "llm-0",
+        "modelplane_cluster": "east",
+    }
+    assert monitor["spec"]["selector"]["matchLabels"] == {"modelplane.ai/replica": "llm-0"}
+    expressions = monitor["spec"]["selector"].get("matchExpressions")
+    assert (expressions[0]["values"] if expressions else None) == followers
+
+
+def test_an_sglang_engine_without_a_declared_port_is_scraped_on_30000() -> None:
+    xr = replica("single-gpu")
+    container = xr["spec"]["workers"]["template"]["spec"]["containers"][0]
+    container["image"] = "lmsysorg/sglang:v0.5.0"
+    del container["ports"]
+    body = cluster(backend="Native")
+    body["spec"]["observability"] = {"prometheus": "Installed"}
+    manifests = _manifests(_run(request(xr, cluster_body=body, classes=(gpu_class(),))))
+    (monitor,) = [m for m in manifests.values() if m["kind"] == "PodMonitor"]
+    assert monitor["spec"]["podMetricsEndpoints"][0]["portNumber"] == 30000
+
+
+def test_a_bad_custom_picker_config_on_kserve_keeps_everything_and_names_the_field() -> None:
+    routing = {
+        "mode": "Pool",
+        "endpointPicker": {"profile": "Custom", "config": {"apiVersion": "v1", "kind": "ConfigMap"}},
+    }
+    out = _run(request(_with_routing("single-gpu", routing), cluster_body=cluster(), classes=(gpu_class(),)))
+    deployed = _conditions(out)["Deployed"]
+    assert deployed["reason"] == "InvalidSpec"
+    assert deployed["message"].startswith("spec.routing.endpointPicker.config: ")
+    assert "not an EndpointPickerConfig" in deployed["message"]

@@ -70,14 +70,27 @@ def _all_ready(backend: str, scheduler: str) -> dict[str, dict[str, Any]]:
         pytest.param(
             "KServe",
             "None",
-            {"cert-manager", "envoy-gateway", "kserve-llmisvc-crd", "lws", "nvidia-dra-driver"},
+            {"cert-manager", "envoy-ai-gateway-crd", "envoy-gateway", "kserve-llmisvc-crd", "lws", "nvidia-dra-driver"},
             id="kserve",
         ),
-        pytest.param("Native", "KAI", {"envoy-gateway", "kai-scheduler", "lws", "nvidia-dra-driver"}, id="native-kai"),
+        pytest.param(
+            "Native",
+            "KAI",
+            {"envoy-ai-gateway-crd", "envoy-gateway", "kai-scheduler", "lws", "nvidia-dra-driver"},
+            id="native-kai",
+        ),
         pytest.param(
             "KServe",
             "Kueue",
-            {"cert-manager", "envoy-gateway", "kserve-llmisvc-crd", "kueue", "lws", "nvidia-dra-driver"},
+            {
+                "cert-manager",
+                "envoy-ai-gateway-crd",
+                "envoy-gateway",
+                "kserve-llmisvc-crd",
+                "kueue",
+                "lws",
+                "nvidia-dra-driver",
+            },
             id="kserve-kueue",
         ),
     ],
@@ -166,3 +179,21 @@ def test_every_composed_object_validates_against_its_crd(tmp_path: Path) -> None
     assert [f"{v.gvk} {v.name}: {v.errors}" for v in verdicts if not v.ok] == []
     kinds = {d["kind"] for d in docs}
     assert {"Release", "Object", "ClusterProviderConfig", "NodePool", "NodeGroup", "KubernetesClusterNodePool"} <= kinds
+
+
+@pytest.mark.parametrize(
+    ("prometheus", "installed"),
+    [
+        pytest.param("Managed", True, id="managed-installs-kube-prometheus-stack"),
+        pytest.param("Installed", False, id="installed-uses-the-cluster-s-own"),
+        pytest.param("None", False, id="none"),
+    ],
+)
+def test_managed_prometheus_installs_a_pinned_kube_prometheus_stack(prometheus: str, installed: bool) -> None:
+    charts = {c.component: c for c in stack_components(backend="Native", scheduler="None", prometheus=prometheus)}
+    assert (Component.KUBE_PROMETHEUS_STACK in charts) == installed
+    # The gateway calls endpoint pickers through Envoy AI Gateway, which every stack installs.
+    assert {Component.AI_GATEWAY_CRDS, Component.AI_GATEWAY} <= set(charts)
+    if installed:
+        chart = charts[Component.KUBE_PROMETHEUS_STACK]
+        assert (chart.name, chart.version) == ("kube-prometheus-stack", "88.0.0")

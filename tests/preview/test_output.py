@@ -75,7 +75,8 @@ def test_markdown_plan_golden(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     # Stepped from the base's settled state: the third replica is surged in one wave.
     assert "| added | ml-team/llama-70b-2 | - | gke-us-central1 \\[h200\\] |" in out
     assert "| 1 | ml-team/llama-70b | llama-70b-2 on gke-us-central1 \\[h200\\] | - | 2/3 |" in out
-    assert "```text\n  control plane:\n    + Backend ml-team/llama-70b-2\n" in out
+    # The new cluster gets the deployment's pool endpoint (routing mode Pool), not a per-replica one.
+    assert "```text\n  control plane:\n    + Backend ml-team/llama-70b-gke-us-central1\n" in out
     check_golden("plan-scale-and-canary.md", out)
 
 

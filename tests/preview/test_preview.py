@@ -190,18 +190,22 @@ def test_a_healthy_world_routes_the_canary(capsys: pytest.CaptureFixture[str]) -
     assert "gke-us-central1 GKE None KServe Available" in _flat(out)
     assert "ml-team/llama-8b-fp8 2/2 2/2 1" in _flat(out)
     assert "ml-team/llama-8b-bf16 1/1 1/1 1" in _flat(out)
-    # 90 split evenly over the two FP8 replicas, 10 to the one BF16 replica (weights 9:9:2 of 20).
+    # 90 to the FP8 deployment's pool on its cluster (both its replicas), 10 to the BF16 one's (9:1).
     flat = _flat(out)
-    assert "ml-team/llama-8b http://203.0.113.10/ml-team/llama-8b Routed llama-8b-bf16-0: 2 → 10.0%\n" in flat
-    assert "\nllama-8b-fp8-0: 9 → 45.0%\nllama-8b-fp8-1: 9 → 45.0%\n" in flat
+    want = "ml-team/llama-8b http://203.0.113.10/ml-team/llama-8b Routed llama-8b-bf16-gke-us-central1: 1 → 10.0%\n"
+    assert want in flat
+    assert "\nllama-8b-fp8-gke-us-central1: 9 → 90.0%\n" in flat
     assert "NoEndpoints" not in out
+    # In each cluster one InferencePool per deployment, its endpoint weighing the replicas Ready there.
+    assert "ml-team/llama-8b-fp8 gke-us-central1 llama-8b-fp8 Default, FailOpen 2 Ready 2 PodMonitor," in flat
+    assert "ml-team/llama-70b us-east-kai llama-70b PrefixCache, FailOpen, priority 100 2 Ready 2 PodMonitor" in flat
 
 
 def test_a_healthy_world_serves_the_quickstart(capsys: pytest.CaptureFixture[str]) -> None:
     assert command.main(["--width", "200", "--assume-ready", str(observed_examples() / "quickstart")]) == 0
     out = capsys.readouterr().out
     assert "default/qwen 1/1 1/1 1" in _flat(out)
-    assert "Routed qwen-0: 1 → 100.0%\n" in _flat(out)
+    assert "Routed qwen-quickstart: 1 → 100.0%\n" in _flat(out)  # its pool on cluster quickstart
 
 
 def test_without_a_healthy_world_nothing_serves(capsys: pytest.CaptureFixture[str]) -> None:
@@ -347,7 +351,10 @@ def test_the_summary_shows_stacks_gpus_roles_and_releases(capsys: pytest.Capture
     )
     assert "[prefill h200 (5 GPUs), decode h200 (6 GPUs)]" in out
     # Helm releases under the workload cluster they install into; the control plane's own apart.
-    assert re.search(r"cluster us-east-kai cert-manager .*kai-scheduler \(kai-scheduler v[\d.]+\)", out)
+    # (The list wraps: the releases of one cluster run up to the next "cluster" row.)
+    assert re.search(
+        r"cluster us-east-kai cert-manager (?:(?!\ncluster ).)*kai-scheduler \(kai-scheduler v[\d.]+\)", out, re.S
+    )
     assert "control plane default-envoy-gateway (gateway-helm" in out
 
 

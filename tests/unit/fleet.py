@@ -160,9 +160,12 @@ def deployment(
     match_labels: Mapping[str, str] | None = None,
     match_expressions: Sequence[Mapping[str, Any]] = (),
     namespace: str = NAMESPACE,
+    routing: Mapping[str, Any] | None = None,
 ) -> ModelDeployment:
     """A deployment: unified with ``shape`` (the default), or disaggregated with ``prefill`` and ``decode``."""
     spec: dict[str, Any] = {"replicas": replicas}
+    if routing is not None:
+        spec["routing"] = dict(routing)
     if match_labels or match_expressions:
         spec["clusterSelector"] = {}
         if match_labels:

@@ -18,6 +18,7 @@ def write_stack(ledger: Ledger, name: str, spec: Spec) -> tuple[bool, str]:
     """Compose the ServingStack; return whether it is Ready and the gateway address it reports."""
     backend = (spec.serving.backend if spec.serving is not None else None) or "KServe"
     scheduler = (spec.scheduler.type if spec.scheduler is not None else None) or "None"
+    prometheus = (spec.observability.prometheus if spec.observability is not None else None) or "None"
     stack = {
         "apiVersion": API_VERSION,
         "kind": "ServingStack",
@@ -26,6 +27,7 @@ def write_stack(ledger: Ledger, name: str, spec: Spec) -> tuple[bool, str]:
             "providerConfigRef": {"name": name, "kind": PROVIDER_CONFIG_KIND},
             "backend": backend,
             "scheduler": {"type": scheduler},
+            "prometheus": prometheus,
         },
     }
     ready = inputs.ready(ledger.req, ledger.rsp, SERVING_STACK_KEY).true

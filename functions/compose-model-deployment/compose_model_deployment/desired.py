@@ -12,10 +12,11 @@ give it no traffic but keep its Backend).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from google.protobuf import json_format
 from google.protobuf import struct_pb2 as structpb
 
 from compose_model_deployment.own import Own, OwnReplica, placed_by
@@ -48,15 +49,38 @@ class Deployment:
     revision: str
 
 
-def write_desired(ledger: Ledger, plan: Schedule, deployment: Deployment, own: Own) -> set[str]:
-    """Compose each placed replica and its endpoint; return the names of the Ready replicas."""
+# Whether a replica on a cluster has its own endpoint (routing mode Replica, or Pool while moving to it).
+OwnEndpoint = Callable[[Placement], bool]
+_POOL_SERVES = "routing mode Pool: its cluster's pool endpoint serves instead"
+
+
+@dataclass(frozen=True)
+class ReplicaRouting:
+    """How the replicas route.
+
+    Attributes:
+        own_endpoint: Whether a replica has an endpoint of its own.
+        pool_mode: Routing mode Pool: every replica joins its cluster's pool.
+        joined: Mode Replica: the clusters whose pool still serves; a replica there keeps the
+            ``spec.routing`` it was written with, so it stays in the pool until the pool goes.
+    """
+
+    own_endpoint: OwnEndpoint
+    pool_mode: bool
+    joined: frozenset[str] = frozenset()
+
+
+def write_desired(
+    ledger: Ledger, plan: Schedule, deployment: Deployment, own: Own, routing: ReplicaRouting
+) -> set[str]:
+    """Compose each placed replica and, where ``routing`` says so, its endpoint; return the Ready replicas."""
     ready: set[str] = set()
     for placement in plan.placements:
         observed = own.replicas.get(placement.ordinal)
         if placement.held is not None and observed is None:
             # Held, but its replica is not among the observed composed resources: nothing of the
             # replica to keep or write; an endpoint composed for it before stays, without traffic.
-            _write_endpoint(ledger, placement, deployment, observed)
+            _endpoint(ledger, placement, deployment, observed, routing.own_endpoint)
             continue
         key = replica_key(placement.ordinal)
         revision = observed.occupancy.revision if placement.held is not None and observed else deployment.revision
@@ -86,13 +110,24 @@ def write_desired(ledger: Ledger, plan: Schedule, deployment: Deployment, own: O
         else:
             ledger.put(key, {**written, "spec": {}})
             spec = ledger.rsp.desired.resources[key].resource["spec"]
-            _write_replica_spec(spec, deployment.spec, placement, deployment.name)
+            _write_replica_spec(spec, deployment.spec, placement, deployment.name, pool_mode=routing.pool_mode)
+            if not routing.pool_mode and placement.cluster in routing.joined and observed is not None:
+                _keep_routing(spec, observed)
         serving = observed is not None and observed.occupancy.ready
         ledger.mark(key, ready=serving)
         if serving:
             ready.add(placement.replica)
-        _write_endpoint(ledger, placement, deployment, observed)
+        _endpoint(ledger, placement, deployment, observed, routing.own_endpoint)
     return ready
+
+
+def _endpoint(
+    ledger: Ledger, placement: Placement, deployment: Deployment, observed: OwnReplica | None, own: OwnEndpoint
+) -> None:
+    if own(placement):
+        _write_endpoint(ledger, placement, deployment, observed)
+    else:
+        ledger.remove([endpoint_key(placement.ordinal)], _POOL_SERVES)
 
 
 def _placed_by(placement: Placement, observed: OwnReplica | None) -> str | None:
@@ -132,10 +167,18 @@ def _write_endpoint(ledger: Ledger, placement: Placement, deployment: Deployment
     ledger.mark(key, ready=serving and before is not None and readiness_at(before.resource.fields).true)
 
 
-def _write_replica_spec(out: structpb.Struct, spec: Mapping[str, Any], placement: Placement, deployment: str) -> None:
+def _write_replica_spec(
+    out: structpb.Struct, spec: Mapping[str, Any], placement: Placement, deployment: str, *, pool_mode: bool
+) -> None:
     # The serving shape is copied from the deployment's Struct as it is: no conversion to dicts and back.
     # (Copying the deployment's spec is composing, not keeping: ``Ledger.carry`` keeps observed specs.)
     out.update({"inferenceClusterRef": {"name": placement.cluster}, "deploymentRef": {"name": deployment}})
+    if pool_mode:
+        # In routing mode Pool a replica on a KServe cluster joins the pool and hands the picker's config to
+        # KServe: it is told so explicitly (a replica without spec.routing routes as its own endpoint).
+        out["routing"] = {"mode": "Pool"}
+        if "routing" in spec:
+            out["routing"].update(json_format.MessageToDict(spec["routing"]))
     unified = placement.pool(Role.UNIFIED)
     if unified is not None:
         _copy_shape(out, spec)
@@ -149,6 +192,13 @@ def _write_replica_spec(out: structpb.Struct, spec: Mapping[str, Any], placement
             if source is not None and source.HasField("struct_value"):
                 _copy_shape(block, source.struct_value.fields)
             block["poolName"] = pool
+
+
+def _keep_routing(out: structpb.Struct, observed: OwnReplica) -> None:
+    """Carry the replica's observed ``spec.routing`` (how it joins its cluster's pool), when it has one."""
+    routing = observed.spec.fields.get("routing")
+    if routing is not None:
+        out.fields["routing"].CopyFrom(routing)
 
 
 def _copy_shape(out: structpb.Struct, spec: Mapping[str, Any]) -> None:

@@ -22,9 +22,19 @@ import structlog
 from crossplane.function import resource, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
-from compose_model_deployment.desired import Deployment, write_desired
+from compose_model_deployment.desired import Deployment, ReplicaRouting, write_desired
 from compose_model_deployment.fleet import REQUIREMENTS, FleetReader, request_requirements
 from compose_model_deployment.own import Own, add_going, read_own, struct_shape
+from compose_model_deployment.pools import (
+    PoolCluster,
+    cluster_routing,
+    pool_clusters,
+    pool_endpoint_ready,
+    pools_still_serving,
+    release_pools,
+    settle_pools,
+    write_pools,
+)
 from modelplane import protojson
 from modelplane.capacity import DeploymentKey
 from modelplane.conditions import Condition, Reason, Status, Type
@@ -48,14 +58,17 @@ from modelplane.names import (
     DEPLOYMENT_LABEL,
     SERVING_ANNOTATION,
     endpoint_key,
+    is_routing_pool_key,
     replica_key,
     replica_key_ordinal,
     replica_ordinal,
 )
 from modelplane.problems import Problem, describe
+from modelplane.routing.picker import InvalidPickerConfigError, Mode, Routing, routing_of
 from modelplane.scheduling import (
     Existing,
     InvalidDeploymentError,
+    Placement,
     Schedule,
     State,
     replica_name,
@@ -147,14 +160,22 @@ def compose(
     # A composed replica that cannot be read is kept exactly as it is, with its endpoint.
     for ordinal, why in own.unreadable.items():
         ledger.keep([replica_key(ordinal), endpoint_key(ordinal)], f"its observed ModelReplica cannot be read ({why})")
-    ready = write_desired(ledger, plan, deployment, own)
+    routing = routing_of(
+        xr.spec.routing.model_dump(mode="json", exclude_none=True) if xr.spec and xr.spec.routing else None
+    )
+    pooled = pool_clusters([p.cluster for p in plan.placements], own)
+    replica_routing = _replica_routing(req, routing, pooled, own)
+    ready = write_desired(ledger, plan, deployment, own, replica_routing)
+    routed = _write_routing(ledger, deployment, routing, pooled, own, sorted(replica_routing.joined))
     for orphan in _keep_orphan_endpoints(ledger, plan):
         response.warning(rsp, f"{orphan} is kept without traffic: its ModelReplica is neither observed nor listed")
     _removals(ledger, plan, own)
     _mark_cannot_move(rsp, plan)
     _write_status(rsp, plan, deployment, ready, own)
     said = report(plan, own.unreadable)
-    set_conditions(rsp, said.condition)
+    set_conditions(rsp, said.condition, routed)
+    if routed.status != Status.TRUE:
+        response.warning(rsp, routed.message)
     if strategy is not None and plan.rollout is not None:
         observed = conditions.get(Type.PROGRESSING)
         progressing = progressing_condition(plan.rollout, plan.desired, ready, observed, strategy, now)
@@ -173,6 +194,66 @@ def compose(
 
 
 _NOT_SERVING = frozenset({State.LEAVING, State.LOST, State.OUTDATED})
+
+
+def _replica_routing(
+    req: fnv1.RunFunctionRequest, routing: Routing, clusters: dict[str, PoolCluster], own: Own
+) -> ReplicaRouting:
+    """How the replicas route this call.
+
+    In mode Replica the clusters whose pool serves on until their replicas' own endpoints are Ready keep
+    their replicas in it meanwhile (on KServe, their routes serve the pool's host).
+    """
+    still = pools_still_serving(req, clusters, own) if routing.mode is Mode.REPLICA else []
+    return ReplicaRouting(_own_endpoint(req, routing), routing.mode is Mode.POOL, frozenset(still))
+
+
+def _own_endpoint(req: fnv1.RunFunctionRequest, routing: Routing) -> Callable[[Placement], bool]:
+    """Whether a replica has its own endpoint: always in mode Replica; in mode Pool until its cluster's pool serves.
+
+    Until the cluster's pool endpoint is Ready (being set up, or its cluster publishes no ProviderConfig to
+    compose a pool with) the replica is routed to as in mode Replica, so the route always has a backend.
+    """
+    if routing.mode is Mode.REPLICA:
+        return lambda _: True
+    return lambda p: not pool_endpoint_ready(req, p.cluster)
+
+
+def _write_routing(
+    ledger: Ledger,
+    deployment: Deployment,
+    routing: Routing,
+    clusters: dict[str, PoolCluster],
+    own: Own,
+    still: list[str],
+) -> Condition:
+    """Compose (mode Pool) or release (mode Replica) the deployment's pool on each cluster; say how it routes."""
+    unsure = bool(own.unreadable)
+    if routing.mode is Mode.REPLICA:
+        release_pools(ledger, still, unsure=unsure)
+        message = "mode Replica: each replica is its own endpoint"
+        if still:
+            message += f"; the pools on {', '.join(still)} serve until their replicas' own endpoints are Ready"
+        return Condition(Type.ROUTED, Status.TRUE, Reason.ROUTED, message)
+    readable = cluster_routing(ledger.req, set(clusters))
+    try:
+        write_pools(ledger, deployment, routing, clusters, readable)
+    except InvalidPickerConfigError as err:
+        ledger.keep([k for k in ledger.req.observed.resources if is_routing_pool_key(k)], str(err))
+        return Condition(Type.ROUTED, Status.FALSE, Reason.INVALID_SPEC, f"{err}; every pool is kept as it is")
+    settle_pools(
+        ledger,
+        clusters,
+        "InferenceCluster {cluster} publishes no ProviderConfig: its pool is kept as it is",
+        unsure=unsure,
+    )
+    unread = sorted(set(clusters) - set(readable))
+    pools = ", ".join(f"{c.name} ({c.ready} Ready)" for c in clusters.values() if c.name in readable)
+    parts = [f"an InferencePool on {pools}"] if pools else []
+    if unread:
+        parts.append(f"{', '.join(unread)} publish no ProviderConfig: their replicas are routed to one by one")
+    message = f"mode Pool: {'; '.join(parts) or 'no replica placed yet'}"
+    return Condition(Type.ROUTED, Status.TRUE, Reason.ROUTED, message)
 
 
 _ANNOTATION_TEXT = 1024  # the why of a replica that cannot move, cut to a readable length

@@ -54,6 +54,7 @@ from modelplane.names import (
 )
 from modelplane.problems import Problem, describe, invalid
 from modelplane.remote import OBJECT_API_VERSION, keep_on_delete, observed_manifest, wrap
+from modelplane.routing.picker import InvalidPickerConfigError
 from modelplane.schedulers import SchedulerSettingsError, UnknownSchedulerError
 from modelplane.topology import TopologyError, replica_footprint
 from modelplane_models.inference_class import InferenceClass
@@ -121,8 +122,9 @@ def compose(
         remotes = compose_remote(
             work, cluster.spec.serving.backend or "" if cluster.spec and cluster.spec.serving else ""
         )
-    except ResolveError as err:
-        keep_all(ledger, log, _undeployed(err.reason, str(err)))
+    except (ResolveError, InvalidPickerConfigError) as err:
+        reason = err.reason if isinstance(err, ResolveError) else Reason.INVALID_SPEC
+        keep_all(ledger, log, _undeployed(reason, str(err)))
         return
     except (UnknownBackendError, UnknownSchedulerError, SchedulerSettingsError) as err:
         keep_all(ledger, log, _undeployed(Reason.UNSUPPORTED, str(err)))

@@ -4,8 +4,9 @@ Each call asks for the service's InferenceGateway and the ModelEndpoints its
 selectors can match: by label, one requirement per ``spec.endpoints[]`` entry,
 when every selector is matchLabels only; else every ModelEndpoint of its
 namespace, of which only those some selector matches are read whole. Each
-``spec.endpoints[]`` entry's weight is split evenly over the
-Ready endpoints its selector matches; the route sends ``/<namespace>/<name>``
+``spec.endpoints[]`` entry's weight is split over the Ready endpoints its
+selector matches in proportion to their ``spec.weight`` (evenly by default; a
+deployment's pool endpoint weighs its cluster's Ready replicas); the route sends ``/<namespace>/<name>``
 to their Backends, rewritten to the endpoints' ``rewritePath``. A missing
 gateway keeps the route composed before; a service with no endpoint to send
 to keeps its route (so its address stays) and says ``NoEndpoints``.
@@ -180,6 +181,8 @@ def _endpoints(
             backend=status.get("backendName"),
             rewrite_path=str(spec.get("rewritePath") or "/"),
             hostname=hostname,
+            # A pool endpoint weighs its cluster's Ready replicas; any other endpoint 1.
+            weight=int(spec["weight"]) if isinstance(spec.get("weight"), int | float) else 1,
         )
 
 

@@ -67,7 +67,9 @@ def compose(
     name = name_of(xr)
     provider_config = spec.providerConfigRef.name
     charts = stack_components(
-        backend=spec.backend or "KServe", scheduler=(spec.scheduler.type if spec.scheduler else None) or "None"
+        backend=spec.backend or "KServe",
+        scheduler=(spec.scheduler.type if spec.scheduler else None) or "None",
+        prometheus=spec.prometheus or "None",
     )
     ready: dict[Component, bool] = {}
     releases: list[dict[str, Any]] = []

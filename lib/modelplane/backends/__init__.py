@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 
 from modelplane.backends import kserve, native
 from modelplane.backends.model import DeviceClaim, Remote, ReplicaWork, RolePods, RoleWork
+from modelplane.backends.monitor import replica_monitor
 from modelplane.backends.pods import claim_template, namespace, role_pods
 from modelplane.backends.status import ObservedRemote, RemoteStatus, lift_status
 from modelplane.names import remote_key, workload_name
@@ -53,7 +54,7 @@ def compose_remote(work: ReplicaWork, backend: str) -> tuple[Remote, ...]:
 
     Returns:
         The namespace, then per role the claim template and the scheduler's objects, then the
-        backend's workloads.
+        backend's workloads, then (on a cluster with the prometheus-operator) the engines' PodMonitor.
 
     Raises:
         UnknownBackendError: No backend of that name.
@@ -77,4 +78,7 @@ def compose_remote(work: ReplicaWork, backend: str) -> tuple[Remote, ...]:
         )
         roles.append(role_pods(work, role, wrapping))
     out.extend(build(work, roles))
+    monitor = replica_monitor(work, roles)
+    if monitor is not None:
+        out.append(monitor)
     return tuple(out)

@@ -60,6 +60,9 @@ class ReplicaWork:
         roles: Unified, or prefill then decode.
         scheduler: The cluster's ``spec.scheduler.type``.
         scheduler_settings: The cluster's ``spec.scheduler`` as written (each scheduler reads its own block).
+        cluster: The InferenceCluster's name.
+        prometheus: The cluster's ``spec.observability.prometheus`` (monitors unless None).
+        routing: The replica's ``spec.routing`` as written (its deployment's).
     """
 
     name: str
@@ -68,6 +71,9 @@ class ReplicaWork:
     roles: tuple[RoleWork, ...]
     scheduler: str = "None"
     scheduler_settings: Mapping[str, Any] = field(default_factory=dict)
+    cluster: str = ""
+    prometheus: str = "None"
+    routing: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def disaggregated(self) -> bool:

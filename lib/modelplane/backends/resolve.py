@@ -112,4 +112,7 @@ def resolve(
         roles=tuple(roles),
         scheduler=str(scheduler.get("type") or "None"),
         scheduler_settings=scheduler,
+        cluster=str(cluster_name),
+        prometheus=str((cluster_spec.get("observability") or {}).get("prometheus") or "None"),
+        routing=dict(spec.get("routing") or {}),
     )

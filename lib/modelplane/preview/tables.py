@@ -129,6 +129,7 @@ def render(
     _cluster_table(c, view)
     _deployment_table(c, view, outcome.why)
     _service_table(c, view)
+    _pool_table(c, view)
     _release_table(c, view)
     _messages(c, view)
     _findings(c, outcome.found)
@@ -206,6 +207,22 @@ def _service_table(c: Console, view: FleetView) -> None:
     for s in view.services:
         if not s.routed.true and s.routed.message:
             c.print(Text(f"  {s.name}: {s.routed.message}", style=_DIM))
+    c.print()
+
+
+def _pool_table(c: Console, view: FleetView) -> None:
+    if not view.pools:
+        return
+    t = table(
+        "deployment", "cluster", "InferencePool", "endpoint picker", "weight", "monitors", title="In-cluster routing"
+    )
+    for p in view.pools:
+        picker = f"{p.profile}, {p.failure_mode}" + (f", x{p.picker_replicas}" if p.picker_replicas > 1 else "")
+        if p.priority is not None:
+            picker += f", priority {p.priority}"
+        weight = "-" if p.weight is None else f"{p.weight} Ready"
+        t.add_row(p.deployment, p.cluster, p.pool, picker, weight, ", ".join(p.monitors) or "-")
+    c.print(t)
     c.print()
 
 

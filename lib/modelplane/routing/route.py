@@ -17,7 +17,7 @@ from modelplane.scheduling.labels import LabelSelector
 ROUTE: Layout = {"status": {"parents": [{"parentRef": {"name": str, "namespace": str}, "conditions": [CONDITION]}]}}
 ENDPOINT: Layout = {
     "metadata": METADATA,
-    "spec": {"url": str, "host": str, "rewritePath": str},
+    "spec": {"url": str, "host": str, "rewritePath": str, "weight": int},
     "status": {"conditions": [CONDITION], "backendName": str},
 }
 
@@ -37,6 +37,7 @@ class Endpoint:
         rewrite_path: The path prefix requests reach it with.
         hostname: The Host header sent upstream: the endpoint's spec.host, else its URL's DNS name;
             None for an IP address.
+        weight: Its share of a selector's weight relative to the others it matches (``spec.weight``).
     """
 
     name: str
@@ -45,6 +46,7 @@ class Endpoint:
     backend: str | None
     rewrite_path: str = "/"
     hostname: str | None = None
+    weight: int = 1
 
     @property
     def routable(self) -> bool:
@@ -97,7 +99,7 @@ class RoutePlan:
 
 
 def plan_route(selections: Sequence[Selection], endpoints: Sequence[Endpoint]) -> RoutePlan:
-    """Match each selection's endpoints and split its weight over the routable ones.
+    """Match each selection's endpoints and split its weight over the routable ones, by their own weights.
 
     Endpoints that are matched but not routable are counted in ``matched``; those
     with a Backend (not Ready, e.g. a replica that stopped serving) stay in the
@@ -111,7 +113,7 @@ def plan_route(selections: Sequence[Selection], endpoints: Sequence[Endpoint]) -
         matched = tuple(e.name for e in ordered if selection.selector.matches(e.labels))
         routable = tuple(n for n in matched if by_name[n].routable)
         groups.append(GroupResult(index, selection.weight, matched, routable))
-    shares = split_weights([Group(g.weight, g.routable) for g in groups])
+    shares = split_weights([Group(g.weight, g.routable, {n: by_name[n].weight for n in g.routable}) for g in groups])
     listed = {s.endpoint for s in shares}
     idle = {n for g in groups for n in g.matched if n not in listed and by_name[n].backend}
     shares += [Share(n, 0, Fraction(0)) for n in idle]

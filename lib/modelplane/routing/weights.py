@@ -1,10 +1,10 @@
-"""Split each selector's weight evenly over the endpoints it matched, as integer backendRef weights."""
+"""Split each selector's weight over the endpoints it matched (by their shares), as integer backendRef weights."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 # The largest backendRef weight Gateway API accepts.
@@ -13,10 +13,14 @@ MAX_WEIGHT = 1_000_000
 
 @dataclass(frozen=True)
 class Group:
-    """One ``spec.endpoints[]`` entry: its weight and the ready endpoints its selector matched."""
+    """One ``spec.endpoints[]`` entry: its weight and the ready endpoints its selector matched.
+
+    ``shares`` gives an endpoint's own weight within the group (its ``spec.weight``; 1 when absent).
+    """
 
     weight: int
     endpoints: tuple[str, ...]
+    shares: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -37,7 +41,8 @@ class Share:
 def split_weights(groups: Sequence[Group]) -> list[Share]:
     """Return each endpoint's weight, sorted by endpoint name.
 
-    A group's weight is split evenly over its endpoints; an endpoint in several
+    A group's weight is split over its endpoints in proportion to their shares (evenly
+    when they have none: a pool endpoint's share is its Ready replicas); an endpoint in several
     groups adds up its parts; a group with no endpoints sends nothing (the
     others keep their ratios). The integer weights keep the exact ratios,
     reduced by their greatest common divisor, unless that would exceed
@@ -48,8 +53,11 @@ def split_weights(groups: Sequence[Group]) -> list[Share]:
     parts: dict[str, Fraction] = {}
     for group in groups:
         names = sorted(set(group.endpoints))
+        shares = {name: max(0, group.shares.get(name, 1)) for name in names}
+        whole = sum(shares.values())
         for name in names:
-            parts[name] = parts.get(name, Fraction(0)) + Fraction(group.weight, len(names))
+            part = Fraction(group.weight * shares[name], whole) if whole else Fraction(0)
+            parts[name] = parts.get(name, Fraction(0)) + part
     total = sum(parts.values(), Fraction(0))
     weights = _integers(parts)
     return [Share(name, weights[name], parts[name] / total if total else Fraction(0)) for name in sorted(parts)]

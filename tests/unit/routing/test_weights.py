@@ -32,6 +32,14 @@ def _weights(*groups: Group) -> dict[str, int]:
         pytest.param([Group(1, ("a", "b")), Group(1, ("b",))], {"a": 1, "b": 3}, id="overlapping-selectors-add"),
         pytest.param([Group(7, ("a", "a"))], {"a": 1}, id="duplicates-count-once"),
         pytest.param([Group(500, ("a",)), Group(300, ("b",))], {"a": 5, "b": 3}, id="gcd"),
+        # Pool endpoints weigh their cluster's Ready replicas: 2 on east, 1 on west.
+        pytest.param([Group(1, ("east", "west"), {"east": 2, "west": 1})], {"east": 2, "west": 1}, id="by-share"),
+        pytest.param(
+            [Group(80, ("east", "west"), {"east": 3, "west": 1}), Group(20, ("canary",))],
+            {"canary": 1, "east": 3, "west": 1},
+            id="shares-within-a-canary",
+        ),
+        pytest.param([Group(1, ("a", "b"), {"a": 0, "b": 0})], {"a": 0, "b": 0}, id="no-share-sends-nothing"),
     ],
 )
 def test_split(groups: list[Group], want: dict[str, int]) -> None:

@@ -4,7 +4,7 @@
 ``--output json|yaml`` and the plan (``modelplane.preview.plan``) all read this.
 The views are plain dataclasses (``model``); each side of the fleet has its
 reader: infrastructure (``clusters``), workloads (``deployments``), traffic
-(``services``) and the functions' ``messages``.
+(``services``, and in-cluster ``routing``) and the functions' ``messages``.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from modelplane.preview.view.model import (
     DeploymentView,
     FleetView,
     Message,
+    PoolRouteView,
     PoolView,
     ReleaseView,
     ReplicaView,
@@ -29,6 +30,7 @@ from modelplane.preview.view.model import (
     StackView,
 )
 from modelplane.preview.view.read import condition, display_name
+from modelplane.preview.view.routing import pool_views
 from modelplane.preview.view.services import gateway_addresses, service_views
 
 __all__ = [
@@ -39,6 +41,7 @@ __all__ = [
     "DeploymentView",
     "FleetView",
     "Message",
+    "PoolRouteView",
     "PoolView",
     "ReleaseView",
     "ReplicaView",
@@ -65,4 +68,5 @@ def build(fleet: Fleet, source: str) -> FleetView:
         control_plane_releases=control_plane_releases(fleet),
         messages=messages(fleet),
         errors={f"{k[0]} {display_name(k)}": msg for k, msg in fleet.errors.items()},
+        pools=pool_views(fleet),
     )

@@ -150,6 +150,21 @@ class ServiceView:
 
 
 @dataclass(frozen=True)
+class PoolRouteView:
+    """A deployment's InferencePool on one cluster (routing mode Pool): its picker, weight and monitors."""
+
+    deployment: str  # namespace/name
+    cluster: str
+    pool: str
+    profile: str  # Default, PrefixCache, Custom, or P/D for disaggregated serving
+    failure_mode: str
+    picker_replicas: int
+    weight: int | None  # the Ready replicas its endpoint weighs; None before any reports its gateway
+    priority: int | None
+    monitors: tuple[str, ...]  # e.g. "2 PodMonitor", "PrometheusRule", "ServiceMonitor"
+
+
+@dataclass(frozen=True)
 class Message:
     """One function result, once, with the object it is about."""
 
@@ -173,3 +188,4 @@ class FleetView:
     control_plane_releases: tuple[ReleaseView, ...]
     messages: tuple[Message, ...]
     errors: dict[str, str] = field(default_factory=dict)  # object -> why its render failed
+    pools: tuple[PoolRouteView, ...] = ()  # in-cluster routing: one per deployment per cluster

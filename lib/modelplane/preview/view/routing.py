@@ -1,0 +1,90 @@
+"""In-cluster routing of a fleet: each deployment's InferencePool per cluster, its endpoint picker and monitors."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from modelplane.names import CLUSTER_LABEL, is_routing_pool_key
+from modelplane.preview.fleet import Fleet
+from modelplane.preview.view.model import PoolRouteView
+from modelplane.preview.view.read import display_name, of_kind
+from modelplane.routing.picker import Mode, routing_of
+
+_RESOURCE_NAME = "crossplane.io/composition-resource-name"
+
+
+def _remote(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The manifest an Object carries ({} for anything else)."""
+    if obj.get("kind") != "Object":
+        return {}
+    return obj.get("spec", {}).get("forProvider", {}).get("manifest") or {}
+
+
+def _cluster(obj: Mapping[str, Any]) -> str:
+    return str(obj.get("spec", {}).get("providerConfigRef", {}).get("name", ""))
+
+
+def _pod_monitors(fleet: Fleet) -> dict[tuple[str, str, str], int]:
+    """PodMonitors the replicas compose, by (namespace, deployment, cluster)."""
+    out: dict[tuple[str, str, str], int] = {}
+    for key, state in of_kind(fleet, "ModelReplica"):
+        deployment = str(state.xr.get("spec", {}).get("deploymentRef", {}).get("name", ""))
+        for obj in state.composed:
+            if _remote(obj).get("kind") == "PodMonitor":
+                where = (key[1], deployment, _cluster(obj))
+                out[where] = out.get(where, 0) + 1
+    return out
+
+
+def _pools(composed: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """What a deployment composes of its pool on each cluster, by cluster."""
+    pools: dict[str, dict[str, Any]] = {}
+    for obj in composed:
+        part = str(obj.get("metadata", {}).get("annotations", {}).get(_RESOURCE_NAME, ""))
+        if not is_routing_pool_key(part):
+            continue
+        if obj.get("kind") == "ModelEndpoint":
+            cluster = str(obj.get("metadata", {}).get("labels", {}).get(CLUSTER_LABEL, ""))
+            pools.setdefault(cluster, {})["weight"] = int(obj.get("spec", {}).get("weight", 0))
+            continue
+        manifest, entry = _remote(obj), pools.setdefault(_cluster(obj), {})
+        kind = str(manifest.get("kind", ""))
+        if kind == "InferencePool":
+            entry["pool"] = str(manifest.get("metadata", {}).get("name", ""))
+            entry["failure"] = str(manifest.get("spec", {}).get("endpointPickerRef", {}).get("failureMode", ""))
+        elif kind in ("ServiceMonitor", "PrometheusRule"):
+            entry.setdefault("monitors", []).append(kind)
+        elif kind == "InferenceObjective":
+            entry["priority"] = manifest.get("spec", {}).get("priority")
+    return pools
+
+
+def pool_views(fleet: Fleet) -> tuple[PoolRouteView, ...]:
+    """Each deployment's pool on each cluster: picker profile, weight (Ready replicas there) and monitors."""
+    pod_monitors = _pod_monitors(fleet)
+    rows = []
+    for key, state in of_kind(fleet, "ModelDeployment"):
+        routing = routing_of(state.xr.get("spec", {}).get("routing"))
+        if routing.mode is not Mode.POOL:
+            continue
+        profile = "P/D" if state.xr.get("spec", {}).get("decode") else str(routing.picker.profile)
+        for cluster, entry in sorted(_pools(state.composed).items()):
+            if "pool" not in entry:
+                continue
+            podmonitors = pod_monitors.get((key[1], key[2], cluster), 0)
+            monitors = ([f"{podmonitors} PodMonitor"] if podmonitors else []) + sorted(entry.get("monitors", []))
+            rows.append(
+                PoolRouteView(
+                    deployment=display_name(key),
+                    cluster=cluster,
+                    pool=entry["pool"],
+                    profile=profile,
+                    failure_mode=entry.get("failure", ""),
+                    picker_replicas=routing.picker.replicas,
+                    weight=entry.get("weight"),
+                    priority=entry.get("priority"),
+                    monitors=tuple(monitors),
+                )
+            )
+    return tuple(rows)
