@@ -157,9 +157,10 @@ class Seen:
     state: str  # the deployment's status.placements[].state ("" when not listed)
     carrier: str  # the Object carrying its LLMInferenceService: Ready, not Ready, absent
     workload: str  # its LLMInferenceService: serving, loading, deleting, absent
+    why: str = ""  # when not Ready: its Serving condition's reason and message, so a failure says why
 
     def show(self, names: Mapping[str, str]) -> str:
-        replica = "deleting" if self.deleting else ("Ready" if self.ready else "not Ready")
+        replica = "deleting" if self.deleting else ("Ready" if self.ready else f"not Ready [{self.why}]")
         return (
             f"{self.name}@{self.cluster} {names.get(self.revision, self.revision)} {replica}"
             f" ({self.state or 'unlisted'}; Object {self.carrier}; {self.workload})"
@@ -203,6 +204,12 @@ def _workload_state(obj: Mapping[str, Any] | None) -> str:
     if deleting(obj):
         return "deleting"
     return "serving" if serving(obj) else "loading"
+
+
+def _why(replica: Mapping[str, Any]) -> str:
+    """The replica's Serving condition, as ``reason: message``."""
+    serving_condition = condition(replica, "Serving") or {}
+    return f"{serving_condition.get('reason', '?')}: {serving_condition.get('message', '')}".rstrip(": ")
 
 
 def _carrier_state(obj: Mapping[str, Any] | None) -> str:
@@ -253,6 +260,7 @@ class Watch:
                     state=states.get(name, ""),
                     carrier=_carrier_state(carriers.get(name)),
                     workload=_workload_state(workloads.get(name)),
+                    why="" if ready(r) else _why(r),
                 )
             )
         return Poll(
