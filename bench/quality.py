@@ -391,8 +391,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--scenarios", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
+    from bench import cost  # noqa: PLC0415 - the cost row builds on this module's fleets
+
     print("Placement quality")
     print(report(measure(args.scenarios, args.seed)))
+    print(cost.report(cost.measure(args.scenarios, args.seed)))
     return 0
 
 

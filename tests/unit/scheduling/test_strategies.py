@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -17,33 +17,9 @@ from modelplane_models.inference_class import InferenceClass
 from modelplane_models.inference_cluster import InferenceCluster
 from modelplane_models.model_deployment import ModelDeployment
 from modelplane_models.model_replica import ModelReplica
-from tests.unit.fleet import Pool, Shape, cluster, deployment, gpu_class, plan, replica, view
+from tests.unit.fleet import Pool, Shape, deployment, plan, priced, replica, site, view
 
 TP4 = Shape(tensor=4)
-
-
-def priced(
-    name: str, per_gpu_hour: str | None = None, currency: str = "USD", watts: int | None = None
-) -> InferenceClass:
-    """An 8-GPU class with a price (and power) per GPU."""
-    body = gpu_class(name).model_dump(exclude_none=True, by_alias=True)
-    if per_gpu_hour is not None:
-        body["spec"]["cost"] = {"perGPUHour": per_gpu_hour, "currency": currency}
-    if watts is not None:
-        body["spec"]["powerWatts"] = watts
-    return InferenceClass.model_validate(body)
-
-
-def site(
-    name: str, *pools: Pool, multiplier: str | None = None, grams: int | None = None, labels: Mapping[str, str] = {}
-) -> InferenceCluster:
-    """A Ready cluster with a cost multiplier and a carbon intensity."""
-    body = cluster(name, *pools, labels=labels).model_dump(exclude_none=True, by_alias=True)
-    if multiplier is not None:
-        body["spec"]["cost"] = {"multiplier": multiplier}
-    if grams is not None:
-        body["spec"]["carbon"] = {"gramsCO2PerKWh": grams}
-    return InferenceCluster.model_validate(body)
 
 
 def placed(
