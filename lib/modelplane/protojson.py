@@ -21,7 +21,7 @@ from typing import Any, cast
 
 from google.protobuf import struct_pb2
 
-__all__ = ["copy_json", "dict_to_struct", "struct_to_dict"]
+__all__ = ["copy_json", "dict_to_struct", "struct_to_dict", "struct_wire"]
 
 # Conversions remembered per direction. A 100-cluster fleet's simulation comes back to an object
 # after more than 4,096 others: with that many, its conversions were forgotten before they served.
@@ -101,14 +101,20 @@ def struct_to_dict(s: struct_pb2.Struct, *, integral: bool = False) -> dict[str,
 
 def dict_to_struct(d: Mapping[str, Any]) -> struct_pb2.Struct:
     """A Struct holding ``d`` (as ``Struct.update`` builds it)."""
+    return struct_pb2.Struct.FromString(struct_wire(d))
+
+
+def struct_wire(d: Mapping[str, Any]) -> bytes:
+    """The wire bytes of a Struct holding ``d``: to merge into a message field, the cheapest way to fill it."""
     try:
         key = pickle.dumps(d, pickle.HIGHEST_PROTOCOL)
     except (pickle.PicklingError, TypeError, AttributeError):
         key = None
     if key is not None and (found := _recall(_to_struct, key)) is not None:
-        return struct_pb2.Struct.FromString(found)
+        return found
     s = struct_pb2.Struct()
     s.update(d)
+    wire: bytes = s.SerializeToString()
     if key is not None:
-        _remember(_to_struct, key, s.SerializeToString())
-    return s
+        _remember(_to_struct, key, wire)
+    return wire

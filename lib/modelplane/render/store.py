@@ -107,8 +107,9 @@ class Catalog:
         # When each kind last changed, and the answers given since: unchanged kinds answer from memory.
         self._changed: dict[tuple[str, str], int] = {}
         self._answers: dict[tuple[Query, str], tuple[int, tuple[tuple[Key, int], ...]]] = {}
-        # The last answer to each (query, hidden key), and the message built for it once it was asked again.
-        self._resources: dict[tuple[Query, Key | None], tuple[tuple[tuple[Key, int], ...], fnv1.Resources | None]] = {}
+        # The last answer to each (query, hidden key), and the wire bytes of the message built for it once it
+        # was asked again: parsing them is half of what merging the message costs (which serializes it first).
+        self._resources: dict[tuple[Query, Key | None], tuple[tuple[tuple[Key, int], ...], bytes | None]] = {}
         self._clock = 0
         self._stamp = stamp
         for obj in objects:
@@ -164,8 +165,8 @@ class Catalog:
     def fill(self, query: Query, into: fnv1.Resources, hidden: Key | None = None) -> None:
         """Add to ``into`` what a store answers ``query`` with from this catalog alone (never ``hidden``).
 
-        Sorted by namespace and name. An answer asked for a second time is kept as one message,
-        merged whole from then on: a fleet's renders ask the same queries over and over.
+        Sorted by namespace and name. An answer asked for a second time is kept as one serialized
+        message, merged whole from then on: a fleet's renders ask the same queries over and over.
         """
         if hidden is not None and (hidden[0], hidden[2]) != (query[0], query[2]):
             hidden = None  # not of the kind asked for: the same answer as for any other reader
@@ -176,12 +177,13 @@ class Catalog:
             self._resources[slot] = (answer, None)
             self._add(answer, hidden, into)
             return
-        message = kept[1]
-        if message is None:
+        wire = kept[1]
+        if wire is None:
             message = fnv1.Resources()
             self._add(answer, hidden, message)
-            self._resources[slot] = (answer, message)
-        into.MergeFrom(message)
+            wire = message.SerializeToString()
+            self._resources[slot] = (answer, wire)
+        into.MergeFromString(wire)
 
     def _add(self, answer: tuple[tuple[Key, int], ...], hidden: Key | None, into: fnv1.Resources) -> None:
         for key, _ in sorted(answer, key=lambda found: "/".join(found[0][3:])):
@@ -263,7 +265,11 @@ class Store:
         credentials: Iterable[Mapping[str, Any]] = (),
         reads: Reads | None = None,
     ) -> None:
-        """Load ``objects`` in order (a later one replaces an earlier one with the same key)."""
+        """Load ``objects`` in order (a later one replaces an earlier one with the same key).
+
+        ``objects`` and ``credentials`` are held as given, not copied: the caller leaves them
+        unchanged while the store lives (what reads return is a copy all the same).
+        """
         self._objects: dict[Key, dict[str, Any] | None] = {}  # None: deleted here, hiding the catalog's
         self._catalog = catalog
         self._hidden = hidden
@@ -271,13 +277,13 @@ class Store:
         for obj in objects:
             key = key_of(obj)
             if catalog is None or key == hidden or catalog.entry(key) is None:
-                self.put(obj)
+                self.put(obj, copy=False)
         for obj in credentials:
-            self.put(obj)
+            self.put(obj, copy=False)
 
-    def put(self, obj: Mapping[str, Any]) -> None:
-        """Create or replace ``obj``."""
-        self._objects[key_of(obj)] = copy_json(dict(obj))
+    def put(self, obj: Mapping[str, Any], *, copy: bool = True) -> None:
+        """Create or replace ``obj``; without ``copy``, hold ``obj`` itself (its caller changes it no more)."""
+        self._objects[key_of(obj)] = copy_json(dict(obj)) if copy else obj if isinstance(obj, dict) else dict(obj)
 
     def delete(self, key: Key) -> None:
         """Remove the object at ``key``, if any."""
@@ -295,11 +301,15 @@ class Store:
 
     def get(self, key: Key) -> dict[str, Any] | None:
         """The object at ``key``, or None."""
+        found = self.peek(key)
+        return copy_json(found) if found is not None else None
+
+    def peek(self, key: Key) -> Mapping[str, Any] | None:
+        """The object at ``key`` itself, not a copy, or None: for a reader that changes nothing."""
         if key in self._objects:
-            found = self._objects[key]
-            return copy_json(found) if found is not None else None
+            return self._objects[key]
         entry = self._from_catalog(key)
-        return copy_json(entry.obj) if entry is not None else None
+        return entry.obj if entry is not None else None
 
     def fetch(self, rs: fnv1.ResourceSelector, into: fnv1.Resources | None = None) -> fnv1.Resources:
         """Answer a function's resource selector, as ``ExistingRequiredResourcesFetcher`` does.

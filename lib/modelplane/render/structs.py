@@ -9,12 +9,17 @@ from google.protobuf import struct_pb2
 
 from modelplane import protojson
 
-__all__ = ["from_struct", "to_struct"]
+__all__ = ["from_struct", "to_struct", "to_wire"]
 
 
 def to_struct(d: Mapping[str, Any]) -> struct_pb2.Struct:
     """A Struct holding ``d``."""
     return protojson.dict_to_struct(d)
+
+
+def to_wire(d: Mapping[str, Any]) -> bytes:
+    """The wire bytes of a Struct holding ``d`` (merged into a message field, the cheapest way to fill it)."""
+    return protojson.struct_wire(d)
 
 
 def from_struct(s: struct_pb2.Struct) -> dict[str, Any]:
