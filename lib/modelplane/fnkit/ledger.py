@@ -56,8 +56,9 @@ class Ledger:
     def put(self, key: str, obj: Mapping[str, Any], *, ready: bool | None = None) -> None:
         """Desire ``obj`` under ``key``, and say whether it is ready (Crossplane derives it when None)."""
         # As ``resource.update`` does (each top-level field replaced whole), from a Struct built once per
-        # content: a function writes the same objects call after call.
-        self.rsp.desired.resources[key].resource.MergeFromString(protojson.struct_wire(dict(obj)))
+        # content: a function writes the same objects call after call. Crossplane reads it back as Go
+        # does (integral numbers as ints); in-process, the render engine finds that read remembered.
+        self.rsp.desired.resources[key].resource.MergeFromString(protojson.struct_wire(dict(obj), read_back=True))
         if ready is not None:
             self.mark(key, ready=ready)
 

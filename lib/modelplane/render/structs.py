@@ -18,8 +18,11 @@ def to_struct(d: Mapping[str, Any]) -> struct_pb2.Struct:
 
 
 def to_wire(d: Mapping[str, Any]) -> bytes:
-    """The wire bytes of a Struct holding ``d`` (merged into a message field, the cheapest way to fill it)."""
-    return protojson.struct_wire(d)
+    """The wire bytes of a Struct holding ``d``, for a function that reads it back (merged into a message field).
+
+    What the function reads back (``protojson.struct_to_dict``) is remembered with them.
+    """
+    return protojson.struct_wire(d, read_back=False)
 
 
 def from_struct(s: struct_pb2.Struct) -> dict[str, Any]:
