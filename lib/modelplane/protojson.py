@@ -36,6 +36,7 @@ _MAX_ENTRIES = 16384
 _to_dict: OrderedDict[bytes, bytes] = OrderedDict()  # Struct content (``_content``) -> pickle of the dict
 _to_go_dict: OrderedDict[bytes, bytes] = OrderedDict()  # the same, integral numbers as ints
 _to_struct: OrderedDict[bytes, bytes] = OrderedDict()  # pickle of the dict -> Struct wire bytes
+_entries: OrderedDict[bytes, bytes] = OrderedDict()  # pickle of a (field, value) pair -> its map entry's bytes
 
 
 def _remember(cache: OrderedDict[bytes, bytes], key: bytes, value: bytes) -> None:
@@ -117,7 +118,7 @@ def _content(s: struct_pb2.Struct) -> bytes:
 
 
 def dict_to_struct(d: Mapping[str, Any]) -> struct_pb2.Struct:
-    """A Struct holding ``d`` (as ``Struct.update`` builds it)."""
+    """A Struct holding what ``Struct.update`` would put in it from ``d``."""
     return struct_pb2.Struct.FromString(struct_wire(d))
 
 
@@ -137,14 +138,35 @@ def struct_wire(d: Mapping[str, Any], *, read_back: bool | None = None) -> bytes
         key = None
     if key is not None and (found := _recall(_to_struct, key)) is not None:
         return found
-    s = struct_pb2.Struct()
-    s.update(d)
-    wire: bytes = s.SerializeToString()
+    wire = _entries_wire(d)
     if key is not None:
         _remember(_to_struct, key, wire)
         if read_back is not None:
-            _remember_read_back(s, d, integral=read_back)
+            _remember_read_back(struct_pb2.Struct.FromString(wire), d, integral=read_back)
     return wire
+
+
+def _entries_wire(d: Mapping[str, Any]) -> bytes:
+    """The bytes of a Struct holding ``d``: one map entry per field, each built once per content.
+
+    A Struct's bytes are its map entries one after another, and an object that changed
+    seldom changed in every field (an XR's status moves, its spec and metadata stay).
+    """
+    parts = []
+    for k, v in d.items():
+        try:
+            key: bytes | None = pickle.dumps((k, v), pickle.HIGHEST_PROTOCOL)
+        except (pickle.PicklingError, TypeError, AttributeError):
+            key = None
+        entry = _recall(_entries, key) if key is not None else None
+        if entry is None:
+            one = struct_pb2.Struct()
+            one.update({k: v})
+            entry = one.SerializeToString()
+            if key is not None:
+                _remember(_entries, key, entry)
+        parts.append(entry)
+    return b"".join(parts)
 
 
 def _remember_read_back(s: struct_pb2.Struct, d: Mapping[str, Any], *, integral: bool) -> None:

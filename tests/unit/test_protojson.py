@@ -78,3 +78,12 @@ def test_a_written_object_is_remembered_for_the_reader_named() -> None:
     protojson.struct_wire({"n": 1}, read_back=True)
     assert len(protojson._to_go_dict) == 1
     assert len(protojson._to_dict) == 0
+
+
+@pytest.mark.parametrize("obj", [o for _, o in OBJECTS], ids=[name for name, _ in OBJECTS])
+def test_a_struct_built_field_by_field_holds_what_update_puts_in_it(obj: dict[str, Any]) -> None:
+    updated = struct_pb2.Struct()
+    updated.update(obj)
+    for _ in range(2):  # built, then from the fields remembered
+        protojson._to_struct.clear()
+        assert protojson.dict_to_struct(obj) == updated
