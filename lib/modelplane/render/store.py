@@ -26,7 +26,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2
 
 from modelplane.protojson import copy_json
-from modelplane.render.structs import to_struct
+from modelplane.render.structs import to_struct, to_wire
 
 __all__ = ["Catalog", "Key", "Query", "Reads", "Store", "View", "key_of"]
 
@@ -68,6 +68,7 @@ class _Entry:
     version: int
     source: Mapping[str, Any]  # as put, before any resourceVersion was stamped on it
     struct: struct_pb2.Struct | None = None  # built on first read, shared by every render that reads it
+    item: bytes | None = None  # the same, as an item of a Resources message's bytes (``_item``)
     # By reader kind (``Catalog`` views): what the reader sees of the object, and the version since when it has.
     seen: dict[str, tuple[Hashable, int]] = field(default_factory=dict)
 
@@ -107,9 +108,8 @@ class Catalog:
         # When each kind last changed, and the answers given since: unchanged kinds answer from memory.
         self._changed: dict[tuple[str, str], int] = {}
         self._answers: dict[tuple[Query, str], tuple[int, tuple[tuple[Key, int], ...]]] = {}
-        # The last answer to each (query, hidden key), and the wire bytes of the message built for it once it
-        # was asked again: parsing them is half of what merging the message costs (which serializes it first).
-        self._resources: dict[tuple[Query, Key | None], tuple[tuple[tuple[Key, int], ...], bytes | None]] = {}
+        # The last answer to each (query, hidden key), and the bytes of the Resources message it makes.
+        self._resources: dict[tuple[Query, Key | None], tuple[tuple[tuple[Key, int], ...], bytes]] = {}
         self._clock = 0
         self._stamp = stamp
         for obj in objects:
@@ -165,8 +165,9 @@ class Catalog:
     def fill(self, query: Query, into: fnv1.Resources, hidden: Key | None = None) -> None:
         """Add to ``into`` what a store answers ``query`` with from this catalog alone (never ``hidden``).
 
-        Sorted by namespace and name. An answer asked for a second time is kept as one serialized
-        message, merged whole from then on: a fleet's renders ask the same queries over and over.
+        Sorted by namespace and name, merged as one serialized message: each object's part of
+        it is built once per version, the whole once per answer (a fleet's renders ask the same
+        queries over and over), and parsing it is all a render pays.
         """
         if hidden is not None and (hidden[0], hidden[2]) != (query[0], query[2]):
             hidden = None  # not of the kind asked for: the same answer as for any other reader
@@ -174,22 +175,14 @@ class Catalog:
         slot = (query, hidden)
         kept = self._resources.get(slot)
         if kept is None or kept[0] != answer:
-            self._resources[slot] = (answer, None)
-            self._add(answer, hidden, into)
-            return
-        wire = kept[1]
-        if wire is None:
-            message = fnv1.Resources()
-            self._add(answer, hidden, message)
-            wire = message.SerializeToString()
-            self._resources[slot] = (answer, wire)
-        into.MergeFromString(wire)
+            kept = self._resources[slot] = (answer, b"".join(self._items(answer, hidden)))
+        into.MergeFromString(kept[1])
 
-    def _add(self, answer: tuple[tuple[Key, int], ...], hidden: Key | None, into: fnv1.Resources) -> None:
+    def _items(self, answer: tuple[tuple[Key, int], ...], hidden: Key | None) -> Iterator[bytes]:
         for key, _ in sorted(answer, key=lambda found: "/".join(found[0][3:])):
             entry = self.entry(key)
             if key != hidden and entry is not None:
-                into.items.add().resource.CopyFrom(_struct(entry))
+                yield _item(entry)
 
     def kind(self, group: str, kind: str) -> Iterator[tuple[Key, _Entry]]:
         """Every entry of ``group`` and ``kind``."""
@@ -245,6 +238,33 @@ def _struct(entry: _Entry) -> struct_pb2.Struct:
     if entry.struct is None:
         entry.struct = to_struct(entry.obj)
     return entry.struct
+
+
+def _item(entry: _Entry) -> bytes:
+    """The bytes of a ``Resources`` message whose one item holds ``entry``'s object.
+
+    A message's bytes are its fields one after another, so these joined are the bytes of a
+    ``Resources`` holding every one of them, in that order. Its functions read it back.
+    """
+    if entry.item is None:
+        resource = _length_delimited(_RESOURCE_STRUCT, to_wire(entry.obj))
+        entry.item = _length_delimited(_RESOURCES_ITEMS, resource)
+    return entry.item
+
+
+# The tags of Resources.items (field 1) and Resource.resource (field 1), both length-delimited messages.
+_RESOURCES_ITEMS = b"\x0a"
+_RESOURCE_STRUCT = b"\x0a"
+
+
+def _length_delimited(tag: bytes, payload: bytes) -> bytes:
+    """A length-delimited protobuf field: its tag, its length as a varint, its bytes."""
+    n, length = len(payload), bytearray()
+    while n >= 0x80:  # seven bits a byte, the high bit says more follow
+        length.append((n & 0x7F) | 0x80)
+        n >>= 7
+    length.append(n)
+    return tag + bytes(length) + payload
 
 
 class Store:
@@ -323,7 +343,7 @@ class Store:
             key = (group, version, rs.kind, rs.namespace, rs.match_name)
             found = self._objects[key] if key in self._objects else self._from_catalog(key)
             if isinstance(found, _Entry):
-                out.items.add().resource.CopyFrom(_struct(found))
+                out.MergeFromString(_item(found))  # one more item
             elif found is not None:
                 out.items.add().resource.CopyFrom(to_struct(found))
             return out
