@@ -18,7 +18,7 @@ from decimal import Decimal
 from itertools import combinations_with_replacement
 from typing import Any
 
-from bench.quality import ARCH_CEL, CLASSES, ClusterSpec, PoolId, PoolSpec, RoleSpec, fits
+from bench.quality import ARCH_CEL, CLASSES, ClusterSpec, PoolId, PoolSpec, RoleSpec, fits, random_pools
 from modelplane.scheduling import fleet_view, schedule
 from modelplane_models.model_deployment import ModelDeployment
 from tests.unit.fleet import Pool, Shape, deployment, priced, site
@@ -47,9 +47,7 @@ def scene(seed: int) -> CostScene:
     clusters = []
     for i in range(rng.randint(*CLUSTERS)):
         name = f"c{i}"
-        pools = tuple(
-            PoolSpec(name, f"p{j}", rng.choice(list(CLASSES)), rng.randint(*NODES)) for j in range(rng.randint(*POOLS))
-        )
+        pools = random_pools(rng, name, NODES, POOLS)
         clusters.append(ClusterSpec(name, "a", open=True, cordoned=False, pools=pools))
     prices = {c: rng.choice(PRICES) for c in CLASSES}
     multipliers = {c.name: rng.choice(MULTIPLIERS) for c in clusters}
