@@ -72,6 +72,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("InferenceGateway", "inferencegateways", "Cluster", "inference-gateway"),
     Kind("ModelDeployment", "modeldeployments", "Namespaced", "model-deployment", reads_own_status=True),
     Kind("ModelReplica", "modelreplicas", "Namespaced", "model-replica"),
+    Kind("ModelPool", "modelpools", "Namespaced", "model-pool"),
     Kind("ModelEndpoint", "modelendpoints", "Namespaced", "model-endpoint"),
     Kind("ModelService", "modelservices", "Namespaced", "model-service"),
 )

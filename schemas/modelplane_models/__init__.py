@@ -5,8 +5,9 @@ from modelplane_models.inference_cluster import InferenceCluster
 from modelplane_models.inference_gateway import InferenceGateway
 from modelplane_models.model_deployment import ModelDeployment
 from modelplane_models.model_endpoint import ModelEndpoint
+from modelplane_models.model_pool import ModelPool
 from modelplane_models.model_replica import ModelReplica
 from modelplane_models.model_service import ModelService
 from modelplane_models.serving_stack import ServingStack
 
-__all__ = ["InferenceClass", "InferenceCluster", "InferenceGateway", "ModelDeployment", "ModelEndpoint", "ModelReplica", "ModelService", "ServingStack"]
+__all__ = ["InferenceClass", "InferenceCluster", "InferenceGateway", "ModelDeployment", "ModelEndpoint", "ModelPool", "ModelReplica", "ModelService", "ServingStack"]

@@ -3,7 +3,9 @@
 A fleet of two clusters (east with room for two replicas, west for one) runs a
 deployment; what a call composes is checked as a user of the workload clusters and
 the control-plane route would: one pool per cluster, valid against the real CRDs,
-and the cluster's endpoint weighted by its Ready replicas.
+and the cluster's endpoint weighted by its Ready replicas. The deployment composes a
+ModelPool per cluster; what lands on the cluster is what compose-model-pool composes
+of it, so the tests run each ModelPool through that function too.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import json_format
 
 from compose_model_deployment.fn import FunctionRunner
+from compose_model_pool.fn import FunctionRunner as PoolRunner
 from modelplane.scheduling import serving_shape, shape_revision
 from tests.unit.fleet import NAMESPACE, Pool, Shape, cluster, deployment, gpu_class
 
@@ -103,12 +106,23 @@ def _routed(got: dict[str, Any]) -> dict[str, Any]:
     return next(c for c in got.get("conditions", []) if c["type"] == "Routed")
 
 
+def _pool_objects(pool: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """What compose-model-pool composes of a ModelPool the deployment composed: its Objects, by part."""
+    req = fnv1.RunFunctionRequest(
+        meta=fnv1.RequestMeta(tag="t"),
+        observed=fnv1.State(composite=fnv1.Resource(resource=resource.dict_to_struct(pool))),
+    )
+    return _desired(json_format.MessageToDict(asyncio.run(PoolRunner().RunFunction(req, None))))
+
+
 def _remote(desired: dict[str, dict[str, Any]], kind: str) -> dict[str, dict[str, Any]]:
-    """The remote manifests of ``kind``, by the cluster whose ProviderConfig carries them."""
+    """The remote manifests of ``kind`` the ModelPools compose, by the cluster whose ProviderConfig carries them."""
     return {
         obj["spec"]["providerConfigRef"]["name"]: obj["spec"]["forProvider"]["manifest"]
-        for obj in desired.values()
-        if obj["kind"] == "Object" and obj["spec"]["forProvider"]["manifest"]["kind"] == kind
+        for pool in desired.values()
+        if pool["kind"] == "ModelPool"
+        for obj in _pool_objects(pool).values()
+        if obj["spec"]["forProvider"]["manifest"]["kind"] == kind
     }
 
 
@@ -158,9 +172,13 @@ def test_every_composed_object_validates_against_the_real_crds() -> None:
     routing = {"priority": 10, "endpointPicker": {"profile": "PrefixCache", "replicas": 2}}
     desired = _desired(_run(_xr(3, routing), STEADY, (EAST, WEST)))
     kinds = set()
+    pools = [obj for obj in desired.values() if obj["kind"] == "ModelPool"]
+    assert len(pools) == 2
     for key, obj in desired.items():
         assert xrds.validate(obj).errors == (), key
-        if obj["kind"] == "Object":
+    for pool in pools:
+        for key, obj in _pool_objects(pool).items():
+            assert xrds.validate(obj).errors == (), key
             manifest = obj["spec"]["forProvider"]["manifest"]
             assert xrds.validate(manifest).errors == (), (key, manifest["kind"])
             kinds.add(manifest["kind"])
@@ -264,16 +282,39 @@ def test_moving_to_mode_replica_keeps_each_cluster_s_pool_until_its_replica_endp
     assert all(c in message for c in kept)
 
 
-def test_moving_to_mode_pool_keeps_replica_endpoints_until_the_pool_endpoint_is_ready() -> None:
+@pytest.mark.parametrize(
+    ("ready", "own_endpoints"),
+    [
+        pytest.param((), ["endpoint-0", "endpoint-1", "endpoint-2"], id="nothing-ready-every-replica-keeps-its-own"),
+        pytest.param(
+            ("pool-east-endpoint",),
+            ["endpoint-0", "endpoint-1", "endpoint-2"],
+            id="east-endpoint-ready-but-its-pool-not-yet",
+        ),
+        pytest.param(
+            ("pool-east-pool",), ["endpoint-0", "endpoint-1", "endpoint-2"], id="east-pool-ready-but-its-endpoint-not"
+        ),
+        pytest.param(("pool-east-pool", "pool-east-endpoint"), ["endpoint-1"], id="east-pool-and-endpoint-ready"),
+    ],
+)
+def test_moving_to_mode_pool_keeps_replica_endpoints_until_the_pool_and_its_endpoint_are_ready(
+    ready: tuple[str, ...], own_endpoints: list[str]
+) -> None:
     endpoints = _desired(_run(_xr(3, {"mode": "Replica"}), STEADY, (EAST, WEST)))
     observed = dict(STEADY) | {k: v for k, v in endpoints.items() if k.startswith("endpoint-")}
     desired = _desired(_run(_xr(3), observed, (EAST, WEST)))
     assert sorted(k for k in desired if k.startswith("endpoint-")) == ["endpoint-0", "endpoint-1", "endpoint-2"]
-    ready = {k: {**v, "status": {"conditions": [{"type": "Ready", "status": "True"}]}} for k, v in desired.items()}
-    observed |= {k: v for k, v in ready.items() if k == "pool-east-endpoint"}
+    assert sorted(k for k in desired if k.startswith("pool-")) == [
+        "pool-east-endpoint",
+        "pool-east-pool",
+        "pool-west-endpoint",
+        "pool-west-pool",
+    ]
+    marked = {k: {**v, "status": {"conditions": [{"type": "Ready", "status": "True"}]}} for k, v in desired.items()}
+    observed |= {k: v for k, v in marked.items() if k in ready}
     desired = _desired(_run(_xr(3), observed, (EAST, WEST)))
-    # East's pool endpoint serves: its replicas' own endpoints go; west's stays until its pool's does.
-    assert sorted(k for k in desired if k.startswith("endpoint-")) == ["endpoint-1"]
+    # Once east's pool and its endpoint serve, its replicas' own endpoints go; west's stay until its pool serves.
+    assert sorted(k for k in desired if k.startswith("endpoint-")) == own_endpoints
 
 
 def _custom(config: Any) -> dict[str, Any]:

@@ -2,17 +2,20 @@
 
 The deployment composes the pool, not a replica: it is the one writer that knows
 every replica of the deployment on a cluster, so a replica added or removed there
-changes the pool endpoint's weight, never the pool. A cluster's pool is composed
+changes the pool endpoint's weight, never the pool. The pool is one ModelPool per
+cluster (its own function, compose-model-pool, composes the InferencePool, endpoint
+picker and route there), so the deployment's composition carries one small object
+per cluster, not every remote object of every pool. A cluster's pool is composed
 while any replica of the deployment is placed there, runs there or is still being
 deleted there; it goes (for that reason) only once none is. When the cluster cannot
 be read (no ProviderConfig yet, missing from the fleet) its pool is kept as it is.
 
 The pool's ModelEndpoint is the deployment's route into the cluster: the cluster's
 gateway address (as its replicas report it), the pool's virtual host, and a weight
-of the replicas Ready there. Until that endpoint is Ready (the pool being set up,
-or a cluster that publishes no ProviderConfig to compose it with) each replica
-there keeps its own endpoint, as in mode Replica, so the route always has a
-backend; once it is Ready they go.
+of the replicas Ready there. Until the pool and that endpoint are Ready (the pool
+being set up, or a cluster that publishes no ProviderConfig to compose it with)
+each replica there keeps its own endpoint, as in mode Replica, so the route always
+has a backend; once both are Ready they go.
 """
 
 from __future__ import annotations
@@ -37,7 +40,6 @@ from modelplane.names import (
     CLUSTER_LABEL,
     DEPLOYMENT_LABEL,
     SERVING_ANNOTATION,
-    bounded_name,
     cluster_label,
     endpoint_key,
     is_routing_pool_key,
@@ -45,11 +47,10 @@ from modelplane.names import (
     pool_host,
     routing_pool_key,
 )
-from modelplane.remote import wrap
-from modelplane.routing.picker import Engine, Routing, engine_of, picker_config
-from modelplane.routing.pool import PoolWork, pool_objects
+from modelplane.routing.picker import Engine, Profile, Routing, engine_of, picker_config
 
 ENDPOINT_PART = "endpoint"
+POOL_PART = "pool"  # the ModelPool: its function composes the pool's objects on the cluster
 DEFAULT_PORT = 8000  # the engine's port when its first container declares none (vLLM's default)
 
 
@@ -99,9 +100,12 @@ def pool_clusters(plan_clusters: Sequence[str], own: Own) -> dict[str, PoolClust
 
 
 def pool_endpoint_ready(req: fnv1.RunFunctionRequest, cluster: str) -> bool:
-    """Whether the cluster's pool endpoint is observed Ready (then its replicas' own endpoints may go)."""
-    observed = req.observed.resources.get(routing_pool_key(cluster, ENDPOINT_PART))
-    return observed is not None and readiness_at(observed.resource.fields).true
+    """Whether the cluster's pool and its endpoint are observed Ready (then its replicas' own endpoints may go)."""
+    for part in (POOL_PART, ENDPOINT_PART):
+        observed = req.observed.resources.get(routing_pool_key(cluster, part))
+        if observed is None or not readiness_at(observed.resource.fields).true:
+            return False
+    return True
 
 
 def write_pools(
@@ -117,36 +121,15 @@ def write_pools(
         InvalidPickerConfigError: a Custom endpoint picker config that cannot be used (nothing is written).
     """
     shape = _serving_shape(deployment.spec)
-    config = picker_config(routing.picker, disaggregated=shape.role == "decode")
+    picker_config(routing.picker, disaggregated=shape.role == "decode")  # raises on a Custom config it cannot use
     for cluster in clusters.values():
         info = readable.get(cluster.name)
         if info is None:
             continue
-        work = PoolWork(
-            deployment=deployment.name,
-            namespace=deployment.namespace,
-            cluster=cluster.name,
-            role=shape.role,
-            port=shape.port,
-            nodes_per_worker=shape.nodes_per_worker,
-            engine=shape.engine,
-            picker=routing.picker,
-            config=config,
-            priority=routing.priority,
-            monitors=prometheus_of(info.prometheus).monitors,
-            route=info.backend != "KServe",  # KServe's own routes serve the pool (modelplane.backends.kserve)
-        )
         labels = {DEPLOYMENT_LABEL: deployment.name, CLUSTER_LABEL: cluster_label(cluster.name)}
-        for remote in pool_objects(work):
-            key = routing_pool_key(cluster.name, remote.key)
-            obj = wrap(
-                remote.manifest,
-                name=bounded_name(f"{pool_endpoint_name(deployment.name, cluster.name)}-{remote.key}", 253),
-                namespace=deployment.namespace,
-                provider_config=info.provider_config,
-            )
-            obj["metadata"]["labels"] = labels
-            ledger.put(key, obj, ready=inputs.ready(ledger.req, ledger.rsp, key).true)
+        key = routing_pool_key(cluster.name, POOL_PART)
+        pool = _model_pool(deployment, cluster.name, shape, routing, info, labels)
+        ledger.put(key, pool, ready=inputs.ready(ledger.req, ledger.rsp, key).true)
         _write_endpoint(ledger, deployment, cluster, labels)
 
 
@@ -227,6 +210,45 @@ def _write_endpoint(ledger: Ledger, deployment: Deployment, cluster: PoolCluster
     elif before is None or not ledger.carry(key, "no replica there reports its gateway: kept without traffic", written):
         return
     ledger.mark(key, ready=cluster.ready > 0 and before is not None and readiness_at(before.resource.fields).true)
+
+
+def _model_pool(
+    deployment: Deployment,
+    cluster: str,
+    shape: _Shape,
+    routing: Routing,
+    info: ClusterRouting,
+    labels: Mapping[str, str],
+) -> dict[str, Any]:
+    """The cluster's ModelPool: everything its function needs to compose the pool, resolved here."""
+    picker: dict[str, Any] = {
+        "profile": str(routing.picker.profile),
+        "failureMode": routing.picker.failure_mode,
+        "replicas": routing.picker.replicas,
+    }
+    if routing.picker.profile is Profile.CUSTOM and routing.picker.config is not None:
+        picker["config"] = dict(routing.picker.config)
+    spec: dict[str, Any] = {
+        "deploymentRef": {"name": deployment.name},
+        "inferenceClusterRef": {"name": cluster},
+        "providerConfigRef": {"name": info.provider_config},
+        "role": shape.role,
+        "port": shape.port,
+        "nodesPerWorker": shape.nodes_per_worker,
+        "engine": str(shape.engine),
+        "endpointPicker": picker,
+        "monitors": prometheus_of(info.prometheus).monitors,
+        # KServe's own routes serve the pool (modelplane.backends.kserve); other backends need ours.
+        "route": info.backend != "KServe",
+    }
+    if routing.priority is not None:
+        spec["priority"] = routing.priority
+    meta = {
+        "name": pool_endpoint_name(deployment.name, cluster),
+        "namespace": deployment.namespace,
+        "labels": dict(labels),
+    }
+    return {"apiVersion": API_VERSION, "kind": "ModelPool", "metadata": meta, "spec": spec}
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,5 @@
+"""Run with ``python -m compose_model_pool``."""
+
+from compose_model_pool.main import main
+
+main()
