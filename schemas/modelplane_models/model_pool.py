@@ -48,6 +48,9 @@ class DeploymentRef(BaseModel):
             max_length=253, min_length=1, pattern="^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
         ),
     ]
+    """
+    The ModelDeployment's name.
+    """
 
 
 class EndpointPicker(BaseModel):
@@ -79,6 +82,9 @@ class InferenceClusterRef(BaseModel):
     """
 
     name: Annotated[str, Field(max_length=253, min_length=1)]
+    """
+    The InferenceCluster's name.
+    """
 
 
 class Metadata(BaseModel):
@@ -145,6 +151,9 @@ class ProviderConfigRef(BaseModel):
     """
 
     name: Annotated[str, Field(max_length=253, min_length=1)]
+    """
+    The ProviderConfig's name.
+    """
 
 
 class Spec(BaseModel):

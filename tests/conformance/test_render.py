@@ -4,7 +4,7 @@ For each golden case (every Modelplane XR under examples/, with its fleet as
 required resources and, for a later step of a scheduling scenario, what the
 previous step composed as observed resources) the real CLI v2.5 runs the
 shipped Composition through Crossplane core's XR reconciler
-(``--crossplane-binary``) against the eight functions served over gRPC
+(``--crossplane-binary``) against every function served over gRPC
 (Development runtime, see conftest.py), and ``modelplane render`` runs the
 same files in-process. The two stdout streams must be equal after
 ``normalize`` (the order of the engine's per-resource events, see

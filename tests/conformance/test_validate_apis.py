@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 import yaml
 
+from modelplane import kinds
 from tests.conformance.cli import Verdict, require_crds, resource_validate
 from tests.conformance.schemas import APIS, REPO, extensions
 
@@ -148,7 +149,7 @@ def test_packages_xrds_and_compositions_validate_against_crossplane_crds(binary:
     assert bad == []
     assert Counter(d["kind"] for d in objs) == {
         "Configuration": 1,
-        "Function": 8,
-        "CompositeResourceDefinition": 8,
-        "Composition": 8,
+        "Function": len(kinds.KINDS),
+        "CompositeResourceDefinition": len(kinds.KINDS),
+        "Composition": len(kinds.KINDS),
     }
