@@ -17,7 +17,7 @@ What starts, in order (each waited for with a timeout):
 - Crossplane core (``core init``, then ``core start`` with the External
   package runtime) and provider-kubernetes, both out of cluster;
 - the in-memory OCI registry, with the packages ``tools/package.sh`` builds
-  pushed to it; the eight Function packages installed from it, their revisions
+  pushed to it; the nine Function packages installed from it, their revisions
   pointed at our functions served locally over mTLS (the External runtime's
   contract); then the Configuration package, as a user installs it.
 
@@ -528,7 +528,7 @@ def push(tools: Tools, package: Path, ref: str) -> None:
 
 
 def install_functions(plane: Plane, fn_tls: TLSDir) -> None:
-    """Install the eight Function packages from the registry; point each revision at our local server.
+    """Install the nine Function packages from the registry; point each revision at our local server.
 
     With the External package runtime Crossplane runs nothing itself: it waits
     for the runtime to publish the revision's TLS Secret and endpoint. That is
@@ -684,7 +684,7 @@ def _start(up: BringUp, began: float) -> Plane:
     plane.note(
         "the Configuration is installed with skipDependencyResolution: its provider dependencies "
         "(provider-helm, the cloud providers) cannot be pulled here; provider-kubernetes runs from its "
-        "binary and the eight Function packages are installed from the local registry"
+        "binary and the nine Function packages are installed from the local registry"
     )
     wait_for("the Configuration to be Healthy", lambda: _healthy(plane.kube), timeout=120, interval=0.5)
     xrds = [f"{k.plural}.{kinds.GROUP}" for k in kinds.KINDS]
