@@ -68,6 +68,7 @@ def compose(
     )
     labels = {DEPLOYMENT_LABEL: deployment, CLUSTER_LABEL: cluster_label(cluster)}
     remotes = pool_objects(work)
+    waiting = []
     for remote in remotes:
         obj = wrap(
             remote.manifest,
@@ -76,16 +77,18 @@ def compose(
             provider_config=spec.providerConfigRef.name,
         )
         obj["metadata"]["labels"] = labels
-        ledger.put(remote.key, obj, ready=inputs.ready(req, rsp, remote.key).true)
+        applied = inputs.ready(req, rsp, remote.key).true
+        ledger.put(remote.key, obj, ready=applied)
+        if not applied:
+            waiting.append(remote.key)
     # The objects follow from the spec alone, read whole by now: one it no longer calls for is not wanted.
     ledger.remove_unwritten(lambda _: True, lambda key: f"{key}: the pool no longer composes it")
     resource.update(
         rsp.desired.composite,
         {"status": {"poolName": pool_name(deployment), "host": pool_host(deployment, namespace)}},
     )
-    waiting = sorted(r.key for r in remotes if not inputs.ready(req, rsp, r.key).true)
     if waiting:
-        message = f"waiting for {', '.join(waiting)} on InferenceCluster {cluster}"
+        message = f"waiting for {', '.join(sorted(waiting))} on InferenceCluster {cluster}"
         set_conditions(rsp, Condition(Type.DEPLOYED, Status.FALSE, Reason.DEPLOYING, message))
     else:
         message = f"{len(remotes)} objects applied on InferenceCluster {cluster}"
