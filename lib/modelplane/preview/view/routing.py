@@ -21,18 +21,16 @@ def _remote(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     return obj.get("spec", {}).get("forProvider", {}).get("manifest") or {}
 
 
-def _cluster(obj: Mapping[str, Any]) -> str:
-    return str(obj.get("spec", {}).get("providerConfigRef", {}).get("name", ""))
-
-
 def _pod_monitors(fleet: Fleet) -> dict[tuple[str, str, str], int]:
-    """PodMonitors the replicas compose, by (namespace, deployment, cluster)."""
+    """PodMonitors the replicas compose, by (namespace, deployment, cluster): the cluster named as the pools name it."""
     out: dict[tuple[str, str, str], int] = {}
     for key, state in of_kind(fleet, "ModelReplica"):
-        deployment = str(state.xr.get("spec", {}).get("deploymentRef", {}).get("name", ""))
+        spec = state.xr.get("spec", {})
+        deployment = str(spec.get("deploymentRef", {}).get("name", ""))
+        cluster = str(spec.get("inferenceClusterRef", {}).get("name", ""))
         for obj in state.composed:
             if _remote(obj).get("kind") == "PodMonitor":
-                where = (key[1], deployment, _cluster(obj))
+                where = (key[1], deployment, cluster)
                 out[where] = out.get(where, 0) + 1
     return out
 
