@@ -21,7 +21,9 @@
 # Versions are pinned in tools/e2e/versions.env. Idempotent: a tool whose
 # binary is in place is not rebuilt; binaries are moved into place only once
 # built, so an interrupted build leaves nothing a later run would take for an
-# installed tool. Go builds use private GOCACHE/GOMODCACHE directories that are
+# installed tool. Concurrent runs on one cache build each tool once: a lock per
+# tool, so a run that needs one tool (`make test` needs the core) waits for that
+# build only. Go builds use private GOCACHE/GOMODCACHE directories that are
 # removed at the end (together they grow to several GB). etcd comes from the
 # distribution (apt-get install etcd-server) when it is not on PATH.
 #
