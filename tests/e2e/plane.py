@@ -512,7 +512,9 @@ def build_packages(tools: Tools, out: Path) -> None:
         env={**os.environ, "CROSSPLANE": str(tools.crossplane_cli)},
         capture_output=True,
         text=True,
-        timeout=300,
+        # ~1 CPU-minute (the images, then nine xpkgs), but on a machine shared with other runs it
+        # took 300 s and more: generous, it fails only a build that hangs.
+        timeout=900,
         check=False,
     )
     if done.returncode != 0:
