@@ -454,10 +454,8 @@ class BringUp:
             [
                 str(self.tools.provider_kubernetes),
                 # Modelplane's Objects do not set spec.watch (alpha), so a remote object's status (written
-                # by the stand-in) comes back at the provider's poll: 5 s here, 10 min by default. Every
-                # replica turning Ready waits for it (a rollout wave, a scale, each scenario's start);
-                # at 10 s the provider used ~2% of one core over a run.
-                "--poll=5s",
+                # by the stand-in) comes back at the provider's poll: 10 s here, 10 min by default.
+                "--poll=10s",
                 f"--health-probe-bind-addr=127.0.0.1:{free_port()}",
             ],
             env={"KUBECONFIG": str(control.kube.kubeconfig), "TLS_SERVER_CERTS_DIR": str(tls.path)},
