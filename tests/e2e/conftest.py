@@ -23,8 +23,9 @@ from tests.e2e.procs import exclusive
 from tests.e2e.standin import STAND_INS, StandIn
 
 _STATE: dict[str, object] = {}
-# Long enough for another run of the tier on the same machine to finish.
-RUN_LOCK_TIMEOUT = 900.0
+# Long enough for another run of the tier on the same machine to finish (a whole run takes
+# up to ~25 min on a loaded 2-core machine).
+RUN_LOCK_TIMEOUT = 2400.0
 
 
 @pytest.fixture(scope="session")

@@ -60,6 +60,7 @@ class Kube:
         self._ssl = ssl.create_default_context(cafile=str(ca))
         self._discovery: dict[str, dict[str, Resource]] = {}
         self._lock = threading.Lock()
+        self._local = threading.local()
 
     @property
     def url(self) -> str:
@@ -77,25 +78,57 @@ class Kube:
         """Send one request; return the decoded JSON answer; raise ApiError on an error status."""
         if query:
             path = f"{path}?{urllib.parse.urlencode(query)}"
-        conn = http.client.HTTPSConnection(self.host, self.port, context=self._ssl, timeout=_TIMEOUT)
-        try:
-            headers = {"Authorization": f"Bearer {self._token}", "Accept": "application/json"}
-            payload = None
-            if body is not None:
-                payload = body.encode() if isinstance(body, str) else json.dumps(body).encode()
-                headers["Content-Type"] = content_type
-            conn.request(method, path, body=payload, headers=headers)
-            rsp = conn.getresponse()
-            raw = rsp.read().decode()
-        finally:
-            conn.close()
+        headers = {"Authorization": f"Bearer {self._token}", "Accept": "application/json"}
+        payload = None
+        if body is not None:
+            payload = body.encode() if isinstance(body, str) else json.dumps(body).encode()
+            headers["Content-Type"] = content_type
+        status, raw = self._send(method, path, payload, headers)
         try:
             decoded: Any = json.loads(raw) if raw else {}
         except json.JSONDecodeError:
             decoded = raw
-        if rsp.status >= 400:
-            raise ApiError(rsp.status, decoded)
+        if status >= 400:
+            raise ApiError(status, decoded)
         return decoded
+
+    def _send(self, method: str, path: str, payload: bytes | None, headers: Mapping[str, str]) -> tuple[int, str]:
+        """One request on this thread's kept-alive connection: its status and body.
+
+        The stand-in and hardware threads ask many times a second; with a new connection (a TLS
+        handshake) per request each cost this process ~4x the CPU and twice the time of a request
+        on a kept one (3.3 vs 0.7 ms, 62 vs 27 ms on the loaded machine), and the API server its
+        share. A kept connection the server closed meanwhile (idle: the API server's TLS close
+        shows as SSLEOFError) fails before the request was read: it is sent again once, on a new
+        connection.
+        """
+        conn: http.client.HTTPSConnection | None = getattr(self._local, "conn", None)
+        reused = conn is not None
+        while True:
+            if conn is None:
+                conn = http.client.HTTPSConnection(self.host, self.port, context=self._ssl, timeout=_TIMEOUT)
+                self._local.conn = conn
+            try:
+                conn.request(method, path, body=payload, headers=dict(headers))
+                rsp = conn.getresponse()
+                raw = rsp.read().decode()
+            except (http.client.RemoteDisconnected, ConnectionError, ssl.SSLEOFError):
+                self._drop(conn)
+                if not reused:
+                    raise
+                conn, reused = None, False
+                continue
+            except BaseException:
+                self._drop(conn)
+                raise
+            if rsp.will_close:
+                self._drop(conn)
+            return rsp.status, raw
+
+    def _drop(self, conn: http.client.HTTPSConnection) -> None:
+        conn.close()
+        if getattr(self._local, "conn", None) is conn:
+            self._local.conn = None
 
     def resource(self, api_version: str, kind: str) -> Resource:
         """Discover ``kind``'s plural and scope (asking again when it is not known yet: CRDs come and go)."""

@@ -130,12 +130,17 @@ def free_port() -> int:
     return loopback.free_port(avoid=(8080, 9443))
 
 
+# libyaml's loader: the CRDs are megabytes of YAML (KServe's and LWS's 3.5 MB for each workload
+# server), which PyYAML's pure-Python loader took 12 CPU-s to read, holding the GIL, at bring-up.
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def yaml_documents(paths: Iterable[Path]) -> Iterator[dict[str, Any]]:
     """Every non-empty YAML document in ``paths`` (files, or directories searched recursively)."""
     for path in paths:
         files = sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml")) if path.is_dir() else [path]
         for f in files:
-            for doc in yaml.safe_load_all(f.read_text()):
+            for doc in yaml.load_all(f.read_text(), Loader=_YAML_LOADER):
                 if isinstance(doc, dict):
                     yield doc
 
@@ -505,7 +510,9 @@ def build_packages(tools: Tools, out: Path) -> None:
         env={**os.environ, "CROSSPLANE": str(tools.crossplane_cli)},
         capture_output=True,
         text=True,
-        timeout=300,
+        # ~1 CPU-minute (the images, then nine xpkgs), but on a machine shared with other runs it
+        # took 300 s and more: generous, it fails only a build that hangs.
+        timeout=900,
         check=False,
     )
     if done.returncode != 0:
@@ -652,8 +659,11 @@ def _start(up: BringUp, began: float) -> Plane:
             up.kwok(server)
         ensure_namespace(plane.kube, CROSSPLANE_NAMESPACE)
 
+        # Read once for every workload server (apply_crds copies what it changes).
+        workload_docs = list(yaml_documents(SHARED_CRDS / d for d in WORKLOAD_CRDS))
+
         def workload_crds(server: ApiServer) -> None:
-            names = apply_crds(server.kube, yaml_documents(SHARED_CRDS / d for d in WORKLOAD_CRDS))
+            names = apply_crds(server.kube, workload_docs)
             wait_established(server.kube, names)
 
         crds_done = [pool.submit(workload_crds, s) for s in servers.values()]

@@ -21,7 +21,9 @@
 # Versions are pinned in tools/e2e/versions.env. Idempotent: a tool whose
 # binary is in place is not rebuilt; binaries are moved into place only once
 # built, so an interrupted build leaves nothing a later run would take for an
-# installed tool. Go builds use private GOCACHE/GOMODCACHE directories that are
+# installed tool. Concurrent runs on one cache build each tool once: a lock per
+# tool, so a run that needs one tool (`make test` needs the core) waits for that
+# build only. Go builds use private GOCACHE/GOMODCACHE directories that are
 # removed at the end (together they grow to several GB). etcd comes from the
 # distribution (apt-get install etcd-server) when it is not on PATH.
 #
@@ -102,7 +104,8 @@ go_env() {
     mkdir -p "${scratch}/cache" "${scratch}/mod" "${scratch}/gopath"
   fi
   export GOCACHE="${scratch}/cache" GOMODCACHE="${scratch}/mod" GOPATH="${scratch}/gopath"
-  export GOFLAGS=-buildvcs=false GOWORK=off GOTOOLCHAIN=local CGO_ENABLED=0
+  # Every binary is linked with -s -w (no DWARF): the compiler need not write DWARF either.
+  export GOFLAGS="-buildvcs=false -gcflags=all=-dwarf=false" GOWORK=off GOTOOLCHAIN=local CGO_ENABLED=0
 }
 
 # Print the field (Dir or GoMod) of `go mod download -json module@version`.
@@ -305,21 +308,26 @@ ensure() {
   esac
 }
 
-# Serialise concurrent runs (two test sessions, or CI steps) on one cache.
-locked() {
+# ensure NAME under a lock of NAME's directory: concurrent runs on one cache (two test
+# sessions, or CI's background build and `make test`) build each tool once, and a run
+# that needs one tool waits for that build only, not for every build another run queued.
+locked_ensure() {
+  local marker group
+  marker="$(marker_of "$1")"
+  group="${marker#"${tools_dir}/"}"
+  [[ "${group}" != "${marker}" ]] || group="$1"
   mkdir -p "${tools_dir}"
-  exec 9>"${tools_dir}/.e2e-tools.lock"
+  exec 9>"${tools_dir}/.e2e-tools-${group%%/*}.lock"
   flock 9
+  ensure "$1"
+  exec 9>&-
 }
 
 case "${1:-install}" in
   path)
     [[ $# -eq 2 ]] || { log "usage: $0 path NAME"; exit 2; }
     path_of "$2" >/dev/null
-    if ! installed "$2"; then
-      locked
-      ensure "$2"
-    fi
+    installed "$2" || locked_ensure "$2"
     path_of "$2"
     ;;
   install)
@@ -329,9 +337,8 @@ case "${1:-install}" in
       installed "${name}" || missing+=("${name}")
     done
     if [[ ${#missing[@]} -gt 0 ]]; then
-      locked
       start=${SECONDS}
-      for name in "${missing[@]}"; do ensure "${name}"; done
+      for name in "${missing[@]}"; do locked_ensure "${name}"; done
       log "cold build of ${missing[*]}: $((SECONDS - start))s"
     fi
     for name in "${names[@]}"; do echo "${name}=$(path_of "${name}")"; done
