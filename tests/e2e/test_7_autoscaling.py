@@ -56,7 +56,7 @@ NS = "e2e-autoscaling"
 CLUSTERS = {"scale-a": "workload-a", "scale-b": "workload-b"}
 DEPLOYMENT = "chat"
 MIN, MAX = 1, 4
-# Waiting requests over the whole deployment: 20 on one replica is 4x the threshold of 5.
+# Waiting requests over the whole deployment: 20 over a threshold of 5 per replica asks for 4.
 LOAD = 20.0
 HTTP_ROUTE = ("gateway.networking.k8s.io/v1", "HTTPRoute")
 SCALED_OBJECT = ("keda.sh/v1alpha1", "ScaledObject")
@@ -114,7 +114,7 @@ def _scaled_object(prometheus: Prometheus) -> dict[str, Any]:
     spec["advanced"]["horizontalPodAutoscalerConfig"]["behavior"] = E2E_BEHAVIOR
     (trigger,) = spec["triggers"]
     query = str(trigger["metadata"]["query"])
-    assert f'namespace="{EXAMPLE_NS}"' in query, query
+    assert query.count(f'namespace="{EXAMPLE_NS}"') == 2, query
     trigger["metadata"]["query"] = query.replace(f'namespace="{EXAMPLE_NS}"', f'namespace="{NS}"')
     trigger["metadata"]["serverAddress"] = prometheus.url
     return out
