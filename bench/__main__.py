@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from bench import latency, preview, quality, scale, startup
+from bench import cost, latency, preview, quality, scale, startup
 from modelplane.kinds import KINDS
 
 
@@ -52,6 +52,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(preview.report(preview.measure(*small), preview.measure(*large)), flush=True)
     print("\nPlacement quality")
     print(quality.report(quality.measure(args.scenarios)))
+    print(cost.report(cost.measure(args.scenarios)))
     return 0
 
 

@@ -152,15 +152,22 @@ def _role(rng: random.Random) -> RoleSpec:
     )
 
 
+def random_pools(
+    rng: random.Random, cluster: str, nodes: tuple[int, int] = NODES, pools: tuple[int, int] = POOLS
+) -> tuple[PoolSpec, ...]:
+    """A random cluster's pools, each of a random class and a random number of nodes within the bounds."""
+    return tuple(
+        PoolSpec(cluster, f"p{j}", rng.choice(list(CLASSES)), rng.randint(*nodes)) for j in range(rng.randint(*pools))
+    )
+
+
 def scenario(seed: int) -> Scenario:
     """A small random fleet and deployment sequence, the same for the same seed."""
     rng = random.Random(seed)
     clusters = []
     for i in range(rng.randint(*CLUSTERS)):
         name = f"c{i}"
-        pools = tuple(
-            PoolSpec(name, f"p{j}", rng.choice(list(CLASSES)), rng.randint(*NODES)) for j in range(rng.randint(*POOLS))
-        )
+        pools = random_pools(rng, name)
         state = rng.random()
         clusters.append(ClusterSpec(name, rng.choice(["a", "b"]), state > 0.1, 0.05 < state <= 0.1, pools))
     deployments = []
@@ -391,8 +398,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--scenarios", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
+    from bench import cost  # noqa: PLC0415 - the cost row builds on this module's fleets
+
     print("Placement quality")
     print(report(measure(args.scenarios, args.seed)))
+    print(cost.report(cost.measure(args.scenarios, args.seed)))
     return 0
 
 

@@ -11,6 +11,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from modelplane.cel.k8s import SemverError, parse_semver
+from modelplane.pricing import class_price
 from modelplane.problems import Problem
 from modelplane_models.inference_class import Device, Provisioning, Spec
 
@@ -118,6 +119,10 @@ def review_class(spec: Spec) -> ClassReview:
         problems.append(Problem("spec.devices", "at least one device must have claim DRA (the accelerator)"))
     if spec.provisioning is not None:
         problems += _provisioning_problems(spec.provisioning, spec.devices)
+    cost = spec.cost
+    price = class_price(cost.perGPUHour if cost else None, cost.currency if cost else None, spec.powerWatts)
+    if price.problem is not None:
+        problems.append(price.problem)
     accelerator = None
     if dra:
         first = dra[0]

@@ -25,6 +25,8 @@ class Type(StrEnum):
     # A ModelDeployment's rollout, and whether a cluster hosting its replicas is lost.
     PROGRESSING = "Progressing"
     FAILOVER = "Failover"
+    # Whether a ModelDeployment's spec.placement.strategy applies (set only for CostOptimized and CarbonAware).
+    PLACEMENT_STRATEGY = "PlacementStrategy"
     # An InferenceCluster's drain (spec.drain).
     DRAINED = "Drained"
     # An InferenceCluster's ModelReplicas placed concurrently beyond its capacity.
@@ -65,6 +67,12 @@ class Reason(StrEnum):
     ROLLOUT_STALLED = "RolloutStalled"
     ROLLOUT_PAUSED = "RolloutPaused"
     CLUSTERS_READY = "ClustersReady"
+    # A ModelDeployment's placement strategy (PlacementStrategy; the scheduler's StrategyReason values).
+    COST_OPTIMIZED = "CostOptimized"
+    CARBON_AWARE = "CarbonAware"
+    NO_COST_DATA = "NoCostData"
+    MIXED_CURRENCIES = "MixedCurrencies"
+    NO_CARBON_DATA = "NoCarbonData"
     # An InferenceCluster's drain (Drained).
     DRAINED = "Drained"
     DRAINING = "Draining"

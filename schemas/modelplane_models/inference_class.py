@@ -155,6 +155,21 @@ class Condition(BaseModel):
     """
 
 
+class Cost(BaseModel):
+    """
+    What one accelerator of this class costs per hour, for ModelDeployments placed with spec.placement.strategy CostOptimized and for the cost each ModelDeployment and InferenceCluster reports in status.cost. A pool's price is this times its InferenceCluster's spec.cost.multiplier. Every class of a fleet should use one currency: a deployment whose candidate pools mix currencies is placed by Spread and says so in its PlacementStrategy condition.
+    """
+
+    currency: Annotated[str, Field(max_length=3)]
+    """
+    The ISO 4217 code of the price's currency, e.g. USD or EUR.
+    """
+    perGPUHour: Annotated[str, Field(max_length=32)]
+    """
+    The price of one accelerator for one hour, a non-negative decimal with at most 6 decimal places, e.g. "4.10".
+    """
+
+
 class Device(BaseModel):
     """
     One kind of device and how many of it one node has.
@@ -349,6 +364,10 @@ class Spec(BaseModel):
     The devices of one node of this class and how to provision such nodes.
     """
 
+    cost: Cost | None = None
+    """
+    What one accelerator of this class costs per hour, for ModelDeployments placed with spec.placement.strategy CostOptimized and for the cost each ModelDeployment and InferenceCluster reports in status.cost. A pool's price is this times its InferenceCluster's spec.cost.multiplier. Every class of a fleet should use one currency: a deployment whose candidate pools mix currencies is placed by Spread and says so in its PlacementStrategy condition.
+    """
     description: Annotated[str | None, Field(max_length=1024)] = None
     """
     A human description of the class, e.g. the node shape and what it suits.
@@ -356,6 +375,10 @@ class Spec(BaseModel):
     devices: Annotated[list[Device], Field(max_length=16, min_length=1)]
     """
     The devices one node of this class has, shaped like a DRA ResourceSlice but with one entry per kind of device and a per-node count.
+    """
+    powerWatts: Annotated[int | None, Field(ge=1, le=10000)] = None
+    """
+    What one accelerator of this class draws under load, in watts: with its InferenceCluster's spec.carbon.gramsCO2PerKWh it gives a replica's emissions (accelerators x powerWatts / 1000 x gramsCO2PerKWh grams per hour) for spec.placement.strategy CarbonAware. Unset, 700 W is assumed (an H100 SXM's rated power).
     """
     provisioning: Provisioning | None = None
     """

@@ -75,6 +75,17 @@ class Capacity(BaseModel):
     """
 
 
+class Carbon(BaseModel):
+    """
+    The carbon intensity of the electricity this cluster runs on, for ModelDeployments placed with spec.placement.strategy CarbonAware.
+    """
+
+    gramsCO2PerKWh: Annotated[int, Field(ge=0, le=5000)]
+    """
+    Grams of CO2-equivalent emitted per kWh drawn (e.g. 30 for a hydro-powered region, 400 for a gas-heavy grid).
+    """
+
+
 class Cluster(BaseModel):
     """
     Where the cluster comes from. source names the one sibling block (gke, eks, aks or existing) that configures it.
@@ -130,6 +141,36 @@ class Condition(BaseModel):
     type: str
     """
     Type of the condition, e.g. Ready.
+    """
+
+
+class Cost(BaseModel):
+    """
+    How this cluster's accelerators are priced against their InferenceClass's spec.cost (e.g. reserved or committed-use capacity below on-demand).
+    """
+
+    multiplier: Annotated[str | None, Field(max_length=32)] = None
+    """
+    The factor applied to the class's perGPUHour on this cluster, a non-negative decimal with at most 6 decimal places, e.g. "0.6" for a 40% reservation discount. Default "1".
+    """
+
+
+class Cost1(BaseModel):
+    """
+    What the ModelReplicas on this cluster cost per hour: the accelerators they hold on each pool times the pool's class spec.cost.perGPUHour times spec.cost.multiplier. Absent when no pool's class has a cost or the classes mix currencies.
+    """
+
+    currency: str | None = None
+    """
+    The ISO 4217 code of perHour's currency.
+    """
+    perHour: str | None = None
+    """
+    The sum per hour, a decimal, e.g. "32.80".
+    """
+    unpricedGPUs: int | None = None
+    """
+    Accelerators held on pools whose class has no cost, left out of perHour; absent when none.
     """
 
 
@@ -511,6 +552,10 @@ class Spec(BaseModel):
     The cluster's source, node pools, scheduler and serving backend.
     """
 
+    carbon: Carbon | None = None
+    """
+    The carbon intensity of the electricity this cluster runs on, for ModelDeployments placed with spec.placement.strategy CarbonAware.
+    """
     cluster: Cluster
     """
     Where the cluster comes from. source names the one sibling block (gke, eks, aks or existing) that configures it.
@@ -518,6 +563,10 @@ class Spec(BaseModel):
     cordoned: bool | None = False
     """
     Cordon the cluster (as kubectl cordon): no new replicas are scheduled here; existing ones stay where they are.
+    """
+    cost: Cost | None = None
+    """
+    How this cluster's accelerators are priced against their InferenceClass's spec.cost (e.g. reserved or committed-use capacity below on-demand).
     """
     drain: bool | None = False
     """
@@ -557,6 +606,10 @@ class Status(BaseModel):
     cordoned: bool | None = None
     """
     Whether the scheduler treats the cluster as cordoned.
+    """
+    cost: Cost1 | None = None
+    """
+    What the ModelReplicas on this cluster cost per hour: the accelerators they hold on each pool times the pool's class spec.cost.perGPUHour times spec.cost.multiplier. Absent when no pool's class has a cost or the classes mix currencies.
     """
     drain: Drain | None = None
     """

@@ -20,6 +20,21 @@ class Arg(RootModel[str]):
     """
 
 
+class Carbon(BaseModel):
+    """
+    What the placed replicas emit per hour: each replica's accelerators times its pools' class powerWatts (700 unset) times its cluster's spec.carbon.gramsCO2PerKWh, summed. Absent when no placed replica's cluster declares its carbon intensity.
+    """
+
+    gramsCO2PerHour: str | None = None
+    """
+    Grams of CO2-equivalent per hour, a decimal, e.g. "5600".
+    """
+    unpricedReplicas: int | None = None
+    """
+    Placed replicas whose cluster has no carbon intensity, left out; absent when none.
+    """
+
+
 class ClusterSelector(BaseModel):
     """
     Selects the InferenceClusters (by their labels) that may host replicas. A standard Kubernetes label selector; the requirements are ANDed. Unset or empty matches every cluster.
@@ -166,6 +181,25 @@ class Container(BaseModel):
     startupProbe: StartupProbe | None = None
     """
     Gates the other probes until the engine has started (model weights take minutes to load: allow failureThreshold × periodSeconds for it). Exactly one handler.
+    """
+
+
+class Cost(BaseModel):
+    """
+    What the placed replicas cost per hour: each replica's accelerators times its pools' class spec.cost.perGPUHour times its cluster's spec.cost.multiplier, summed. Absent when no placed replica's pools have a cost, or when they mix currencies.
+    """
+
+    currency: str | None = None
+    """
+    The ISO 4217 code of perHour's currency.
+    """
+    perHour: str | None = None
+    """
+    The sum per hour, a decimal, e.g. "32.80".
+    """
+    unpricedReplicas: int | None = None
+    """
+    Placed replicas whose pools have no cost, left out of perHour; absent when none.
     """
 
 
@@ -584,7 +618,33 @@ class NodeSelector1(BaseModel):
     """
 
 
+class PinnedCluster(RootModel[str]):
+    root: Annotated[str, Field(max_length=253)]
+    """
+    An InferenceCluster's name.
+    """
+
+
 class Placement(BaseModel):
+    """
+    How the replicas are spread over the clusters clusterSelector admits: where a new replica goes, and which replica a scale-down removes first. Running replicas are never moved to a cheaper or cleaner cluster (placement is sticky); the strategy decides new replicas and scale-downs only.
+    """
+
+    maxReplicasPerCluster: Annotated[int | None, Field(ge=1, le=1000)] = None
+    """
+    The most replicas of this deployment one cluster takes (any strategy): a cheap cluster does not take every replica. Replicas placed before it was set stay where they are.
+    """
+    pinnedClusters: Annotated[list[PinnedCluster] | None, Field(max_length=64)] = None
+    """
+    InferenceClusters (by name) that keep at least one Ready replica of this deployment through a scale-down: the last Ready replica on each goes only when spec.replicas is below the number of such clusters. New replicas are not steered to them.
+    """
+    strategy: Literal["Spread", "CostOptimized", "CarbonAware"] | None = None
+    """
+    Spread (the default): each new replica goes to the cluster with the fewest replicas of this deployment, then the best fit. CostOptimized: to the pools where its accelerators cost least per hour (accelerators x the class's spec.cost.perGPUHour x the cluster's spec.cost.multiplier), spread then best fit breaking ties; a scale-down removes the costliest replica first. CarbonAware: the same with emissions (accelerators x the class's powerWatts x the cluster's spec.carbon.gramsCO2PerKWh). Pools without the figure come after every pool with it. With no figure on any candidate, or classes that mix currencies, the deployment is placed by Spread and its PlacementStrategy condition names the field.
+    """
+
+
+class Placement1(BaseModel):
     """
     The placement of one replica.
     """
@@ -593,9 +653,9 @@ class Placement(BaseModel):
     """
     The InferenceCluster the replica runs on.
     """
-    decidedBy: Literal["OnlyCandidate", "Spread", "BestFit", "TieBreak"] | None = None
+    decidedBy: Literal["OnlyCandidate", "Cost", "Carbon", "Spread", "BestFit", "TieBreak"] | None = None
     """
-    What placed the replica on this cluster rather than on the runner-up (the best other cluster that could take it): OnlyCandidate (no other cluster could), Spread (fewer replicas of this deployment there), BestFit (fewer GPUs stranded on the nodes taken, or else fewer left free) or TieBreak (an equal score: the first cluster by name). Decided when the replica is placed and kept while it stays there (recorded in its ModelReplica's modelplane.ai/placed-by annotation), whatever its state; absent for a replica placed before reasons were recorded.
+    What placed the replica on this cluster rather than on the runner-up (the best other cluster that could take it): OnlyCandidate (no other cluster could), Cost or Carbon (its accelerators cost less, or emit less, per hour there: spec.placement.strategy CostOptimized or CarbonAware), Spread (fewer replicas of this deployment there), BestFit (fewer GPUs stranded on the nodes taken, or else fewer left free) or TieBreak (an equal score: the first cluster by name). Decided when the replica is placed and kept while it stays there (recorded in its ModelReplica's modelplane.ai/placed-by annotation), whatever its state; absent for a replica placed before reasons were recorded.
     """
     pools: Pools | None = None
     """
@@ -874,6 +934,10 @@ class Spec(BaseModel):
     """
     Pause the rollout: replicas of an older revision are neither updated nor retired while true (a scale-up still places replicas of the current shape). Setting it back to false resumes the rollout where it stopped.
     """
+    placement: Placement | None = None
+    """
+    How the replicas are spread over the clusters clusterSelector admits: where a new replica goes, and which replica a scale-down removes first. Running replicas are never moved to a cheaper or cleaner cluster (placement is sticky); the strategy decides new replicas and scale-downs only.
+    """
     prefill: Prefill | None = None
     """
     Disaggregated serving: the prefill role (processes prompts and hands the KV cache to decode). Self-contained, nothing is inherited from the root. Set together with spec.decode. Prefill and decode of one replica always land on the same cluster, possibly on different pools.
@@ -984,15 +1048,23 @@ class Status(BaseModel):
     The observed state of the ModelDeployment, written by Modelplane.
     """
 
+    carbon: Carbon | None = None
+    """
+    What the placed replicas emit per hour: each replica's accelerators times its pools' class powerWatts (700 unset) times its cluster's spec.carbon.gramsCO2PerKWh, summed. Absent when no placed replica's cluster declares its carbon intensity.
+    """
     conditions: list[Condition] | None = None
     """
     Conditions of the resource.
+    """
+    cost: Cost | None = None
+    """
+    What the placed replicas cost per hour: each replica's accelerators times its pools' class spec.cost.perGPUHour times its cluster's spec.cost.multiplier, summed. Absent when no placed replica's pools have a cost, or when they mix currencies.
     """
     observedRevision: str | None = None
     """
     The revision (a hash of the serving shape) this status was computed for; every ModelReplica carries the revision it runs as the label modelplane.ai/revision.
     """
-    placements: list[Placement] | None = None
+    placements: list[Placement1] | None = None
     """
     Where each replica runs, sorted by replica name.
     """

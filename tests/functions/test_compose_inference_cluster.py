@@ -626,3 +626,50 @@ def test_a_pool_taken_out_of_the_spec_is_removed_and_an_unknown_resource_kept() 
     assert desired["stray"] == stray
     warnings = [r.message for r in rsp.results if r.severity == fnv1.SEVERITY_WARNING]
     assert any(w.startswith("kept stray unchanged: nothing in this call accounted for it") for w in warnings), warnings
+
+
+def _priced(cost: dict[str, str] | None) -> dict[str, Any]:
+    klass = _class("h100")
+    if cost is not None:
+        klass["spec"]["cost"] = cost
+    return klass
+
+
+@pytest.mark.parametrize(
+    ("cost", "multiplier", "replicas", "want"),
+    [
+        pytest.param(
+            {"perGPUHour": "4.10", "currency": "USD"},
+            None,
+            [_replica("m-0"), _replica("m-1", tensor=8)],
+            {"perHour": "49.20", "currency": "USD"},
+            id="replicas-gpus-at-the-class-price",
+        ),
+        pytest.param(
+            {"perGPUHour": "4.10", "currency": "USD"},
+            "0.5",
+            [_replica("m-0")],
+            {"perHour": "8.20", "currency": "USD"},
+            id="times-the-cluster-multiplier",
+        ),
+        pytest.param(
+            {"perGPUHour": "4.10", "currency": "USD"},
+            None,
+            [],
+            {"perHour": "0.00", "currency": "USD"},
+            id="idle-costs-nothing",
+        ),
+        pytest.param(None, None, [_replica("m-0")], None, id="no-price-no-cost"),
+        pytest.param({"perGPUHour": "4.10", "currency": "USD"}, "-1", [_replica("m-0")], None, id="bad-multiplier"),
+    ],
+)
+def test_status_cost_is_what_its_replicas_cost(
+    cost: dict[str, str] | None, multiplier: str | None, replicas: list[dict[str, Any]], want: dict[str, str] | None
+) -> None:
+    xr = _cluster()
+    if multiplier is not None:
+        xr["spec"]["cost"] = {"multiplier": multiplier}
+    rsp = _run(_req(xr, classes=[_priced(cost)], replicas=replicas))
+    assert _status(rsp).get("cost") == want
+    warned = [r.message for r in rsp.results if "spec.cost.multiplier" in r.message]
+    assert len(warned) == (1 if multiplier == "-1" else 0)

@@ -558,6 +558,35 @@ def test_an_sglang_engine_without_a_declared_port_is_scraped_on_30000() -> None:
     assert monitor["spec"]["podMetricsEndpoints"][0]["portNumber"] == 30000
 
 
+@pytest.mark.parametrize(
+    ("args", "prometheus", "warned"),
+    [
+        pytest.param(["--model-path=org/model"], "Installed", True, id="sglang-without-the-flag-is-warned"),
+        pytest.param(["--enable-metrics", "--model-path=org/model"], "Installed", False, id="sglang-with-the-flag"),
+        pytest.param(["--enable-metrics=true"], "Managed", False, id="sglang-with-the-flag-and-a-value"),
+        pytest.param(["--model-path=org/model"], "None", False, id="no-monitor-no-warning"),
+    ],
+)
+def test_an_sglang_engine_without_enable_metrics_is_warned_naming_the_field(
+    args: list[str], prometheus: str, warned: bool
+) -> None:
+    xr = replica("single-gpu")
+    container = xr["spec"]["workers"]["template"]["spec"]["containers"][0]
+    container["image"] = "lmsysorg/sglang:v0.5.0"
+    container["args"] = args
+    body = cluster(backend="Native")
+    body["spec"]["observability"] = {"prometheus": prometheus}
+    out = _run(request(xr, cluster_body=body, classes=(gpu_class(),)))
+    warnings = [r["message"] for r in out.get("results", []) if r.get("severity") == "SEVERITY_WARNING"]
+    flagged = [w for w in warnings if "--enable-metrics" in w]
+    assert bool(flagged) == warned
+    if warned:
+        assert flagged[0].startswith("spec.workers.template.spec.containers[0].args: ")
+    # The monitor is composed either way: the warning says what it will find, it does not drop it.
+    monitors = [m for m in _manifests(out).values() if m["kind"] == "PodMonitor"]
+    assert len(monitors) == (0 if prometheus == "None" else 1)
+
+
 def test_a_bad_custom_picker_config_on_kserve_keeps_everything_and_names_the_field() -> None:
     routing = {
         "mode": "Pool",

@@ -71,6 +71,13 @@ STEPS: dict[str, tuple[Step, ...]] = {
         Step("2-new-cluster", dir="step-2", carry=True, serving=True),
         Step("3-control-fresh", dir="step-2"),
     ),
+    # Spread, then CostOptimized: new replicas go to the cheapest cluster with room under maxReplicasPerCluster,
+    # and a scale-down removes the costliest first, keeping a pinned cluster's last Ready replica.
+    "cost-optimized": (
+        Step("1-spread", dir="step-1"),
+        Step("2-cost-optimized", dir="step-2", carry=True, serving=True),
+        Step("3-scaled-down", dir="step-3", carry=True, serving=True),
+    ),
     # 3 -> 1 -> 3: scaling down removes the highest ordinals, scaling up reuses them.
     "scale": (
         Step("1-three", dir="step-1"),

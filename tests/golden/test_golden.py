@@ -114,6 +114,33 @@ CLAIMS: dict[str, Claim] = {
     "sticky/3-control-fresh/modeldeployment-ml-team-qwen-235b": Claim(
         "Scheduled", {"qwen-235b-0": _on("sticky-new", "hgx")}
     ),
+    # Spread one per cluster; CostOptimized adds the next replicas where they cost least (cost-west 5.76 USD/h,
+    # then cost-north 9.60, at most 2 per cluster); scaled to 2, the costliest go first (cost-east's, then
+    # one of cost-north's), and pinned cost-north keeps its last Ready replica, so one of cost-west's goes.
+    "cost-optimized/1-spread/modeldeployment-ml-team-llama-70b-cost": Claim(
+        "Scheduled",
+        {
+            "llama-70b-cost-0": _on("cost-east", "hgx"),
+            "llama-70b-cost-1": _on("cost-north", "hgx"),
+            "llama-70b-cost-2": _on("cost-west", "hgx"),
+        },
+    ),
+    "cost-optimized/2-cost-optimized/modeldeployment-ml-team-llama-70b-cost": Claim(
+        "Scheduled",
+        {
+            "llama-70b-cost-0": _on("cost-east", "hgx"),
+            "llama-70b-cost-1": _on("cost-north", "hgx"),
+            "llama-70b-cost-2": _on("cost-west", "hgx"),
+            "llama-70b-cost-3": _on("cost-west", "hgx"),
+            "llama-70b-cost-4": _on("cost-north", "hgx"),
+        },
+        ready=("llama-70b-cost-0", "llama-70b-cost-1", "llama-70b-cost-2"),
+    ),
+    "cost-optimized/3-scaled-down/modeldeployment-ml-team-llama-70b-cost": Claim(
+        "Scheduled",
+        {"llama-70b-cost-1": _on("cost-north", "hgx"), "llama-70b-cost-2": _on("cost-west", "hgx")},
+        ready=("llama-70b-cost-1", "llama-70b-cost-2"),
+    ),
     # Scale 3 -> 1 -> 3: the lowest ordinal stays where it is; the others come back under their names.
     "scale/1-three/modeldeployment-ml-team-llama-70b-scaled": Claim(
         "Scheduled",

@@ -57,6 +57,14 @@ def test_explain_golden(
     check_golden(golden, capsys.readouterr().out)
 
 
+def test_explain_scores_cost_first_with_a_cost_column(capsys: pytest.CaptureFixture[str]) -> None:
+    """CostOptimized: the scoring table gains the replica's cost per hour, and it decides before spread."""
+    scenario = EXAMPLES / "scheduling" / "cost-optimized" / "step-2"
+    args = ["--assume-ready", "--width", "120", "--explain", "ml-team/llama-70b-cost", str(scenario)]
+    assert command.main(args) == Exit.OK
+    check_golden("explain-cost-optimized.txt", capsys.readouterr().out)
+
+
 def test_explain_agrees_with_the_scheduler() -> None:
     preview = run_preview([EXAMPLES / "platform", EXAMPLES / "models"], assume_ready=True)
     compared = 0

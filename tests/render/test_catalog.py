@@ -34,7 +34,9 @@ def _selector(**kw: Any) -> fnv1.ResourceSelector:
 )
 def test_catalog_answers_as_a_store_of_the_same_objects(selector: fnv1.ResourceSelector) -> None:
     through = Store([], catalog=Catalog(OBJECTS))
-    assert _names(through.fetch(selector)) == _names(Store(OBJECTS).fetch(selector))
+    alone = Store(OBJECTS).fetch(selector)
+    assert _names(through.fetch(selector)) == _names(alone)
+    assert through.fetch(selector) == alone  # the same objects whole, asked again (answered from memory)
 
 
 def test_what_the_store_holds_replaces_the_catalog_and_the_xr_is_never_read_from_it() -> None:

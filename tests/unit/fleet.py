@@ -314,3 +314,33 @@ def plan(
         clusters, classes, listed, unreadable=unreadable, deleting=deleting, draining=draining, matcher=matcher
     )
     return schedule(dep, fleet, existing=replace(existing or Existing(), listed=mine))
+
+
+def priced(
+    name: str,
+    per_gpu_hour: str | None = None,
+    currency: str = "USD",
+    watts: int | None = None,
+    *,
+    per_node: int = 8,
+    arch: str = "Hopper",
+) -> InferenceClass:
+    """A class of ``per_node`` GPUs with a price (and power) per GPU."""
+    body = gpu_class(name, per_node=per_node, arch=arch).model_dump(exclude_none=True, by_alias=True)
+    if per_gpu_hour is not None:
+        body["spec"]["cost"] = {"perGPUHour": per_gpu_hour, "currency": currency}
+    if watts is not None:
+        body["spec"]["powerWatts"] = watts
+    return InferenceClass.model_validate(body)
+
+
+def site(
+    name: str, *pools: Pool, multiplier: str | None = None, grams: int | None = None, labels: Mapping[str, str] = {}
+) -> InferenceCluster:
+    """A Ready cluster with a cost multiplier and a carbon intensity."""
+    body = cluster(name, *pools, labels=labels).model_dump(exclude_none=True, by_alias=True)
+    if multiplier is not None:
+        body["spec"]["cost"] = {"multiplier": multiplier}
+    if grams is not None:
+        body["spec"]["carbon"] = {"gramsCO2PerKWh": grams}
+    return InferenceCluster.model_validate(body)

@@ -13,13 +13,14 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import pydantic
+from crossplane.function import response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2 as structpb
 
 from compose_inference_cluster.watches import Watched
 from modelplane import protojson
 from modelplane.capacity import ClusterInfo, ClusterSummary, Listed, cluster_info, replica_occupancy, summarize
-from modelplane.capacity.published import PoolClass, capacity_status, pool_classes
+from modelplane.capacity.published import PoolClass, capacity_status, cost_status, pool_classes
 from modelplane.capacity.snapshot import PoolObservations, Snapshot, pool_observations
 from modelplane.conditions import Condition, Reason, Status, Type
 from modelplane.fnkit import inputs
@@ -57,11 +58,12 @@ def request_replicas(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse
 
 @dataclass(frozen=True)
 class Capacity:
-    """The cluster's ``status.capacity`` and the two conditions about it."""
+    """The cluster's ``status.capacity`` and the two conditions about it, and ``status.cost`` (None: no price)."""
 
     status: dict[str, Any]
     known: Condition
     overcommitted: Condition
+    cost: dict[str, Any] | None = None
 
 
 def cluster_capacity(
@@ -84,7 +86,10 @@ def cluster_capacity(
     replicas = listed_replicas(REPLICAS.structs(req), rsp, cluster.name)
     summary = summarize(cluster, {n: c.per_node for n, c in classes.items()}, replicas)
     known = capacity_condition(spec, classes, snapshot, observations, unobserved)
-    return Capacity(capacity_status(cluster.pools, classes, summary), known, overcommitted_condition(summary))
+    if cluster.price.problem is not None:
+        response.warning(rsp, f"{cluster.price.problem}: status.cost is left out")
+    cost = cost_status(cluster.pools, classes, summary, cluster.price)
+    return Capacity(capacity_status(cluster.pools, classes, summary), known, overcommitted_condition(summary), cost)
 
 
 def cluster_pools(xr: InferenceCluster, observations: PoolObservations) -> ClusterInfo:

@@ -79,6 +79,7 @@ def compose(
         "cordoned": bool(spec.cordoned) or bool(spec.drain),
         "providerConfigRef": {"name": name, "kind": PROVIDER_CONFIG_KIND},
         "capacity": capacity.status,
+        **({"cost": capacity.cost} if capacity.cost is not None else {}),
         **({"drain": drain} if drain is not None else {}),
     }
     if address:

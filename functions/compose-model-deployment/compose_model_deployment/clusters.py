@@ -1,7 +1,7 @@
 """An InferenceCluster as the scheduler reads it, straight from its protobuf Struct.
 
-What a ModelDeployment needs of a cluster: its facts (labels, cordoned, draining,
-being deleted, Ready and since when), its pools, the usage its scheduler observes,
+What a ModelDeployment needs of a cluster: its facts (labels, cordoned, draining, being
+deleted, Ready and since when, its cost multiplier and carbon intensity), its pools, the usage its scheduler observes,
 and what its own function publishes per pool (free accelerators per node and the
 replicas counted) and found overcommitted. Every field read is checked as
 ``InferenceCluster``'s model checks it, with the model's own bounds; a cluster that
@@ -33,9 +33,10 @@ from modelplane.fnkit.structs import (
     text,
     whole,
 )
+from modelplane.pricing import cluster_price
 from modelplane.scheduling.view import ClusterFacts, Published, published_pool
 from modelplane.scheduling.view import cluster_facts as cluster_facts_of
-from modelplane_models.inference_cluster import InferenceCluster, NodePool, Pool, Spec
+from modelplane_models.inference_cluster import Carbon, Cost, InferenceCluster, NodePool, Pool, Spec
 
 _SOURCES = frozenset(Source)
 # What the model declares of the fields read here.
@@ -43,6 +44,7 @@ _NODE_POOLS = bounds(Spec, "nodePools")
 _POOL_NAME, _CLASS_NAME = bounds(NodePool, "name"), bounds(NodePool, "className")
 _NODE_COUNT, _MIN_NODES, _MAX_NODES = (bounds(NodePool, f) for f in ("nodeCount", "minNodeCount", "maxNodeCount"))
 _PER_NODE, _OBSERVED_IN_USE, _IN_USE = (bounds(Pool, f) for f in ("devicesPerNode", "observedInUse", "inUse"))
+_MULTIPLIER, _GRAMS = bounds(Cost, "multiplier"), bounds(Carbon, "gramsCO2PerKWh")
 
 
 def cluster_facts(fields: Fields) -> ClusterFacts | None:
@@ -52,11 +54,14 @@ def cluster_facts(fields: Fields) -> ClusterFacts | None:
     name = text(metadata.get("name")) if metadata is not None else None
     found = labels(metadata.get("labels")) if metadata is not None else {}
     pools: list[tuple[str, str, int]] = []
-    cordoned = drains = None
+    cordoned = drains = multiplier = grams = None
     if spec is not None:
         cordoned = flag(spec.get("cordoned"))
         drains = flag(spec.get("drain"))
         pools = _pools_once(spec.get("nodePools"))
+        cost, carbon = obj(spec.get("cost")), obj(spec.get("carbon"))
+        multiplier = string(cost.get("multiplier"), _MULTIPLIER) if cost is not None else None
+        grams = need(whole(carbon.get("gramsCO2PerKWh"), _GRAMS)) if carbon is not None else None
     # Whether the cluster is up (``modelplane.capacity.cluster_info`` reads the model so).
     ready = readiness_at(fields, strict=True)
     not_ready = ready.why_not()
@@ -76,6 +81,7 @@ def cluster_facts(fields: Fields) -> ClusterFacts | None:
         draining=bool(drains),
         deleting=metadata is not None and _deleting(metadata),
         not_ready_since=since,
+        price=cluster_price(multiplier, grams),
     )
     return ClusterFacts(info, published, overcommitted)
 

@@ -173,7 +173,7 @@ def compose(
     _mark_cannot_move(rsp, plan)
     _write_status(rsp, plan, deployment, ready, own)
     said = report(plan, own.unreadable)
-    set_conditions(rsp, said.condition, routed)
+    set_conditions(rsp, said.condition, routed, *_placement_strategy(rsp, plan))
     if routed.status != Status.TRUE:
         response.warning(rsp, routed.message)
     if strategy is not None and plan.rollout is not None:
@@ -194,6 +194,17 @@ def compose(
 
 
 _NOT_SERVING = frozenset({State.LEAVING, State.LOST, State.OUTDATED})
+
+
+def _placement_strategy(rsp: fnv1.RunFunctionResponse, plan: Schedule) -> list[Condition]:
+    """CostOptimized or CarbonAware: whether it applies, or which field is missing and that Spread is used."""
+    note = plan.note
+    if note is None:  # Spread: no condition, as before strategies existed
+        return []
+    if not note.applied:
+        response.warning(rsp, f"spec.placement.strategy: {note.message}")
+    status = Status.TRUE if note.applied else Status.FALSE
+    return [Condition(Type.PLACEMENT_STRATEGY, status, Reason(note.reason), note.message)]
 
 
 def _replica_routing(
@@ -378,6 +389,7 @@ def _write_status(
         "updatedReplicas": updated,
         "observedRevision": deployment.revision,
         "placements": placements,
+        **plan.spend.status(),
     }
     if plan.unplaced:
         status["unschedulable"] = [

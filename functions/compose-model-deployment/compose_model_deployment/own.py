@@ -31,7 +31,7 @@ from modelplane.names import (
 )
 from modelplane.scheduling import DecidedBy, Decision, serving_shape, shape_revision
 from modelplane.scheduling.revision import ROLE_KEYS, SHAPE_KEYS
-from modelplane_models.model_deployment import Placement
+from modelplane_models.model_deployment import Placement1 as StatusPlacement
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,7 @@ class Own:
 
 
 _KEYS = (*SHAPE_KEYS, *ROLE_KEYS)
-_WHY_LENGTH = bounds(Placement, "why").max_length  # status.placements[].why, where it is shown
+_WHY_LENGTH = bounds(StatusPlacement, "why").max_length  # status.placements[].why, where it is shown
 
 
 def placed_by(decision: Decision) -> str:

@@ -32,6 +32,7 @@ from modelplane.backends import (
     compose_remote,
     lift_status,
 )
+from modelplane.backends.monitor import metrics_warning
 from modelplane.backends.resolve import ResolveError, resolve
 from modelplane.backends.status import POD, REMOTE
 from modelplane.conditions import Condition, Reason, Status, Type
@@ -129,6 +130,9 @@ def compose(
     except (UnknownBackendError, UnknownSchedulerError, SchedulerSettingsError) as err:
         keep_all(ledger, log, _undeployed(Reason.UNSUPPORTED, str(err)))
         return
+    unmonitored = metrics_warning(work)
+    if unmonitored is not None:
+        response.warning(rsp, unmonitored)
     provider_config = (
         cluster.status.providerConfigRef.name if cluster.status and cluster.status.providerConfigRef else ""
     )

@@ -8,9 +8,11 @@ from modelplane.backends.model import Remote, ReplicaWork, RolePods
 from modelplane.monitoring import ScrapeTarget, pod_monitor, prometheus_of
 from modelplane.names import DEPLOYMENT_LABEL, REPLICA_LABEL, remote_key
 from modelplane.routing.picker import Engine, engine_of
+from modelplane.topology import Role
 
 # SGLang serves (and, with --enable-metrics, exposes /metrics) on 30000 unless told otherwise.
 SGLANG_PORT = 30000
+SGLANG_METRICS_FLAG = "--enable-metrics"
 
 
 def replica_monitor(work: ReplicaWork, roles: Sequence[RolePods]) -> Remote | None:
@@ -32,3 +34,33 @@ def replica_monitor(work: ReplicaWork, roles: Sequence[RolePods]) -> Remote | No
         cluster=work.cluster,
     )
     return Remote(remote_key("podmonitor"), pod_monitor(target, work.labels))
+
+
+def metrics_warning(work: ReplicaWork) -> str | None:
+    """Why a monitored engine will expose no metrics: SGLang started without ``--enable-metrics``; else None.
+
+    The PodMonitor is composed regardless (the pods may set it through a config file or the
+    environment), but a scrape of an SGLang server started without the flag finds no ``/metrics``,
+    so the queue-depth signal the picker and the autoscaler read stays empty: say so, naming the field.
+    """
+    if not prometheus_of(work.prometheus).monitors:
+        return None
+    missing = []
+    for role in work.roles:
+        if engine_of(role.template) is not Engine.SGLANG:
+            continue
+        containers = (role.template.get("spec") or {}).get("containers") or [{}]
+        words = [str(w) for key in ("command", "args") for w in containers[0].get(key) or []]
+        if not any(w == SGLANG_METRICS_FLAG or w.startswith(f"{SGLANG_METRICS_FLAG}=") for w in words):
+            missing.append(_template_field(role.role))
+    if not missing:
+        return None
+    return (
+        f"{', '.join(missing)}: an SGLang engine serves no /metrics without {SGLANG_METRICS_FLAG}:"
+        " its PodMonitor will scrape nothing (add the flag to the container's args)"
+    )
+
+
+def _template_field(role: Role) -> str:
+    where = "spec" if role is Role.UNIFIED else f"spec.{role}"
+    return f"{where}.workers.template.spec.containers[0].args"

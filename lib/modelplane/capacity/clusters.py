@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from modelplane.capacity.observed import Observed, observed_usage
+from modelplane.pricing import NO_CLUSTER_PRICE, ClusterPrice, cluster_price
 from modelplane.readiness import entry_of, readiness
 from modelplane_models.inference_cluster import InferenceCluster
 
@@ -47,6 +48,7 @@ class ClusterInfo:
         deleting: It is being deleted (``metadata.deletionTimestamp``): as draining, by the user's act.
         not_ready_since: When its Ready condition last left True (``lastTransitionTime`` as
             written, RFC 3339), "" when it is Ready or the time is not known.
+        price: ``spec.cost.multiplier`` and ``spec.carbon.gramsCO2PerKWh``.
     """
 
     name: str
@@ -58,6 +60,7 @@ class ClusterInfo:
     draining: bool = False
     deleting: bool = False
     not_ready_since: str = ""
+    price: ClusterPrice = NO_CLUSTER_PRICE
 
     @property
     def schedulable(self) -> bool:
@@ -97,4 +100,8 @@ def cluster_info(cluster: InferenceCluster) -> ClusterInfo | None:
         pools=pools,
         draining=bool(cluster.spec.drain),
         not_ready_since=since,
+        price=cluster_price(
+            cluster.spec.cost.multiplier if cluster.spec.cost is not None else None,
+            cluster.spec.carbon.gramsCO2PerKWh if cluster.spec.carbon is not None else None,
+        ),
     )

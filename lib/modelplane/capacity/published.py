@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from modelplane.capacity.clusters import PoolInfo
 from modelplane.capacity.observed import Source
 from modelplane.capacity.summary import ClusterSummary
 from modelplane.classes import review_class
+from modelplane.pricing import NO_CLASS_PRICE, ClassPrice, ClusterPrice, amount, class_price, price_per_gpu_hour
 from modelplane_models.inference_class import InferenceClass
 
 
@@ -24,6 +26,7 @@ class PoolClass:
     per_node: int
     memory: str | None
     device_class: str | None
+    price: ClassPrice = NO_CLASS_PRICE
 
 
 def pool_classes(specs: Mapping[str, InferenceClass]) -> dict[str, PoolClass]:
@@ -34,8 +37,14 @@ def pool_classes(specs: Mapping[str, InferenceClass]) -> dict[str, PoolClass]:
         if accelerator is None:
             continue
         device = next((d for d in klass.spec.devices if d.name == accelerator.device), None) if klass.spec else None
+        cost = klass.spec.cost if klass.spec is not None else None
+        price = class_price(
+            cost.perGPUHour if cost else None,
+            cost.currency if cost else None,
+            klass.spec.powerWatts if klass.spec is not None else None,
+        )
         out[name] = PoolClass(
-            accelerator.count_per_node, accelerator.memory, device.deviceClassName if device else None
+            accelerator.count_per_node, accelerator.memory, device.deviceClassName if device else None, price
         )
     return out
 
@@ -72,3 +81,32 @@ def capacity_status(
             totals[k] += v
     overcommitted = {"overcommitted": list(summary.overcommitted)} if summary.overcommitted else {}
     return {**totals, "pools": out, **overcommitted}
+
+
+def cost_status(
+    pools: Sequence[PoolInfo], classes: Mapping[str, PoolClass], summary: ClusterSummary, cluster: ClusterPrice
+) -> dict[str, Any] | None:
+    """``status.cost``: what the replicas counted on each pool cost per hour at its class's price and ``cluster``'s.
+
+    None when no pool holding accelerators, or no pool at all, has a price, or the priced pools' classes mix currencies.
+    """
+    total = Decimal(0)
+    currencies: set[str] = set()
+    priced = False
+    unpriced = 0
+    for pool in pools:
+        klass, summed = classes.get(pool.class_name), summary.pools.get(pool.name)
+        price = price_per_gpu_hour(klass.price, cluster) if klass is not None else None
+        held = summed.held if summed is not None else 0
+        if price is None or klass is None:
+            unpriced += held
+            continue
+        priced = True
+        currencies.add(klass.price.currency)
+        total += price * held
+    if not priced or len(currencies) != 1:
+        return None
+    out: dict[str, Any] = {"perHour": amount(total), "currency": next(iter(currencies))}
+    if unpriced:
+        out["unpricedGPUs"] = unpriced
+    return out

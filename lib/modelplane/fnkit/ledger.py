@@ -22,9 +22,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from crossplane.function import resource, response
+from crossplane.function import response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2 as structpb
+
+from modelplane import protojson
 
 # Fields the API server or a controller owns; desired state must not claim them.
 _SERVER_METADATA = ("uid", "resourceVersion", "generation", "creationTimestamp", "managedFields", "ownerReferences")
@@ -53,7 +55,10 @@ class Ledger:
 
     def put(self, key: str, obj: Mapping[str, Any], *, ready: bool | None = None) -> None:
         """Desire ``obj`` under ``key``, and say whether it is ready (Crossplane derives it when None)."""
-        resource.update(self.rsp.desired.resources[key], dict(obj))
+        # As ``resource.update`` does (each top-level field replaced whole), from a Struct built once per
+        # content: a function writes the same objects call after call. Crossplane reads it back as Go
+        # does (integral numbers as ints); in-process, the render engine finds that read remembered.
+        self.rsp.desired.resources[key].resource.MergeFromString(protojson.struct_wire(dict(obj), read_back=True))
         if ready is not None:
             self.mark(key, ready=ready)
 

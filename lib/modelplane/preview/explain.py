@@ -21,10 +21,12 @@ from rich.text import Text
 
 from modelplane.capacity import replica_occupancy
 from modelplane.preview.document import dump, plain, versioned
+from modelplane.preview.fitted import FittedTable
 from modelplane.preview.fleet import Fleet
 from modelplane.preview.manifests import Key, Manifest
 from modelplane.preview.tables import console, plain_ends, table
 from modelplane.preview.view import condition
+from modelplane.pricing import amount
 from modelplane.problems import describe, invalid
 from modelplane.scheduling import InvalidDeploymentError
 from modelplane.scheduling.explain import ClusterCheck, Explanation, PoolCheck, Step, explain
@@ -159,17 +161,21 @@ def _pool_rows(c: ClusterCheck, notes: _Notes, *, roles: bool) -> list[tuple[str
     return rows
 
 
-def _step_rows(step: Step) -> list[tuple[str, ...]]:
+def _step_rows(step: Step, *, cost: str) -> list[tuple[str, ...]]:
+    """A replica's candidates; with ``cost`` ("money" or "carbon") the figure that decides first."""
     if not step.candidates:
-        return [(step.replica, "-", "-", "-", "-", "-", "unplaced", f"{step.reason} (no cluster above is eligible)")]
+        dashes = ("-",) * (6 if cost else 5)
+        return [(step.replica, *dashes, "unplaced", f"{step.reason} (no cluster above is eligible)")]
     rows: list[tuple[str, ...]] = []
     for i, c in enumerate(step.candidates):
         chosen = c.cluster == step.chosen and i == 0
+        figure = ("-" if c.cost is None else amount(c.cost, places=2 if cost == "money" else 0),) if cost else ()
         rows.append(
             (
                 step.replica if i == 0 else "",
                 c.cluster,
                 ", ".join(c.pools),
+                *figure,
                 str(c.spread),
                 str(c.stranded),
                 str(c.left),
@@ -178,6 +184,21 @@ def _step_rows(step: Step) -> list[tuple[str, ...]]:
             )
         )
     return rows
+
+
+def _scoring(exp: Explanation) -> FittedTable:
+    """The scoring of each replica; with CostOptimized or CarbonAware the replica's figure per hour decides first."""
+    title = "Scoring (lowest wins: spread, then best fit = GPUs stranded on the nodes taken, then GPUs left, then name)"
+    columns = ["replica", "candidate", "pools", "spread", "stranded", "left", "decision", "decided by"]
+    if exp.unit:
+        title = f"Scoring (lowest wins: {exp.unit}, then spread, then best fit, then GPUs left, then name)"
+        columns.insert(3, f"cost {exp.unit}")
+    scoring = table(*columns, title=title)
+    cost = ("carbon" if exp.unit.startswith("gCO2") else "money") if exp.unit else ""
+    for step in exp.steps:
+        for row in _step_rows(step, cost=cost):
+            scoring.add_row(*row)
+    return scoring
 
 
 def render_explanation(
@@ -191,6 +212,8 @@ def render_explanation(
     c.print(f"clusterSelector: {exp.selector}")
     for role in exp.roles:
         c.print(f"replica {role}")
+    if exp.strategy:
+        c.print(f"spec.placement.strategy: {exp.strategy}")
     now = ", ".join(f"{r} → {cl}" for r, cl in placements) or "none"
     c.print(f"placed now: {now}")
     c.print("decided on the fleet as the deployment saw it when it last placed replicas; every other deployment's")
@@ -211,13 +234,7 @@ def render_explanation(
             pools.add_row(*row)
     c.print(pools)
 
-    title = "Scoring (lowest wins: spread, then best fit = GPUs stranded on the nodes taken, then GPUs left, then name)"
-    columns = ["replica", "candidate", "pools", "spread", "stranded", "left", "decision", "decided by"]
-    scoring = table(*columns, title=title)
-    for step in exp.steps:
-        for row in _step_rows(step):
-            scoring.add_row(*row)
-    c.print(scoring)
+    c.print(_scoring(exp))
     for step in exp.steps:
         if step.chosen:
             c.print(f"  {step.replica} → {step.chosen}: {step.why}")

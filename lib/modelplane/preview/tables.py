@@ -162,7 +162,9 @@ def _gpu_table(c: Console, view: FleetView) -> None:
 
 
 def _cluster_table(c: Console, view: FleetView) -> None:
-    t = table("cluster", "source", "scheduler", "backend", "ready", "serving stack", "labels", title="Clusters")
+    priced = any(cl.cost for cl in view.clusters)  # a cost column only where a cluster reports one
+    columns = ("cluster", "source", "scheduler", "backend", "ready", "serving stack", *(("cost",) if priced else ()))
+    t = table(*columns, "labels", title="Clusters")
     for cl in view.clusters:
         ready = Text("Cordoned", style=_BAD) if cl.cordoned else state(cl.ready)
         stack = "-"
@@ -171,7 +173,8 @@ def _cluster_table(c: Console, view: FleetView) -> None:
                 f", gateway {cl.stack.gateway}" if cl.stack.gateway else ""
             )
         labels = ", ".join(f"{k}={v}" for k, v in cl.labels.items())
-        t.add_row(cl.name, cl.source, cl.scheduler, cl.backend, ready, stack, labels)
+        cost = (cl.cost or "-",) if priced else ()
+        t.add_row(cl.name, cl.source, cl.scheduler, cl.backend, ready, stack, *cost, labels)
     c.print(t)
     for cl in view.clusters:
         if not cl.ready.true and cl.ready.message:
@@ -180,10 +183,15 @@ def _cluster_table(c: Console, view: FleetView) -> None:
 
 
 def _deployment_table(c: Console, view: FleetView, why: Mapping[str, Sequence[str]]) -> None:
-    t = table("deployment", "ready", "placed", "GPUs/replica", "shape", "where", title="Deployments")
+    priced = any(d.cost for d in view.deployments)  # a cost column only where a deployment reports one
+    columns = ("deployment", "ready", "placed", "GPUs/replica", "shape", *(("cost",) if priced else ()), "where")
+    t = table(*columns, title="Deployments")
     for d in view.deployments:
         placed = Text(f"{d.placed}/{d.desired}", style=_GOOD if d.placed >= d.desired else _BAD)
-        t.add_row(d.name, f"{d.ready}/{d.desired}", placed, _gpus(d.gpus_per_replica), d.shape, _where(d.replicas))
+        cost = (d.cost or "-",) if priced else ()
+        t.add_row(
+            d.name, f"{d.ready}/{d.desired}", placed, _gpus(d.gpus_per_replica), d.shape, *cost, _where(d.replicas)
+        )
     c.print(t)
     for d in view.deployments:
         if d.placed >= d.desired:

@@ -27,7 +27,7 @@ from modelplane.render.events import REASON_NAMESPACE_OVERRIDDEN, Event, warning
 from modelplane.render.model import ANNOTATION_RESOURCE_NAME, RenderError
 from modelplane.render.pipeline import Runners, run_pipeline
 from modelplane.render.store import Store, key_of
-from modelplane.render.structs import from_struct, to_struct
+from modelplane.render.structs import from_struct, to_wire
 
 __all__ = ["ComposedResource", "CompositionResult", "compose", "status_patch"]
 
@@ -58,17 +58,20 @@ def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     return meta if isinstance(meta, Mapping) else {}
 
 
-def _observe(xr: Mapping[str, Any], store: Store) -> dict[str, dict[str, Any]]:
-    """``ExistingComposedResourceObserver``: the XR's referenced resources, by composition resource name."""
+def _observe(xr: Mapping[str, Any], store: Store) -> dict[str, Mapping[str, Any]]:
+    """``ExistingComposedResourceObserver``: the XR's referenced resources, by composition resource name.
+
+    The store's own objects, read and never changed.
+    """
     xmeta = _meta(xr)
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, Mapping[str, Any]] = {}
     refs = ((xr.get("spec") or {}).get("crossplane") or {}).get("resourceRefs") or ()
     for ref in refs:
         if not ref.get("name"):
             continue
         namespace = xmeta.get("namespace") or ref.get("namespace") or ""
         probe = {"apiVersion": ref.get("apiVersion", ""), "kind": ref.get("kind", "")}
-        found = store.get(key_of({**probe, "metadata": {"namespace": namespace, "name": ref["name"]}}))
+        found = store.peek(key_of({**probe, "metadata": {"namespace": namespace, "name": ref["name"]}}))
         if found is None:
             continue
         controller = cdmeta.controller_of(found)
@@ -87,9 +90,9 @@ def _observe(xr: Mapping[str, Any], store: Store) -> dict[str, dict[str, Any]]:
 
 def _observed_state(xr: Mapping[str, Any], observed: Mapping[str, Mapping[str, Any]]) -> fnv1.State:
     state = fnv1.State()
-    state.composite.resource.CopyFrom(to_struct(xr))
+    state.composite.resource.MergeFromString(to_wire(xr))
     for name, o in observed.items():
-        state.resources[name].resource.CopyFrom(to_struct(o))
+        state.resources[name].resource.MergeFromString(to_wire(o))
     return state
 
 
@@ -223,9 +226,9 @@ async def compose(
     )
     out.composed = _desired(xr, result.desired, observed, out.events)
     _collect_garbage(xr, observed, out.composed, store)
-    store.put(_resource_refs(xr, out.composed))
+    store.put(_resource_refs(xr, out.composed), copy=False)
     for d in out.composed:
-        store.put(d.resource)
+        store.put(d.resource, copy=False)  # made here, and changed no more
     ready = result.desired.composite.ready
     out.ready = {fnv1.READY_TRUE: True, fnv1.READY_FALSE: False}.get(ready)
     return _patch_xr_status(xr, result.desired, store), out

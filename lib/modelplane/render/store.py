@@ -26,7 +26,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2
 
 from modelplane.protojson import copy_json
-from modelplane.render.structs import to_struct
+from modelplane.render.structs import to_struct, to_wire
 
 __all__ = ["Catalog", "Key", "Query", "Reads", "Store", "View", "key_of"]
 
@@ -68,6 +68,7 @@ class _Entry:
     version: int
     source: Mapping[str, Any]  # as put, before any resourceVersion was stamped on it
     struct: struct_pb2.Struct | None = None  # built on first read, shared by every render that reads it
+    item: bytes | None = None  # the same, as an item of a Resources message's bytes (``_item``)
     # By reader kind (``Catalog`` views): what the reader sees of the object, and the version since when it has.
     seen: dict[str, tuple[Hashable, int]] = field(default_factory=dict)
 
@@ -107,8 +108,8 @@ class Catalog:
         # When each kind last changed, and the answers given since: unchanged kinds answer from memory.
         self._changed: dict[tuple[str, str], int] = {}
         self._answers: dict[tuple[Query, str], tuple[int, tuple[tuple[Key, int], ...]]] = {}
-        # The last answer to each (query, hidden key), and the message built for it once it was asked again.
-        self._resources: dict[tuple[Query, Key | None], tuple[tuple[tuple[Key, int], ...], fnv1.Resources | None]] = {}
+        # The last answer to each (query, hidden key), and the bytes of the Resources message it makes.
+        self._resources: dict[tuple[Query, Key | None], tuple[tuple[tuple[Key, int], ...], bytes]] = {}
         self._clock = 0
         self._stamp = stamp
         for obj in objects:
@@ -164,8 +165,9 @@ class Catalog:
     def fill(self, query: Query, into: fnv1.Resources, hidden: Key | None = None) -> None:
         """Add to ``into`` what a store answers ``query`` with from this catalog alone (never ``hidden``).
 
-        Sorted by namespace and name. An answer asked for a second time is kept as one message,
-        merged whole from then on: a fleet's renders ask the same queries over and over.
+        Sorted by namespace and name, merged as one serialized message: each object's part of
+        it is built once per version, the whole once per answer (a fleet's renders ask the same
+        queries over and over), and parsing it is all a render pays.
         """
         if hidden is not None and (hidden[0], hidden[2]) != (query[0], query[2]):
             hidden = None  # not of the kind asked for: the same answer as for any other reader
@@ -173,21 +175,14 @@ class Catalog:
         slot = (query, hidden)
         kept = self._resources.get(slot)
         if kept is None or kept[0] != answer:
-            self._resources[slot] = (answer, None)
-            self._add(answer, hidden, into)
-            return
-        message = kept[1]
-        if message is None:
-            message = fnv1.Resources()
-            self._add(answer, hidden, message)
-            self._resources[slot] = (answer, message)
-        into.MergeFrom(message)
+            kept = self._resources[slot] = (answer, b"".join(self._items(answer, hidden)))
+        into.MergeFromString(kept[1])
 
-    def _add(self, answer: tuple[tuple[Key, int], ...], hidden: Key | None, into: fnv1.Resources) -> None:
+    def _items(self, answer: tuple[tuple[Key, int], ...], hidden: Key | None) -> Iterator[bytes]:
         for key, _ in sorted(answer, key=lambda found: "/".join(found[0][3:])):
             entry = self.entry(key)
             if key != hidden and entry is not None:
-                into.items.add().resource.CopyFrom(_struct(entry))
+                yield _item(entry)
 
     def kind(self, group: str, kind: str) -> Iterator[tuple[Key, _Entry]]:
         """Every entry of ``group`` and ``kind``."""
@@ -245,6 +240,33 @@ def _struct(entry: _Entry) -> struct_pb2.Struct:
     return entry.struct
 
 
+def _item(entry: _Entry) -> bytes:
+    """The bytes of a ``Resources`` message whose one item holds ``entry``'s object.
+
+    A message's bytes are its fields one after another, so these joined are the bytes of a
+    ``Resources`` holding every one of them, in that order. Its functions read it back.
+    """
+    if entry.item is None:
+        resource = _length_delimited(_RESOURCE_STRUCT, to_wire(entry.obj))
+        entry.item = _length_delimited(_RESOURCES_ITEMS, resource)
+    return entry.item
+
+
+# The tags of Resources.items (field 1) and Resource.resource (field 1), both length-delimited messages.
+_RESOURCES_ITEMS = b"\x0a"
+_RESOURCE_STRUCT = b"\x0a"
+
+
+def _length_delimited(tag: bytes, payload: bytes) -> bytes:
+    """A length-delimited protobuf field: its tag, its length as a varint, its bytes."""
+    n, length = len(payload), bytearray()
+    while n >= 0x80:  # seven bits a byte, the high bit says more follow
+        length.append((n & 0x7F) | 0x80)
+        n >>= 7
+    length.append(n)
+    return tag + bytes(length) + payload
+
+
 class Store:
     """Objects by key; what reads return is a copy.
 
@@ -263,7 +285,11 @@ class Store:
         credentials: Iterable[Mapping[str, Any]] = (),
         reads: Reads | None = None,
     ) -> None:
-        """Load ``objects`` in order (a later one replaces an earlier one with the same key)."""
+        """Load ``objects`` in order (a later one replaces an earlier one with the same key).
+
+        ``objects`` and ``credentials`` are held as given, not copied: the caller leaves them
+        unchanged while the store lives (what reads return is a copy all the same).
+        """
         self._objects: dict[Key, dict[str, Any] | None] = {}  # None: deleted here, hiding the catalog's
         self._catalog = catalog
         self._hidden = hidden
@@ -271,13 +297,13 @@ class Store:
         for obj in objects:
             key = key_of(obj)
             if catalog is None or key == hidden or catalog.entry(key) is None:
-                self.put(obj)
+                self.put(obj, copy=False)
         for obj in credentials:
-            self.put(obj)
+            self.put(obj, copy=False)
 
-    def put(self, obj: Mapping[str, Any]) -> None:
-        """Create or replace ``obj``."""
-        self._objects[key_of(obj)] = copy_json(dict(obj))
+    def put(self, obj: Mapping[str, Any], *, copy: bool = True) -> None:
+        """Create or replace ``obj``; without ``copy``, hold ``obj`` itself (its caller changes it no more)."""
+        self._objects[key_of(obj)] = copy_json(dict(obj)) if copy else obj if isinstance(obj, dict) else dict(obj)
 
     def delete(self, key: Key) -> None:
         """Remove the object at ``key``, if any."""
@@ -295,11 +321,15 @@ class Store:
 
     def get(self, key: Key) -> dict[str, Any] | None:
         """The object at ``key``, or None."""
+        found = self.peek(key)
+        return copy_json(found) if found is not None else None
+
+    def peek(self, key: Key) -> Mapping[str, Any] | None:
+        """The object at ``key`` itself, not a copy, or None: for a reader that changes nothing."""
         if key in self._objects:
-            found = self._objects[key]
-            return copy_json(found) if found is not None else None
+            return self._objects[key]
         entry = self._from_catalog(key)
-        return copy_json(entry.obj) if entry is not None else None
+        return entry.obj if entry is not None else None
 
     def fetch(self, rs: fnv1.ResourceSelector, into: fnv1.Resources | None = None) -> fnv1.Resources:
         """Answer a function's resource selector, as ``ExistingRequiredResourcesFetcher`` does.
@@ -313,7 +343,7 @@ class Store:
             key = (group, version, rs.kind, rs.namespace, rs.match_name)
             found = self._objects[key] if key in self._objects else self._from_catalog(key)
             if isinstance(found, _Entry):
-                out.items.add().resource.CopyFrom(_struct(found))
+                out.MergeFromString(_item(found))  # one more item
             elif found is not None:
                 out.items.add().resource.CopyFrom(to_struct(found))
             return out

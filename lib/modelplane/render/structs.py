@@ -9,12 +9,20 @@ from google.protobuf import struct_pb2
 
 from modelplane import protojson
 
-__all__ = ["from_struct", "to_struct"]
+__all__ = ["from_struct", "to_struct", "to_wire"]
 
 
 def to_struct(d: Mapping[str, Any]) -> struct_pb2.Struct:
     """A Struct holding ``d``."""
     return protojson.dict_to_struct(d)
+
+
+def to_wire(d: Mapping[str, Any]) -> bytes:
+    """The wire bytes of a Struct holding ``d``, for a function that reads it back (merged into a message field).
+
+    What the function reads back (``protojson.struct_to_dict``) is remembered with them.
+    """
+    return protojson.struct_wire(d, read_back=False)
 
 
 def from_struct(s: struct_pb2.Struct) -> dict[str, Any]:

@@ -14,7 +14,9 @@ host to the pool.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -85,7 +87,7 @@ def pool_objects(work: PoolWork) -> tuple[Remote, ...]:
     pool, epp = pool_name(work.deployment), endpoint_picker_name(work.deployment)
     labels = {DEPLOYMENT_LABEL: work.deployment}
     picker_labels = {**labels, ENDPOINT_PICKER_LABEL: pool}
-    config_text = yaml.safe_dump(dict(work.config), sort_keys=False)
+    config_text = _config_text(work.config)
     out = [
         Remote("inferencepool", _pool(work, pool, epp, labels)),
         Remote("epp-config", _meta("v1", "ConfigMap", epp, work.namespace, labels, data={CONFIG_FILE: config_text})),
@@ -110,6 +112,24 @@ def pool_objects(work: PoolWork) -> tuple[Remote, ...]:
         rules = fleet_rules(pool, work.namespace, work.deployment, work.cluster, work.engine, labels)
         out.append(Remote("rules", rules))
     return tuple(out)
+
+
+def _config_text(config: Mapping[str, Any]) -> str:
+    """The picker's config file: YAML in the config's own key order, dumped once per distinct config.
+
+    Dumping YAML was most of a ModelDeployment call (every call composes every cluster's pool, and
+    the configs are few): remembered by the config's JSON, which keeps that order.
+    """
+    try:
+        key = json.dumps(config)
+    except (TypeError, ValueError):
+        return yaml.safe_dump(dict(config), sort_keys=False)
+    return _dumped(key)
+
+
+@functools.lru_cache(maxsize=256)
+def _dumped(config_json: str) -> str:
+    return yaml.safe_dump(json.loads(config_json), sort_keys=False)
 
 
 def pool_selector(work: PoolWork) -> dict[str, str]:

@@ -10,7 +10,12 @@ and says it with the figures, for ``status.placements`` and ``preview --explain`
 from __future__ import annotations
 
 from dataclasses import dataclass
+from decimal import Decimal
 from enum import StrEnum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from modelplane.scheduling.costs import Objective
 
 
 class DecidedBy(StrEnum):
@@ -18,6 +23,10 @@ class DecidedBy(StrEnum):
 
     ONLY_CANDIDATE = "OnlyCandidate"
     """No other cluster could take it."""
+    COST = "Cost"
+    """Its accelerators cost less per hour on it than on the runner-up (``CostOptimized``)."""
+    CARBON = "Carbon"
+    """Its accelerators emit less per hour on it than on the runner-up (``CarbonAware``)."""
     SPREAD = "Spread"
     """Fewer replicas of the deployment on it than on the runner-up."""
     BEST_FIT = "BestFit"
@@ -36,6 +45,8 @@ class Score:
         left: GPUs free on the pools used once the replica is there.
         cluster: The cluster's name (ties).
         pools: The cluster's pools the replica takes, per role.
+        cost: What the replica costs (or emits) per hour there, when a strategy places by it (ranked first,
+            a cluster without the figure after every cluster with it); None otherwise or without the figure.
     """
 
     spread: int
@@ -43,6 +54,7 @@ class Score:
     left: int
     cluster: str
     pools: tuple[str, ...]
+    cost: Decimal | None = None
 
 
 @dataclass(frozen=True)
@@ -53,14 +65,21 @@ class Decision:
     message: str
 
 
-def decide(winner: Score, runner_up: Score | None) -> Decision:
+def decide(winner: Score, runner_up: Score | None, objective: Objective | None = None) -> Decision:
     """Name the part of ``winner``'s score that beat ``runner_up`` (None: no other cluster could take the replica).
 
+    With an ``objective`` (``CostOptimized``, ``CarbonAware``) its figure is compared first.
     The message names one cluster at most (the runner-up), so its length stays bounded by a name's.
     """
     if runner_up is None:
         return Decision(DecidedBy.ONLY_CANDIDATE, "only candidate: no other cluster can take it now")
     other = runner_up.cluster
+    if objective is not None and winner.cost != runner_up.cost:
+        word = "carbon" if objective.decided_by is DecidedBy.CARBON else "cost"
+        return Decision(
+            objective.decided_by,
+            f"{word}: {objective.say(winner.cost)} here vs {objective.say(runner_up.cost)} on {other} (runner-up)",
+        )
     if winner.spread != runner_up.spread:
         return Decision(
             DecidedBy.SPREAD,

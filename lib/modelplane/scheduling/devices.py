@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from modelplane.classes import review_class
+from modelplane.pricing import NO_CLASS_PRICE, ClassPrice, class_price
 from modelplane.problems import describe
 from modelplane.topology import Footprint, Role
 from modelplane_models.inference_class import Attributes, InferenceClass
@@ -59,12 +60,14 @@ class ClassView:
         devices: Its device kinds, in spec order.
         accelerator_per_node: The count of its first DRA device, or None without one.
         problem: Why the class cannot be used (empty when it is valid).
+        price: What one of its accelerators costs and draws (``spec.cost``, ``spec.powerWatts``).
     """
 
     name: str
     devices: tuple[ClassDevice, ...]
     accelerator_per_node: int | None
     problem: str
+    price: ClassPrice = NO_CLASS_PRICE
 
 
 class SelectorError(Exception):
@@ -109,6 +112,11 @@ def class_view(klass: InferenceClass) -> ClassView | None:
         devices=tuple(devices),
         accelerator_per_node=review.accelerator.count_per_node if review.accelerator is not None else None,
         problem=describe(review.problems),
+        price=class_price(
+            klass.spec.cost.perGPUHour if klass.spec.cost is not None else None,
+            klass.spec.cost.currency if klass.spec.cost is not None else None,
+            klass.spec.powerWatts,
+        ),
     )
 
 

@@ -11,7 +11,8 @@ records what each one saw:
    pool's node count, the GPUs free before and after one replica, and on how
    many of its nodes a worker fits;
 3. per replica, in ordinal order: every cluster that could take it, with the
-   score that decides (spread, then best fit, then the GPUs left, then the
+   score that decides (with ``CostOptimized`` or ``CarbonAware`` the replica's cost or
+   emissions per hour first, then spread, then best fit, then the GPUs left, then the
    name), and the winner with the part of the score that beat the runner-up
    (``modelplane.scheduling.decision``), or why none could take it.
 
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 from modelplane.capacity import Occupancy
 from modelplane.capacity.clusters import ClusterInfo
 from modelplane.names import replica_name
+from modelplane.scheduling.costs import objective_of
 from modelplane.scheduling.decision import Score
 from modelplane.scheduling.devices import PoolReason, RoleRequest
 from modelplane.scheduling.labels import cluster_selector_text
@@ -115,6 +117,8 @@ class Explanation:
     roles: tuple[str, ...]  # e.g. "unified: 1 worker of 1 node x 4 GPUs"
     clusters: tuple[ClusterCheck, ...]
     steps: tuple[Step, ...]
+    strategy: str = ""  # how new replicas are placed when not by Spread: the PlacementStrategy condition's message
+    unit: str = ""  # the unit of the candidates' cost ("USD/h", "gCO2/h"); "" when they have none
 
 
 def _describe(request: RoleRequest) -> str:
@@ -193,7 +197,9 @@ def explain(deployment: ModelDeployment, fleet: FleetView, *, own: Iterable[Occu
         InvalidDeploymentError: The deployment has no name, no serving shape or an invalid topology.
     """
     request = request_of(deployment)
-    run = Placer(request, fleet.cluster_list(), fleet.judge(), fleet.free_for(request.key, own))
+    resolved = objective_of(request.policy, request.selector, fleet.clusters, fleet.classes)
+    published = fleet.free_for(request.key, own)
+    run = Placer(request, fleet.cluster_list(), fleet.judge(), published, objective=resolved.objective)
     checks = tuple(_cluster_check(run, c) for c in run.clusters)
     steps = []
     for ordinal in range(request.replicas):
@@ -221,6 +227,8 @@ def explain(deployment: ModelDeployment, fleet: FleetView, *, own: Iterable[Occu
         roles=tuple(_describe(r) for r in request.roles),
         clusters=checks,
         steps=tuple(steps),
+        strategy=resolved.note.message if resolved.note is not None else "",
+        unit=resolved.objective.unit if resolved.objective is not None else "",
     )
 
 

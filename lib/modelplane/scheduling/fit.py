@@ -8,6 +8,7 @@ The ``Placer`` (``modelplane.scheduling.placer``) searches with them.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from decimal import Decimal
 from functools import lru_cache
 
 from modelplane.capacity import NodeFree, PoolKey
@@ -23,11 +24,13 @@ class Option:
         waste: GPUs a first worker of each role would strand on the nodes it takes.
         leftover: GPUs left free on the pools used once the replica is on them.
         pools: Per role, in role order, the pool it takes.
+        cost: What the replica costs (or emits) per hour on those pools when a strategy places by it; else None.
     """
 
     waste: int
     leftover: int
     pools: tuple[PoolKey, ...]
+    cost: Decimal | None = None
 
 
 @lru_cache(maxsize=65536)
@@ -53,14 +56,25 @@ def stranded(nodes: NodeFree, fp: Footprint) -> int:
     return waste
 
 
-def as_score(spread: int, waste: int, left: int, cluster: str, pools: tuple[PoolKey, ...]) -> Score:
+def as_score(
+    spread: int, waste: int, left: int, cluster: str, pools: tuple[PoolKey, ...], cost: Decimal | None = None
+) -> Score:
     """The score of an option from its parts (``modelplane.scheduling.decision``: lower wins)."""
-    return Score(spread, waste, left, cluster, tuple(key[1] for key in pools))
+    return Score(spread, waste, left, cluster, tuple(key[1] for key in pools), cost)
 
 
 def score(spread: int, option: Option, cluster: str) -> Score:
     """The score of ``option`` on ``cluster``, which runs ``spread`` of the deployment's replicas already."""
-    return as_score(spread, option.waste, option.leftover, cluster, option.pools)
+    return as_score(spread, option.waste, option.leftover, cluster, option.pools, option.cost)
+
+
+UNPRICED = (1, Decimal(0))
+"""The rank of an option without the strategy's figure: after every option with one."""
+
+
+def cost_rank(cost: Decimal | None) -> tuple[int, Decimal]:
+    """Sort key of an option's figure: the cheapest first, those without one last."""
+    return UNPRICED if cost is None else (0, cost)
 
 
 def size(fp: Footprint) -> tuple[int, int]:

@@ -10,11 +10,15 @@ as placing uses them up. For one replica it:
 2. finds each cluster's best option: one eligible pool per role on which every worker
    fits (prefill and decode share the cluster and, sharing a pool, are packed together),
    the fewest GPUs stranded on the nodes taken, then the fewest left free;
-3. scores the clusters with an option: the fewest replicas of this deployment on the
-   cluster (spread), then the option's stranded and left-over GPUs (best fit), then the
-   names (ties), and takes the lowest, recording which part of the score beat the
-   runner-up (``modelplane.scheduling.decision``); with no option anywhere, says why
+3. scores the clusters with an option and room under ``spec.placement.maxReplicasPerCluster``:
+   with an objective (``CostOptimized``, ``CarbonAware``: ``modelplane.scheduling.costs``) what
+   the replica's accelerators cost or emit per hour there first, then the fewest replicas of
+   this deployment on the cluster (spread), then the option's stranded and left-over GPUs
+   (best fit), then the names (ties), and takes the lowest, recording which part of the score
+   beat the runner-up (``modelplane.scheduling.decision``); with no option anywhere, says why
    each selected cluster takes nothing.
+
+With an objective a cluster's best option is its cheapest combination of pools first, then the best fit.
 
 ``--explain`` runs this same engine on the same fleet: what it prints is this decision.
 """
@@ -25,12 +29,13 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import product
+from typing import TYPE_CHECKING, Any
 
 from modelplane.capacity import NodeFree, PoolKey
 from modelplane.capacity.clusters import ClusterInfo
 from modelplane.scheduling.decision import Score, decide
 from modelplane.scheduling.devices import ClassJudge, PoolReason, RoleRequest
-from modelplane.scheduling.fit import Option, as_score, pool_fit, score, size, stranded
+from modelplane.scheduling.fit import Option, as_score, cost_rank, pool_fit, score, size, stranded
 from modelplane.scheduling.placement import Origin, Placement, RolePlacement
 from modelplane.scheduling.rejection import (
     ClusterRejection,
@@ -42,6 +47,9 @@ from modelplane.scheduling.rejection import (
 )
 from modelplane.scheduling.request import Request, needs, plural
 from modelplane.topology import Footprint, Role
+
+if TYPE_CHECKING:
+    from modelplane.scheduling.costs import Objective
 
 _OVERCOMMITTED = "it has no room for this replica: replicas placed there concurrently took it"
 
@@ -57,8 +65,8 @@ class Judged:
     options: dict[str, Option | None] = field(default_factory=dict)
 
 
-Memo = dict[tuple[RoleRequest, ...], Judged]
-"""Judgements of clusters on one fleet, per set of roles (see ``Placer``)."""
+Memo = dict[tuple[tuple[RoleRequest, ...], str], Judged]
+"""Judgements of clusters on one fleet, per set of roles and objective ("" for none; see ``Placer``)."""
 _MEMO_LIMIT = 256  # sets of roles: beyond it (many shapes on one fleet) start again rather than grow
 
 
@@ -87,7 +95,7 @@ def unschedulable(cluster: ClusterInfo) -> ClusterRejection | None:
 class Placer:
     """One deployment's placements on the fleet, the free capacity used up as it places."""
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 - the deployment, the fleet, and what placing it ranks by
         self,
         request: Request,
         clusters: Sequence[ClusterInfo],
@@ -95,6 +103,8 @@ class Placer:
         free: Mapping[PoolKey, NodeFree],
         counted: Mapping[PoolKey, frozenset[str]] | None = None,
         memo: Memo | None = None,
+        *,
+        objective: Objective | None = None,
     ) -> None:
         """Start from ``free``, the free GPUs per node of each pool as its cluster published them.
 
@@ -109,6 +119,7 @@ class Placer:
             memo: Judgements of clusters kept with the fleet they were made on (``FleetView.memo``),
                 shared by every placer of the same ``free``: a cluster's eligibility for a set of
                 roles, and its best option while its pools are as published.
+            objective: What the deployment's strategy places by first (None: Spread).
         """
         self.request = request
         self.judge = judge
@@ -119,7 +130,9 @@ class Placer:
         memo = {} if memo is None else memo
         if len(memo) > _MEMO_LIMIT:
             memo.clear()
-        self._judged = memo.setdefault(request.roles, Judged())
+        self.objective = objective
+        self._most = request.policy.max_per_cluster
+        self._judged = memo.setdefault((request.roles, str(objective.decided_by) if objective else ""), Judged())
         self._released: set[tuple[str, PoolKey]] = set()
         self._touched: set[str] = set()  # clusters whose pools differ from ``free`` as given
         self._spread: Counter[str] = Counter()
@@ -197,10 +210,18 @@ class Placer:
         """Every selected cluster that can take the next replica, with its score, lowest (winning) first."""
         out = []
         for cluster in self.selected:
+            if self._full(cluster.name):
+                continue
             option = self.option(cluster)
             if option is not None:
                 out.append((score(self._spread[cluster.name], option, cluster.name), option))
+        if self.objective is not None:
+            return sorted(out, key=lambda c: (cost_rank(c[0].cost), c[0]))
         return sorted(out, key=lambda c: c[0])
+
+    def _full(self, cluster: str) -> bool:
+        """Whether ``cluster`` runs ``spec.placement.maxReplicasPerCluster`` of the deployment's replicas already."""
+        return self._most is not None and self._spread[cluster] >= self._most
 
     def option(self, cluster: ClusterInfo) -> Option | None:
         """``cluster``'s best option for the next replica; None when it cannot take one."""
@@ -230,15 +251,24 @@ class Placer:
             avoid: A cluster it must not be placed on (it was found beyond that cluster's capacity).
         """
         # Plain tuples in the loop (it runs per cluster per replica); the two best become ``Score``s once.
-        best: tuple[tuple[int, int, int, str, tuple[PoolKey, ...]], Option] | None = None
-        second: tuple[tuple[int, int, int, str, tuple[PoolKey, ...]], Option] | None = None
+        best: tuple[tuple[Any, ...], Option] | None = None
+        second: tuple[tuple[Any, ...], Option] | None = None
+        ranked = self.objective is not None
         for cluster in self.selected:
-            if cluster.name == avoid:
+            if cluster.name == avoid or self._full(cluster.name):
                 continue
             option = self.option(cluster)
             if option is None:
                 continue
-            score = (self._spread[cluster.name], option.waste, option.leftover, cluster.name, option.pools)
+            score: tuple[Any, ...] = (
+                self._spread[cluster.name],
+                option.waste,
+                option.leftover,
+                cluster.name,
+                option.pools,
+            )
+            if ranked:
+                score = (cost_rank(option.cost), *score)
             if best is None or score < best[0]:
                 best, second = (score, option), best
             elif second is None or score < second[0]:
@@ -252,7 +282,7 @@ class Placer:
             )
             reason, message = summarize(rejections, len(self.clusters))
             return Unplaced(name, ordinal, reason, message, len(self.clusters), rejections)
-        decision = decide(as_score(*best[0]), None if second is None else as_score(*second[0]))
+        decision = decide(self._score(best), None if second is None else self._score(second), self.objective)
         option = best[1]
         cluster_name = option.pools[0][0]
         after = self._take(option.pools)
@@ -268,8 +298,16 @@ class Placer:
         )
         return Placement(name, ordinal, cluster_name, roles, origin, decision=decision)
 
+    def _score(self, ranked: tuple[tuple[Any, ...], Option]) -> Score:
+        key, option = ranked
+        spread, waste, left, cluster, pools = key[-5:]
+        return as_score(spread, waste, left, cluster, pools, option.cost)
+
     def rejection(self, cluster: ClusterInfo) -> ClusterRejection:
         """Why ``cluster`` takes no replica now."""
+        if self._full(cluster.name):
+            message = f"runs spec.placement.maxReplicasPerCluster ({self._most}) of this deployment's replicas"
+            return ClusterRejection(cluster.name, RejectReason.INSUFFICIENT_CAPACITY, message)
         eligible = self.eligible(cluster)
         return eligible if isinstance(eligible, ClusterRejection) else self._capacity_rejection(cluster, eligible)
 
@@ -321,6 +359,8 @@ class Placer:
     def best_option(self, eligible: Eligible) -> Option | None:
         """The best combination of ``eligible`` pools for one replica; None when none fits now."""
         requests = self.request.roles
+        if self.objective is not None:
+            return self._cheapest_option(eligible)
         best: Option | None = None
         if len(requests) == 1:  # one role: each pool on its own, and pools alike judged alike
             fp = requests[0].footprint
@@ -336,6 +376,24 @@ class Placer:
             option = Option(self._waste(keys), leftover, keys)
             if best is None or (option.waste, option.leftover, keys) < (best.waste, best.leftover, best.pools):
                 best = option
+        return best
+
+    def _cheapest_option(self, eligible: Eligible) -> Option | None:
+        """The cheapest (or cleanest) combination of ``eligible`` pools that fits, then the best fit."""
+        objective, requests = self.objective, self.request.roles
+        if objective is None:  # pragma: no cover - called only with an objective
+            return None
+        best: Option | None = None
+        best_key: tuple[Any, ...] = ()
+        for keys in product(*(eligible[r.role] for r in requests)):
+            leftover = self._leftover(keys)
+            if leftover is None:
+                continue
+            cost = objective.of((k, r.footprint) for k, r in zip(keys, requests, strict=True))
+            option = Option(self._waste(keys), leftover, keys, cost)
+            key = (cost_rank(cost), option.waste, option.leftover, keys)
+            if best is None or key < best_key:
+                best, best_key = option, key
         return best
 
     def _waste(self, keys: tuple[PoolKey, ...]) -> int:

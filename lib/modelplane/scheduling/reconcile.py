@@ -12,14 +12,18 @@ For each replica the deployment observes (``Existing``), in ordinal order:
    placed again when a cluster found it beyond its capacity and it is not Ready yet;
 3. scale down: beyond ``spec.replicas`` (plus ``maxSurge`` while a rollout runs), remove
    in order those placed again, held or stale, old, on clusters that take no new
-   replicas, not Ready, then the highest ordinals; and wait instead while any input
-   that choice hangs on cannot be read.
+   replicas, not Ready, with an objective (``CostOptimized``, ``CarbonAware``) the costliest
+   (those without a figure first), then the highest ordinals; the last Ready replica of a
+   cluster in ``spec.placement.pinnedClusters`` goes only when no other can; and wait
+   instead while any input that choice hangs on cannot be read.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from modelplane.capacity import DeploymentKey, Occupancy
 from modelplane.capacity.clusters import ClusterInfo
@@ -30,6 +34,9 @@ from modelplane.scheduling.placement import Placement
 from modelplane.scheduling.request import Request
 from modelplane.scheduling.strategy import Strategy
 from modelplane.scheduling.view import FleetView
+
+if TYPE_CHECKING:
+    from modelplane.scheduling.costs import Objective
 
 
 @dataclass(frozen=True)
@@ -146,8 +153,15 @@ def lost_why(o: Own, existing: Existing, after: float | None, replaced: frozense
     return f"InferenceCluster {o.occupancy.cluster} {why} for longer than spec.failover.after ({int(after)}s)"
 
 
-def keep_existing(
-    view: FleetView, judge: ClassJudge, request: Request, strategy: Strategy, own: Sequence[Own], existing: Existing
+def keep_existing(  # noqa: PLR0913 - the fleet, the deployment and what it runs
+    view: FleetView,
+    judge: ClassJudge,
+    request: Request,
+    strategy: Strategy,
+    own: Sequence[Own],
+    existing: Existing,
+    *,
+    objective: Objective | None = None,
 ) -> Kept:
     """Steps 2 and 3: each existing replica's placement, which are leaving or lost, and which scaling down removes."""
     replaced = frozenset(o.occupancy.replaces for o in own if o.occupancy.replaces)
@@ -179,7 +193,8 @@ def keep_existing(
     old = frozenset(o.ordinal for o in own if existing.revision and o.occupancy.revision != existing.revision)
     # While old replicas remain, a rollout may run maxSurge replicas beyond spec.replicas.
     allowance = strategy.max_surge if any(o.ordinal in old for o in counting) else 0
-    removed = scale_down(counting, kept, request.replicas - len(existing.opaque) + allowance, view.clusters, old)
+    wanted = request.replicas - len(existing.opaque) + allowance
+    removed = scale_down(counting, kept, wanted, view.clusters, old, objective=objective, pinned=request.policy.pinned)
     # Which replica scaling down removes must not hang on an input that cannot be read: wait for it.
     # So must which replica a rollout, a drain or a failover retires, and whether enough are Ready
     # without it: both wait while a replica does not say whether it is Ready.
@@ -211,23 +226,61 @@ def _overcommitting(view: FleetView, own: Iterable[Own]) -> dict[int, str]:
     return out
 
 
-def scale_down(
+def scale_down(  # noqa: PLR0913 - the order's inputs
     own: Sequence[Own],
     kept: Mapping[int, Placement | None],
     replicas: int,
     clusters: Mapping[str, ClusterInfo],
     old: frozenset[int] = frozenset(),
+    *,
+    objective: Objective | None = None,
+    pinned: frozenset[str] = frozenset(),
 ) -> list[Own]:
-    """The replicas beyond ``replicas``: placed again, held, stale, old; on unschedulable clusters; not Ready; highest.
+    """The replicas beyond ``replicas``, in the order of the module's step 3.
 
-    Like a ReplicaSet, a scale-down never removes a serving replica while one that is not serving can go.
+    Placed again, held, stale, old; on unschedulable clusters; not Ready; the costliest (with an
+    ``objective``); the highest ordinal. Like a ReplicaSet, a scale-down never removes a serving
+    replica while one that is not serving can go; and it keeps the last Ready replica of each
+    ``pinned`` cluster while another can go.
     """
 
-    def order(o: Own) -> tuple[bool, bool, bool, bool, int]:
+    def order(o: Own) -> tuple[bool, bool, bool, bool, tuple[int, Decimal], int]:
         placement = kept[o.ordinal]
         cluster = clusters.get(placement.cluster) if placement is not None else None
         schedulable = cluster is not None and cluster.schedulable
         fresh = placement is not None and not placement.stale and placement.held is None and o.ordinal not in old
-        return (placement is not None, fresh, schedulable, o.occupancy.ready, -o.ordinal)
+        return (placement is not None, fresh, schedulable, o.occupancy.ready, _dearest(o, objective), -o.ordinal)
 
-    return sorted(own, key=order)[: max(0, len(own) - replicas)]
+    ranked = sorted(own, key=order)
+    excess = max(0, len(own) - replicas)
+    if not pinned:
+        return ranked[:excess]
+    # The last Ready replica of a pinned cluster goes last: pass it over while another can go.
+    ready_on: dict[str, int] = {}
+    for o in own:
+        if o.occupancy.ready and o.occupancy.cluster in pinned:
+            ready_on[o.occupancy.cluster] = ready_on.get(o.occupancy.cluster, 0) + 1
+    removed: list[Own] = []
+    spared: list[Own] = []
+    for o in ranked:
+        if len(removed) == excess:
+            break
+        cluster = o.occupancy.cluster
+        if o.occupancy.ready and cluster in pinned:
+            if ready_on[cluster] == 1:
+                spared.append(o)
+                continue
+            ready_on[cluster] -= 1
+        removed.append(o)
+    return removed + spared[: excess - len(removed)]
+
+
+_NO_FIGURE = (0, Decimal(0))
+
+
+def _dearest(o: Own, objective: Objective | None) -> tuple[int, Decimal]:
+    """Sort key: the replica costing (or emitting) most per hour first; one without the figure before all."""
+    if objective is None:
+        return _NO_FIGURE
+    figure = objective.of(((o.occupancy.cluster, r.pool), r.footprint) for r in o.occupancy.roles)
+    return _NO_FIGURE if figure is None else (1, -figure)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from modelplane.capacity import DeploymentKey
 from modelplane.problems import Problem
 from modelplane.scheduling.devices import DeviceRequest, RoleRequest
 from modelplane.scheduling.labels import LabelSelector, label_selector
+from modelplane.scheduling.policy import Policy, policy_of
 from modelplane.scheduling.strategy import Strategy, strategy_of
 from modelplane.topology import Footprint, Role, TopologyError, replica_footprint
 from modelplane_models.model_deployment import ModelDeployment, NodeSelector, NodeSelector1
@@ -32,6 +33,7 @@ class Request:
         selector: ``spec.clusterSelector``.
         roles: Per role (unified, or prefill and decode), its node selector and footprint.
         strategy: The rollout and failover settings.
+        policy: ``spec.placement``: how replicas are spread, and which a scale-down removes first.
     """
 
     key: DeploymentKey
@@ -39,6 +41,7 @@ class Request:
     selector: LabelSelector
     roles: tuple[RoleRequest, ...]
     strategy: Strategy
+    policy: Policy = field(default_factory=Policy)
 
 
 def request_of(deployment: ModelDeployment) -> Request:
@@ -70,7 +73,8 @@ def request_of(deployment: ModelDeployment) -> Request:
         roles.append(RoleRequest(role, field, selector.cel, devices, fp))
     key = DeploymentKey(metadata.namespace or "", metadata.name)
     replicas = spec.replicas if spec.replicas is not None else 1
-    return Request(key, replicas, label_selector(spec.clusterSelector), tuple(roles), strategy_of(spec))
+    clusters = label_selector(spec.clusterSelector)
+    return Request(key, replicas, clusters, tuple(roles), strategy_of(spec), policy_of(spec))
 
 
 def plural(n: int, word: str) -> str:

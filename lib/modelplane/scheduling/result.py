@@ -7,9 +7,10 @@ The parts of the answer have their own modules: a replica's ``Placement``
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from modelplane.capacity import DeploymentKey
+from modelplane.scheduling.costs import Spend, StrategyNote
 from modelplane.scheduling.placement import Placement, State
 from modelplane.scheduling.rejection import RejectReason, Unplaced
 
@@ -57,6 +58,9 @@ class Schedule:
         rollout: Where a rollout, a drain or a failover stands (None without a revision).
         pending: Replicas that fit once GPUs this deployment releases are free (not unplaced).
         serving: The existing replicas observed Ready, by name.
+        note: Whether ``spec.placement.strategy`` applies, and what is used instead when it cannot
+            (None for Spread, which always applies).
+        spend: What the placements cost and emit per hour.
     """
 
     deployment: DeploymentKey
@@ -72,6 +76,8 @@ class Schedule:
     pending: tuple[Pending, ...] = ()
     serving: frozenset[str] = frozenset()
     moved: tuple[tuple[str, str, str], ...] = ()  # (replica, from, to): off a cluster it overcommitted
+    note: StrategyNote | None = None
+    spend: Spend = field(default_factory=Spend)
 
     @property
     def placed(self) -> int:

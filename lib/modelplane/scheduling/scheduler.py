@@ -4,7 +4,8 @@
 (``modelplane.scheduling.view.FleetView``) and what the deployment observes of its
 own replicas (``Existing``), and:
 
-1. reads the deployment (``request``) and its existing replicas (``reconcile``);
+1. reads the deployment (``request``) and its existing replicas (``reconcile``), and resolves
+   its placement strategy against the fleet (``costs``: what it places by first, or Spread);
 2. starts from each pool's published free capacity, in which a replica the pool counted
    already holds its GPUs: kept where it runs it takes nothing more, moved, reshaped or
    released it gives them back;
@@ -16,7 +17,7 @@ own replicas (``Existing``), and:
 6. when a leaving replica would be retired while its replacement fits nowhere, keeps it;
 7. when a replica fits only once this call's retirements release their GPUs, says it is
    pending on them rather than unplaced;
-8. names each placement's state and sums the rollout up.
+8. names each placement's state, sums the rollout up, and what the placements cost and emit.
 
 Pure and deterministic: the result depends on the inputs' contents, not their order.
 """
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from modelplane.scheduling.costs import objective_of, spend_of
 from modelplane.scheduling.passes import Outcome, place_pass
 from modelplane.scheduling.placer import Placer
 from modelplane.scheduling.reconcile import Existing, Kept, keep_existing, read_replicas
@@ -68,17 +70,18 @@ def schedule(deployment: ModelDeployment, fleet: FleetView, *, existing: Existin
     strategy = existing.strategy or request.strategy
     replicas = read_replicas(request.key, existing)
     own, taken = replicas.own, [*replicas.unmanaged, *replicas.shadows]
+    resolved = objective_of(request.policy, request.selector, fleet.clusters, fleet.classes)
     # 2. Free capacity as published; the placer knows which of its replicas that already counts.
     free, counted = fleet.free(), fleet.counted()
     clusters = fleet.cluster_list()
     judge = fleet.judge()
 
     def run(kept_now: Kept, add: int, *, release: bool = False) -> Outcome:
-        placer = Placer(request, clusters, judge, free, counted, fleet.memo)
+        placer = Placer(request, clusters, judge, free, counted, fleet.memo, objective=resolved.objective)
         return place_pass(placer, kept_now, add, own, taken, existing, release=release)
 
     # 3. Each existing replica; 4. one wave of the rollout, then the placements.
-    decided = keep_existing(fleet, judge, request, strategy, own, existing)
+    decided = keep_existing(fleet, judge, request, strategy, own, existing, objective=resolved.objective)
     kept, add = apply_wave(decided, strategy, request.replicas, None, existing)
     outcome = run(kept, add)
     fallback = ""
@@ -122,4 +125,6 @@ def schedule(deployment: ModelDeployment, fleet: FleetView, *, existing: Existin
         pending=pending,
         serving=frozenset(o.name for o in own if o.occupancy.ready),
         moved=tuple((p.replica, kept.moved[p.ordinal], p.cluster) for p in placements if p.ordinal in kept.moved),
+        note=resolved.note,
+        spend=spend_of(placements, fleet.clusters, fleet.classes),
     )

@@ -14,7 +14,7 @@ from modelplane.preview.fleet import Fleet
 from modelplane.preview.manifests import Manifest
 from modelplane.preview.targets import helm_targets
 from modelplane.preview.view.model import ClassView, ClusterView, PoolView, ReleaseView, StackView
-from modelplane.preview.view.read import condition, display_name, models, of_kind
+from modelplane.preview.view.read import condition, display_name, models, of_kind, per_hour
 from modelplane.scheduling.view import build_view, cluster_facts
 from modelplane_models.inference_class import InferenceClass
 from modelplane_models.inference_cluster import InferenceCluster
@@ -140,6 +140,7 @@ def cluster_views(fleet: Fleet) -> tuple[ClusterView, ...]:
                 pools=_pools(state.xr, capacities),
                 stack=stack,
                 releases=tuple(_release(r, stack_status) for r in releases.get(key[2], ())),
+                cost=per_hour(state.xr),
             )
         )
     return tuple(rows)

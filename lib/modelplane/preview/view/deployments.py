@@ -10,7 +10,7 @@ import pydantic
 from modelplane.preview.fleet import Fleet
 from modelplane.preview.states import XRState
 from modelplane.preview.view.model import DeploymentView, ReplicaView, RoleView
-from modelplane.preview.view.read import condition, display_name, of_kind
+from modelplane.preview.view.read import condition, display_name, of_kind, per_hour
 from modelplane.topology import TopologyError, replica_footprint
 from modelplane_models.model_deployment import ModelDeployment
 from modelplane_models.model_replica import ModelReplica
@@ -80,6 +80,7 @@ def deployment_views(fleet: Fleet) -> tuple[DeploymentView, ...]:
                 shape=_shape(spec),
                 scheduled=condition(state.xr, "Scheduled"),
                 replicas=own,
+                cost=per_hour(state.xr),
             )
         )
     return tuple(rows)

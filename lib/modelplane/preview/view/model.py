@@ -85,6 +85,7 @@ class ClusterView:
     pools: tuple[PoolView, ...]
     stack: StackView | None
     releases: tuple[ReleaseView, ...]
+    cost: str = ""  # status.cost: what its replicas cost per hour, e.g. "32.80 USD/h"; "" without a price
 
 
 @dataclass(frozen=True)
@@ -125,6 +126,7 @@ class DeploymentView:
     shape: str  # e.g. "TP4", "TP8 PP2" or "prefill TP8 + decode TP8"
     scheduled: Condition
     replicas: tuple[ReplicaView, ...]
+    cost: str = ""  # status.cost: what its placed replicas cost per hour, e.g. "32.80 USD/h"; "" without a price
 
 
 @dataclass(frozen=True)

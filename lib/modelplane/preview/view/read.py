@@ -31,6 +31,14 @@ def condition(xr: Manifest, typ: str) -> Condition:
     return Condition(typ)
 
 
+def per_hour(xr: Manifest) -> str:
+    """``status.cost`` as one cell, e.g. ``32.80 USD/h``; "" when the object reports no cost."""
+    cost = xr.get("status", {}).get("cost")
+    if not isinstance(cost, dict) or not cost.get("perHour"):
+        return ""
+    return f"{cost['perHour']} {cost.get('currency', '')}/h"
+
+
 def of_kind(fleet: Fleet, kind: str) -> list[tuple[Key, XRState]]:
     """The fleet's objects of ``kind``, in the fleet's order."""
     return [(k, s) for k, s in fleet.states.items() if k[0] == kind]
