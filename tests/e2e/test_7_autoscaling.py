@@ -1,9 +1,11 @@
-"""KEDA scales a ModelDeployment on what its engines feel, on the real control plane (issue 24).
+"""KEDA scales a ModelDeployment on what its engines feel, and Modelplane spends the fleet's money well (issue 24).
 
 The worked example (``examples/autoscaling/``) runs as written, but in namespace
 ``e2e-autoscaling`` on the tier's fleet (``tests/e2e/autoscaling/platform.yaml``:
-two KServe clusters with the prometheus-operator, four GPUs) and with the
-ScaledObject's intervals shortened so the scenario takes a minute, not an hour.
+two priced KServe clusters with the prometheus-operator), placed with
+``spec.placement.strategy: CostOptimized`` (the example's fleet has no prices),
+and with the ScaledObject's intervals shortened so the scenario takes a minute,
+not an hour.
 
 What runs for real: KEDA's operator and metrics server (out of cluster, the
 metrics server behind the control plane's aggregation layer), the HPA
@@ -13,14 +15,20 @@ each replica's ``/metrics`` (no engine runs), whose waiting requests the test
 sets, and the prometheus-operator turning PodMonitors and PrometheusRules into
 Prometheus' configuration.
 
-1. Load: ``LOAD`` requests waiting, on a 1-replica deployment: KEDA raises
-   spec.replicas to ``MAX``; Modelplane places the new replicas, they turn
-   Ready, and the route's weight per cluster follows its Ready replicas.
-2. No load: KEDA lowers spec.replicas to ``MIN``; at every poll at least
+0. The deployment's one replica runs on the dear cluster (``DEAR``): the cheap
+   one's pool is empty. The cheap pool then grows; the replica stays (placement
+   is sticky).
+1. Load: ``LOAD`` requests waiting: KEDA raises spec.replicas to ``MAX``; every
+   new replica goes to the cheap cluster (``CHEAP``), which has room for them
+   all, although the dear one has room too; they turn Ready and the route's
+   weight per cluster follows its Ready replicas.
+2. No load: KEDA lowers spec.replicas to ``MIN``; the dear replica (the oldest,
+   lowest ordinal) leaves first, then the cheap ones; at every poll at least
    ``MIN`` replicas are Ready.
 
-Each distinct state is a step; the steps (replicas per cluster) and the times
-to scale up and down are printed in the run's summary (figures and notes).
+Each distinct state is a step; the steps (replicas per cluster, Ready, route
+weights, status.cost) and the times to scale up and down are printed in the
+run's summary (figures and notes).
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -60,10 +69,10 @@ MIN, MAX = 1, 4
 LOAD = 20.0
 HTTP_ROUTE = ("gateway.networking.k8s.io/v1", "HTTPRoute")
 SCALED_OBJECT = ("keda.sh/v1alpha1", "ScaledObject")
-POLL = 0.5
 # KEDA and the HPA act within seconds; each new replica then goes through a scheduling round,
-# its workload's start, and provider-kubernetes' 10 s poll before it reads Ready.
-SCALE_TIMEOUT = 240.0
+# its workload's start, and provider-kubernetes' 10 s poll before it reads Ready. Generous: the
+# tier runs on two loaded cores.
+SCALE_TIMEOUT = 360.0
 # The example's timings are for replicas that load weights for minutes; these for the stand-in.
 E2E_BEHAVIOR = {
     "scaleUp": {"stabilizationWindowSeconds": 0, "policies": [{"type": "Pods", "value": MAX, "periodSeconds": 1}]},
@@ -71,27 +80,62 @@ E2E_BEHAVIOR = {
 }
 
 
+def _docs(path: Path) -> list[dict[str, Any]]:
+    return [d for d in yaml.safe_load_all(path.read_text()) if d]
+
+
+def _replica_prices() -> dict[str, Decimal]:
+    """What one replica (one GPU: tensor 1) costs per hour on each cluster: class perGPUHour x multiplier."""
+    docs = _docs(HERE / "platform.yaml")
+    per_gpu = {
+        d["metadata"]["name"]: Decimal(d["spec"]["cost"]["perGPUHour"]) for d in docs if d["kind"] == "InferenceClass"
+    }
+    prices = {}
+    for doc in (d for d in docs if d["kind"] == "InferenceCluster"):
+        (pool,) = doc["spec"]["nodePools"]
+        multiplier = Decimal(doc["spec"].get("cost", {}).get("multiplier", "1"))
+        prices[doc["metadata"]["name"]] = per_gpu[pool["className"]] * multiplier
+    return prices
+
+
+PRICES = _replica_prices()
+CHEAP = min(PRICES, key=PRICES.__getitem__)
+DEAR = max(PRICES, key=PRICES.__getitem__)
+# The cheap pool's nodes (one GPU each) once it grows: room for every replica the scale-up adds.
+CHEAP_NODES = MAX - MIN
+
+
 @dataclass
 class Scaling:
-    """The running fleet, its monitoring and KEDA."""
+    """The running fleet, its monitoring and KEDA; what the scale-up left for the scale-down."""
 
     plane: Plane
     engines: Engines
     prometheus: Prometheus
     operator: Operator
     steps: list[str] = field(default_factory=list)
+    scaled_up: bool = False
+
+
+@dataclass(frozen=True)
+class Step:
+    """One poll of the deployment: what was asked, where its replicas are, which are Ready."""
+
+    wanted: int
+    placed: dict[str, int]
+    ready: dict[str, int]
+
+    @property
+    def ready_total(self) -> int:
+        return sum(self.ready.values())
 
 
 def _secret(cluster: str) -> str:
     return f"{cluster}-kubeconfig"
 
 
-def _docs(path: Path) -> list[dict[str, Any]]:
-    return [d for d in yaml.safe_load_all(path.read_text()) if d]
-
-
 def _in_e2e(doc: Mapping[str, Any]) -> dict[str, Any]:
-    """An example document moved to the scenario's namespace and fleet (its gateway, its clusters)."""
+    """An example document moved to the scenario's namespace and fleet (its gateway, its clusters, its strategy)."""
     out = copy.deepcopy(dict(doc))
     if out["kind"] == "Namespace":
         out["metadata"]["name"] = NS
@@ -99,6 +143,8 @@ def _in_e2e(doc: Mapping[str, Any]) -> dict[str, Any]:
     out["metadata"]["namespace"] = NS
     if out["kind"] == "ModelDeployment":
         out["spec"]["clusterSelector"] = {"matchLabels": {"modelplane.ai/fleet": NS}}
+        out["spec"]["placement"] = {"strategy": "CostOptimized"}
+        assert out["spec"]["workers"]["topology"] == {"tensor": 1}, "PRICES assumes one GPU per replica"
     if out["kind"] == "ModelService":
         out["spec"]["gatewayRef"] = {"name": NS}
     return out
@@ -120,6 +166,13 @@ def _scaled_object(prometheus: Prometheus) -> dict[str, Any]:
     return out
 
 
+def _cluster_doc(name: str) -> dict[str, Any]:
+    (doc,) = (
+        d for d in _docs(HERE / "platform.yaml") if d["kind"] == "InferenceCluster" and d["metadata"]["name"] == name
+    )
+    return doc
+
+
 @pytest.fixture(scope="module")
 def scaling(plane: Plane) -> Iterator[Scaling]:
     """The fleet, Prometheus fed by the stand-ins, KEDA, and the example's deployment Ready at one replica."""
@@ -131,6 +184,7 @@ def scaling(plane: Plane) -> Iterator[Scaling]:
     operator = Operator(plane.kube, {c: plane.workloads[w].kube for c, w in CLUSTERS.items()}, prometheus, engines)
     started: list[Any] = []
     models = [_in_e2e(d) for d in _docs(EXAMPLE / "deployment.yaml")]
+    up: Scaling | None = None
     try:
         prometheus.wait_ready()
         operator.start()
@@ -156,6 +210,8 @@ def scaling(plane: Plane) -> Iterator[Scaling]:
             plane.kube.delete(doc["apiVersion"], doc["kind"], meta["name"], meta.get("namespace"))
         for cluster in CLUSTERS:
             plane.kube.delete("v1", "Secret", _secret(cluster), CROSSPLANE_NAMESPACE)
+        if up is not None and up.steps:
+            NOTES.append("autoscaling steps: " + " | ".join(up.steps))
         if operator.errors:
             NOTES.append(f"autoscaling: the prometheus-operator stand-in's last errors: {operator.errors}")
 
@@ -191,6 +247,11 @@ def _weights_follow(kube: Kube, ready_per_cluster: Mapping[str, int]) -> bool:
     return all(abs(weights[k] / total_w - want[k] / total_n) <= 0.01 for k in want)
 
 
+def _cost(deployment: Mapping[str, Any]) -> str:
+    cost = deployment.get("status", {}).get("cost") or {}
+    return f"{cost['perHour']} {cost.get('currency', '')}/h" if "perHour" in cost else "none"
+
+
 def _settled(up: Scaling, count: int) -> bool:
     """``count`` replicas, every one Ready and scraped, the deployment saying so, the route's weights following."""
     kube = up.plane.kube
@@ -206,28 +267,63 @@ def _settled(up: Scaling, count: int) -> bool:
     )
 
 
-def _step(up: Scaling, phase: str, began: float) -> tuple[int, int]:
-    """Record the state when it changed; return (spec.replicas, Ready replicas)."""
+def _step(up: Scaling, phase: str, began: float) -> Step:
+    """Record the state when it changed (in ``up.steps``) and return it."""
     kube = up.plane.kube
     deployment = xr(kube, "ModelDeployment", DEPLOYMENT, NS) or {}
-    wanted = int(deployment.get("spec", {}).get("replicas", -1))
     replicas = _serving(kube)
-    ready_now = _per_cluster(replicas, only_ready=True)
+    step = Step(
+        wanted=int(deployment.get("spec", {}).get("replicas", -1)),
+        placed=_per_cluster(replicas, only_ready=False),
+        ready=_per_cluster(replicas, only_ready=True),
+    )
     signal = up.prometheus.value(
         f'max({QUEUE_PER_READY_REPLICA}{{namespace="{NS}",modelplane_deployment="{DEPLOYMENT}"}})'
     )
     state = (
-        f"spec.replicas {wanted}, replicas per cluster {_per_cluster(replicas, only_ready=False)}, "
-        f"Ready {ready_now}, route weights {_weights(kube)}"
+        f"spec.replicas {step.wanted}, replicas per cluster {step.placed}, Ready {step.ready}, "
+        f"route weights {_weights(kube)}, status.cost {_cost(deployment)}"
     )
     if not up.steps or not up.steps[-1].endswith(state):
         queue = "none" if signal is None else f"{signal:g}"
         up.steps.append(f"{phase} +{time.monotonic() - began:.1f}s: queue/Ready replica {queue}; {state}")
-    return wanted, sum(ready_now.values())
+    return step
 
 
-def test_keda_scales_the_deployment_on_its_queue_up_and_down(scaling: Scaling) -> None:
+def _wait_cost(kube: Kube, per_cluster: Mapping[str, int]) -> None:
+    """Wait for status.cost to be what ``per_cluster`` replicas cost at the fleet's prices (it follows placement)."""
+    want = sum((PRICES[c] * n for c, n in per_cluster.items()), Decimal(0))
+
+    def cost() -> bool:
+        found = (xr(kube, "ModelDeployment", DEPLOYMENT, NS) or {}).get("status", {}).get("cost") or {}
+        return found.get("currency") == "USD" and Decimal(found.get("perHour", "-1")) == want
+
+    eventually(f"status.cost.perHour {want} USD for {dict(per_cluster)}", cost)
+
+
+def _grow_cheap_pool(kube: Kube) -> None:
+    """The cheap cluster's reserved pool comes online with ``CHEAP_NODES`` nodes (as a cloud's node pool grows)."""
+    doc = _cluster_doc(CHEAP)
+    (pool,) = doc["spec"]["nodePools"]
+    assert pool["nodeCount"] == 0, "the scenario expects the cheap pool to start empty"
+    pool["nodeCount"] = CHEAP_NODES
+    kube.kubectl(["apply", "-f", "-"], stdin=yaml.safe_dump(doc))
+
+    def declared() -> bool:
+        status = (xr(kube, "InferenceCluster", CHEAP) or {}).get("status", {})
+        pools = status.get("capacity", {}).get("pools") or []
+        return [p.get("declared") for p in pools] == [CHEAP_NODES]
+
+    eventually(f"InferenceCluster {CHEAP} declaring {CHEAP_NODES} GPUs", declared, SCALE_TIMEOUT)
+
+
+def test_keda_scales_up_onto_the_cheapest_cluster_first(scaling: Scaling) -> None:
     kube = scaling.plane.kube
+    assert PRICES[CHEAP] < PRICES[DEAR]
+    # 0. The one replica runs where there was room: the dear cluster. The cheap pool grows; it stays.
+    assert _step(scaling, "start", time.monotonic()).placed == {DEAR: MIN}
+    _wait_cost(kube, {DEAR: MIN})
+    _grow_cheap_pool(kube)
     kube.apply(_scaled_object(scaling.prometheus))
     eventually(
         "the ScaledObject Ready (KEDA reads the trigger, its HPA targets the ModelDeployment)",
@@ -239,49 +335,67 @@ def test_keda_scales_the_deployment_on_its_queue_up_and_down(scaling: Scaling) -
         "kind": "ModelDeployment",
         "name": DEPLOYMENT,
     }
+    assert _step(scaling, "start", time.monotonic()).placed == {DEAR: MIN}, "a running replica moved"
 
-    # 1. Load: the queue per Ready replica rises to LOAD; KEDA asks for MAX, all are placed and turn Ready.
+    # 1. Load: KEDA asks for MAX; every new replica goes to the cheap cluster although the dear one has room.
     began = time.monotonic()
     scaling.engines.set_waiting(NS, DEPLOYMENT, LOAD)
-    seen_max = eventually(
-        f"spec.replicas raised to {MAX}",
-        lambda: _step(scaling, "up", began)[0] == MAX and time.monotonic(),
-        SCALE_TIMEOUT,
-    )
-    FIGURES["autoscaling: load -> spec.replicas raised to max (s)"] = round(seen_max - began, 1)
+
+    # A probe's exception only means "not yet" to eventually(): a broken rule ends the wait and is asserted after.
+    broken: list[str] = []
+
+    def up(*, settled: bool) -> bool:
+        step = _step(scaling, "up", began)
+        if step.placed.get(DEAR, 0) > MIN:
+            broken.append(f"a new replica went to the dear cluster {DEAR}: {step}")
+        return bool(broken) or (_settled(scaling, MAX) if settled else step.wanted == MAX)
+
+    eventually(f"spec.replicas raised to {MAX}", lambda: up(settled=False), SCALE_TIMEOUT)
+    assert not broken, (broken, scaling.steps)
+    FIGURES["autoscaling: load -> spec.replicas raised to max (s)"] = round(time.monotonic() - began, 1)
     eventually(
-        f"{MAX} Ready replicas, scraped, the route's weights following them",
-        lambda: _step(scaling, "up", began) and _settled(scaling, MAX),
-        SCALE_TIMEOUT,
+        f"{MAX} Ready replicas, scraped, the route's weights following them", lambda: up(settled=True), SCALE_TIMEOUT
     )
+    assert not broken, (broken, scaling.steps)
     FIGURES["autoscaling: load -> max replicas Ready and routed (s)"] = round(time.monotonic() - began, 1)
     ready_per_cluster = _per_cluster(_serving(kube), only_ready=True)
-    assert sum(ready_per_cluster.values()) == MAX
+    assert ready_per_cluster == {DEAR: MIN, CHEAP: MAX - MIN}
     assert _weights_follow(kube, ready_per_cluster), (_weights(kube), ready_per_cluster)
+    deployment = xr(kube, "ModelDeployment", DEPLOYMENT, NS) or {}
+    assert condition(deployment, "PlacementStrategy").get("reason") == "CostOptimized", condition(
+        deployment, "PlacementStrategy"
+    )
+    new = [p for p in deployment["status"]["placements"] if p["cluster"] == CHEAP]
+    assert [p.get("decidedBy") for p in new] == ["Cost"] * (MAX - MIN), new
+    _wait_cost(kube, ready_per_cluster)
+    NOTES.append(f"autoscaling: why a new replica went to {CHEAP}: {new[0].get('why')}")
+    scaling.scaled_up = True
 
-    # 2. No load: KEDA lowers spec.replicas step by step to MIN; Ready never drops below MIN.
+
+def test_scale_down_removes_the_costliest_replicas_first(scaling: Scaling) -> None:
+    if not scaling.scaled_up:
+        pytest.skip("needs the scale-up before it (test_keda_scales_up_onto_the_cheapest_cluster_first)")
+    kube = scaling.plane.kube
+    # 2. No load: KEDA lowers spec.replicas step by step to MIN. The dear replica leaves first (although it is
+    # the oldest), no cheap one while it runs, and Ready never drops below MIN.
     began = time.monotonic()
     scaling.engines.set_waiting(NS, DEPLOYMENT, 0.0)
     lowest = MAX
+    broken: list[str] = []
 
     def down() -> bool:
         nonlocal lowest
-        wanted, ready_now = _step(scaling, "down", began)
-        lowest = min(lowest, ready_now)
-        assert ready_now >= MIN, f"only {ready_now} Ready replicas while scaling down (bound {MIN}): {scaling.steps}"
-        return wanted == MIN and _settled(scaling, MIN)
+        step = _step(scaling, "down", began)
+        lowest = min(lowest, step.ready_total)
+        if step.ready_total < MIN:
+            broken.append(f"only {step.ready_total} Ready while scaling down (bound {MIN}): {step}")
+        if step.placed.get(DEAR, 0) and step.placed.get(CHEAP, 0) < MAX - MIN:
+            broken.append(f"a replica on the cheap cluster {CHEAP} left before the one on {DEAR}: {step}")
+        return bool(broken) or (step.wanted == MIN and _settled(scaling, MIN))
 
     eventually(f"spec.replicas lowered to {MIN}, the rest retired", down, SCALE_TIMEOUT)
+    assert not broken, (broken, scaling.steps)
     FIGURES["autoscaling: no load -> min replicas, the rest retired (s)"] = round(time.monotonic() - began, 1)
     FIGURES["autoscaling: fewest Ready replicas while scaling down"] = float(lowest)
-    NOTES.append("autoscaling steps: " + " | ".join(scaling.steps))
-
-
-def test_scale_down_removes_the_costliest_replicas_first() -> None:
-    """Follow-up: needs spec.placement.strategy CostOptimized and cluster costs (the cost branch)."""
-    xrd = yaml.safe_load((REPO / "apis" / "modeldeployments" / "definition.yaml").read_text())
-    spec = xrd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
-    strategy = spec.get("placement", {}).get("properties", {}).get("strategy", {})
-    if "CostOptimized" not in strategy.get("enum", []):
-        pytest.skip("ModelDeployment has no spec.placement.strategy CostOptimized yet (issue 24's cost half)")
-    pytest.fail("spec.placement.strategy exists: write the cheapest-first / costliest-leaves-first scenario")
+    assert _per_cluster(_serving(kube), only_ready=True) == {CHEAP: MIN}
+    _wait_cost(kube, {CHEAP: MIN})
