@@ -115,6 +115,9 @@ class Scaling:
     operator: Operator
     steps: list[str] = field(default_factory=list)
     scaled_up: bool = False
+    # Since when the route has weighted a cluster with no Ready replica (None: it does not), and the longest spell.
+    unready_weighted_since: float | None = None
+    longest_unready_weighted: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -267,6 +270,20 @@ def _settled(up: Scaling, count: int) -> bool:
     )
 
 
+def _time_unready_weighted(up: Scaling, weights: Mapping[str, int], ready_per_cluster: Mapping[str, int]) -> None:
+    """Time how long the route keeps a weight on a cluster none of whose replicas is Ready (printed, not asserted)."""
+    now = time.monotonic()
+    unready = [
+        c for c in CLUSTERS if weights.get(pool_endpoint_name(DEPLOYMENT, c), 0) > 0 and not ready_per_cluster.get(c)
+    ]
+    if unready and up.unready_weighted_since is None:
+        up.unready_weighted_since = now
+    elif not unready:
+        up.unready_weighted_since = None
+    if up.unready_weighted_since is not None:
+        up.longest_unready_weighted = max(up.longest_unready_weighted, now - up.unready_weighted_since)
+
+
 def _step(up: Scaling, phase: str, began: float) -> Step:
     """Record the state when it changed (in ``up.steps``) and return it."""
     kube = up.plane.kube
@@ -280,9 +297,11 @@ def _step(up: Scaling, phase: str, began: float) -> Step:
     signal = up.prometheus.value(
         f'max({QUEUE_PER_READY_REPLICA}{{namespace="{NS}",modelplane_deployment="{DEPLOYMENT}"}})'
     )
+    weights = _weights(kube)
+    _time_unready_weighted(up, weights, step.ready)
     state = (
         f"spec.replicas {step.wanted}, replicas per cluster {step.placed}, Ready {step.ready}, "
-        f"route weights {_weights(kube)}, status.cost {_cost(deployment)}"
+        f"route weights {weights}, status.cost {_cost(deployment)}"
     )
     if not up.steps or not up.steps[-1].endswith(state):
         queue = "none" if signal is None else f"{signal:g}"
@@ -397,5 +416,8 @@ def test_scale_down_removes_the_costliest_replicas_first(scaling: Scaling) -> No
     assert not broken, (broken, scaling.steps)
     FIGURES["autoscaling: no load -> min replicas, the rest retired (s)"] = round(time.monotonic() - began, 1)
     FIGURES["autoscaling: fewest Ready replicas while scaling down"] = float(lowest)
+    FIGURES["autoscaling: longest the route weighted a cluster with no Ready replica (s)"] = round(
+        scaling.longest_unready_weighted, 1
+    )
     assert _per_cluster(_serving(kube), only_ready=True) == {CHEAP: MIN}
     _wait_cost(kube, {CHEAP: MIN})
