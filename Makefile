@@ -20,7 +20,7 @@ test: $(STAMP) tools lint typecheck
 e2e: $(STAMP) tools e2e-tools
 	CROSSPLANE="$$(tools/crossplane.sh)" $(BIN)/pytest -m e2e tests/e2e
 
-## e2e-tools: build, once, the pinned kube-apiserver, controller-manager, scheduler, kwok, Kueue, Crossplane core, provider-kubernetes and registry (etcd from apt)
+## e2e-tools: build, once, the pinned kube-apiserver, controller-manager, scheduler, kwok, Kueue, KEDA, Crossplane core, provider-kubernetes and registry (etcd and Prometheus from apt)
 e2e-tools:
 	@tools/e2e/tools.sh >/dev/null
 

@@ -96,8 +96,12 @@ class CA:
             .not_valid_after(self._now + datetime.timedelta(days=2))
         )
 
-    def issue(self, name: str, *, organization: str | None = None) -> TLSDir:
-        """Write ``<root>/<name>/{ca.crt,tls.crt,tls.key}``: a 127.0.0.1 certificate that serves and authenticates."""
+    def issue(self, name: str, *, organization: str | None = None, dns: tuple[str, ...] = ()) -> TLSDir:
+        """Write ``<root>/<name>/{ca.crt,tls.crt,tls.key}``: a 127.0.0.1 certificate that serves and authenticates.
+
+        ``dns`` adds names it is valid for (a Service's ``<name>.<namespace>.svc``, which the
+        aggregation layer checks an APIService's server against).
+        """
         key = ec.generate_private_key(ec.SECP256R1())
         attributes = [x509.NameAttribute(NameOID.COMMON_NAME, name)]
         if organization:
@@ -105,7 +109,7 @@ class CA:
         cert = (
             self._builder(x509.Name(attributes), self._cert.subject, key.public_key())
             .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-            .add_extension(x509.SubjectAlternativeName(_LOOPBACK), critical=False)
+            .add_extension(x509.SubjectAlternativeName([*_LOOPBACK, *map(x509.DNSName, dns)]), critical=False)
             .add_extension(
                 x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]),
                 critical=False,

@@ -45,6 +45,8 @@ class Reason(StrEnum):
     NO_MATCHING_POOLS = "NoMatchingPools"
     CEL_ERROR = "CELError"
     INSUFFICIENT_CAPACITY = "InsufficientCapacity"
+    # spec.replicas is 0 (by hand or by an autoscaler): nothing to place, nothing serves.
+    SCALED_TO_ZERO = "ScaledToZero"
     # A ModelDeployment's existing replica kept exactly as it runs (the scheduler's HoldReason values):
     # an input it depends on is gone or unreadable, or the changed spec cannot run where it runs.
     CLUSTER_UNREADABLE = "ClusterUnreadable"

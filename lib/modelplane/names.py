@@ -222,6 +222,8 @@ GATEWAY_KEY = "gateway"
 CERTIFICATE_GRANT_KEY = "certificate-grant"
 BACKEND_KEY = "backend"
 ROUTE_KEY = "route"
+# The HTTPRouteFilter a ModelService's route answers 503 with while no endpoint serves.
+UNAVAILABLE_KEY = "unavailable"
 
 
 # Helm refuses a release name over 53 characters; provider-helm names the release after the Release resource.

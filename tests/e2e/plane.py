@@ -5,7 +5,8 @@ What starts, in order (each waited for with a timeout):
 - etcd (its data in memory when /dev/shm exists), the control-plane API server
   and one API server per workload cluster (same etcd, own ``--etcd-prefix``);
 - kube-controller-manager's garbage collector and namespace controllers for
-  every API server (what deletes composed resources after their owner goes,
+  every API server (and on the control plane the HPA controller, with the
+  aggregation layer on for the external metrics KEDA serves) (what deletes composed resources after their owner goes,
   and deleted namespaces); on each workload server also the controllers a
   cluster runs its workloads with (``WORKLOAD_CONTROLLERS``), kube-scheduler
   (DRA on: it allocates the ResourceClaims) and kwok, which plays the kubelet
@@ -77,7 +78,17 @@ WORKLOAD_CONTROLLERS = (
     "horizontal-pod-autoscaler-controller",
     "pod-garbage-collector-controller",
 )
-CONTROL_PLANE_CONTROLLERS = ("garbage-collector-controller", "namespace-controller")
+# The control plane's also runs the HPA controller: a KEDA ScaledObject scales a ModelDeployment through an HPA.
+CONTROL_PLANE_CONTROLLERS = (
+    "garbage-collector-controller",
+    "namespace-controller",
+    "horizontal-pod-autoscaler-controller",
+)
+# How often the HPA controller reads its metrics (default 15 s): the autoscaling scenario waits on it.
+HPA_SYNC_PERIOD = "2s"
+# The client certificate the API servers' aggregation layer presents to an extension API server
+# (KEDA's metrics server), and the name such a server accepts the X-Remote-* headers from.
+FRONT_PROXY = "front-proxy-client"
 KWOK_STAGES = Path(__file__).resolve().parent / "kwok" / "stages.yaml"
 # The label kwok manages nodes by (tests/e2e/hardware.py sets it on every node it creates).
 KWOK_NODE_LABEL = ("type", "kwok")
@@ -119,6 +130,7 @@ STAND_IN_CRDS = {
     "gateway-api/standard/gateway.networking.k8s.io_httproutes.yaml": "Gateway API (no Envoy Gateway runs)",
     "gateway-api/standard/gateway.networking.k8s.io_referencegrants.yaml": "Gateway API (no Envoy Gateway runs)",
     "envoy-gateway/gateway.envoyproxy.io_backends.yaml": "Envoy Gateway's Backend (no Envoy Gateway runs)",
+    "envoy-gateway/gateway.envoyproxy.io_httproutefilters.yaml": "Envoy Gateway's HTTPRouteFilter (a service's 503)",
     "provider-upjet-gcp": "GKE clusters and node pools (no provider-gcp-container runs)",
     "provider-upjet-aws": "EKS clusters and node groups (no provider-aws-eks runs)",
     "provider-upjet-azure": "AKS clusters and node pools (no provider-azure-containerservice runs)",
@@ -244,6 +256,7 @@ class BringUp:
         self.tokens = work / "tokens.csv"
         self.tokens.write_text(f'{self.token},admin,admin,"system:masters"\n')
         self.sa_key, self.sa_pub = self.ca.signing_key("service-account")
+        self.front_proxy = self.ca.issue(FRONT_PROXY)
         self.etcd_port = 0
         self.etcd_data: Path | None = None
 
@@ -302,6 +315,14 @@ class BringUp:
                 "--endpoint-reconciler-type=none",
                 "--enable-priority-and-fairness=false",
                 "--profiling=false",
+                # The aggregation layer, for extension API servers on loopback (KEDA's external metrics).
+                f"--requestheader-client-ca-file={self.ca.cert_path}",
+                f"--requestheader-allowed-names={FRONT_PROXY}",
+                "--requestheader-username-headers=X-Remote-User",
+                "--requestheader-group-headers=X-Remote-Group",
+                "--requestheader-extra-headers-prefix=X-Remote-Extra-",
+                f"--proxy-client-cert-file={self.front_proxy.cert}",
+                f"--proxy-client-key-file={self.front_proxy.key}",
             ],
         )
         kubeconfig_path = self.work / f"{name}.kubeconfig"
@@ -332,6 +353,7 @@ class BringUp:
                 "--concurrent-gc-syncs=10",
                 # The pod garbage collector deletes a lost node's pods once the node is gone.
                 "--terminated-pod-gc-threshold=100",
+                f"--horizontal-pod-autoscaler-sync-period={HPA_SYNC_PERIOD}",
             ],
         )
 

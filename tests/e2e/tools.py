@@ -28,6 +28,10 @@ class Tools:
     kwok: Path
     kueue: Path
     kueue_config: Path
+    keda_operator: Path
+    keda_adapter: Path
+    keda_crds: Path
+    prometheus: Path
     crossplane_cli: Path
 
     def build_seconds(self) -> dict[str, int]:
@@ -40,6 +44,8 @@ class Tools:
             self.registry,
             self.kwok,
             self.kueue,
+            self.keda_adapter,
+            self.prometheus.parents[1],
         ):
             for record in sorted(binary.parent.glob("build-seconds*")):
                 what = record.name.removeprefix("build-seconds").lstrip("-")
@@ -72,5 +78,9 @@ def install() -> Tools:
         kwok=Path(paths["kwok"]),
         kueue=Path(paths["kueue"]),
         kueue_config=Path(paths["kueue-src"]),
+        keda_operator=Path(paths["keda-operator"]),
+        keda_adapter=Path(paths["keda-adapter"]),
+        keda_crds=Path(paths["keda-crds"]),
+        prometheus=Path(paths["prometheus"]),
         crossplane_cli=Path(cli.stdout.strip().splitlines()[-1]),
     )

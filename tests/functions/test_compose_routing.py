@@ -390,14 +390,67 @@ def test_service_mixed_rewrite_paths_use_backend_filters_and_say_envoy_gateway_c
     _assert_valid(got)
 
 
-def test_service_with_no_endpoints_keeps_its_route() -> None:
-    got = _serve(ServiceRunner(), _service_xr(FP8), [GATEWAY])
-    rule = _composed(got)["route"]["spec"]["rules"][0]
-    assert "backendRefs" not in rule
+_UNAVAILABLE_BODY = (
+    '{"error": {"code": 503, "message": "ModelService ml/llm has no Ready endpoint: its deployments may be scaled '
+    'to zero (spec.replicas 0) or still starting; retry later", "type": "service_unavailable"}}'
+)
+
+
+@pytest.mark.parametrize(
+    "endpoints",
+    [
+        pytest.param([], id="scaled-to-zero-no-endpoint"),
+        pytest.param([_endpoint("fp8-0", "fp8", ready=False)], id="none-ready-yet"),
+    ],
+)
+def test_service_with_no_serving_endpoint_answers_503(endpoints: list[dict[str, Any]]) -> None:
+    got = _serve(ServiceRunner(), _service_xr(FP8), [GATEWAY, *endpoints])
+    composed = _composed(got)
+    # The route stays (its address with it) and sends every request to the direct 503, no backend.
+    assert composed["route"]["spec"]["rules"] == [
+        {
+            "matches": [{"path": {"type": "PathPrefix", "value": "/ml/llm"}}],
+            "filters": [
+                {
+                    "type": "ExtensionRef",
+                    "extensionRef": {
+                        "group": "gateway.envoyproxy.io",
+                        "kind": "HTTPRouteFilter",
+                        "name": "llm-unavailable",
+                    },
+                }
+            ],
+            "timeouts": {"request": "0s"},
+        }
+    ]
+    assert composed["unavailable"] == {
+        "apiVersion": "gateway.envoyproxy.io/v1alpha1",
+        "kind": "HTTPRouteFilter",
+        "metadata": {"name": "llm-unavailable", "namespace": "ml"},
+        "spec": {
+            "directResponse": {
+                "statusCode": 503,
+                "contentType": "application/json",
+                "body": {"type": "Inline", "inline": _UNAVAILABLE_BODY},
+                "header": {"add": [{"name": "Retry-After", "value": "30"}]},
+            }
+        },
+    }
     routed = _condition(got, "Routed")
     assert (routed["status"], routed["reason"]) == ("STATUS_CONDITION_FALSE", "NoEndpoints")
+    assert "answers 503 (its HTTPRouteFilter llm-unavailable)" in routed["message"]
     assert got["desired"]["composite"]["ready"] == "READY_FALSE"
     _assert_valid(got)
+
+
+def test_a_serving_service_keeps_its_503_filter_unreferenced() -> None:
+    got = _serve(ServiceRunner(), _service_xr(FP8), [GATEWAY, _endpoint("fp8-0", "fp8")])
+    composed = _composed(got)
+    assert composed["unavailable"]["kind"] == "HTTPRouteFilter"
+    assert got["desired"]["resources"]["unavailable"]["ready"] == "READY_TRUE"
+    rule = composed["route"]["spec"]["rules"][0]
+    assert [f["type"] for f in rule["filters"]] == ["URLRewrite"]
+    assert _refs(got) == {"fp8-0": 1}
 
 
 def test_service_missing_gateway_keeps_the_observed_route() -> None:

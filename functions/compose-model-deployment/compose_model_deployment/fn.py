@@ -107,7 +107,7 @@ def compose(
 ) -> None:
     """Resolve the fleet and what runs, schedule, write the replicas and endpoints, then status and conditions."""
     key = _key(req)
-    request_requirements(rsp, key)
+    _every_call(rsp, key)
     xr = parse_or_keep(ledger, log, ModelDeployment, _invalid)
     if xr is None:
         return
@@ -326,6 +326,17 @@ def _key(req: fnv1.RunFunctionRequest) -> DeploymentKey:
     )
 
 
+def _every_call(rsp: fnv1.RunFunctionResponse, key: DeploymentKey) -> None:
+    """Ask for the fleet, and write status.selector (the scale subresource's label selector).
+
+    An autoscaler (HPA, KEDA) refuses a scale target without a selector, so it is written
+    before anything can stop the call: waiting for the fleet or an invalid spec included.
+    """
+    request_requirements(rsp, key)
+    if key.name:
+        resource.update(rsp.desired.composite, {"status": {"selector": f"{DEPLOYMENT_LABEL}={key.name}"}})
+
+
 def _observed_conditions(req: fnv1.RunFunctionRequest) -> dict[str, ObservedCondition]:
     status = req.observed.composite.resource.fields.get("status")
     items = status.struct_value.fields.get("conditions") if status is not None else None
@@ -377,7 +388,6 @@ def _write_status(
         "readyReplicas": len(ready),
         "updatedReplicas": updated,
         "observedRevision": deployment.revision,
-        "selector": f"{DEPLOYMENT_LABEL}={deployment.name}",
         "placements": placements,
         **plan.spend.status(),
     }
@@ -385,4 +395,6 @@ def _write_status(
         status["unschedulable"] = [
             {"replica": u.replica, "reason": str(u.reason), "message": u.message} for u in plan.unplaced
         ]
-    resource.update(rsp.desired.composite, {"status": status})
+    # On top of what the call wrote first (status.selector), not instead of it.
+    written = protojson.struct_to_dict(rsp.desired.composite.resource).get("status") or {}
+    resource.update(rsp.desired.composite, {"status": {**written, **status}})

@@ -9,7 +9,8 @@ selector matches in proportion to their ``spec.weight`` (evenly by default; a
 deployment's pool endpoint weighs its cluster's Ready replicas); the route sends ``/<namespace>/<name>``
 to their Backends, rewritten to the endpoints' ``rewritePath``. A missing
 gateway keeps the route composed before; a service with no endpoint to send
-to keeps its route (so its address stays) and says ``NoEndpoints``.
+to keeps its route (so its address stays), which answers 503 through the
+service's HTTPRouteFilter, and says ``NoEndpoints``.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from modelplane.fnkit.structs import labels_at
 from modelplane.fnkit.xr import name_of, namespace_of
 from modelplane.kinds import API_VERSION
 from modelplane.layout import Layout
-from modelplane.names import ROUTE_KEY, SERVING_ANNOTATION, service_path
+from modelplane.names import ROUTE_KEY, SERVING_ANNOTATION, UNAVAILABLE_KEY, service_path
 from modelplane.problems import Problem, describe
 from modelplane.readiness import readiness_of
 from modelplane.routing import (
@@ -52,8 +53,10 @@ from modelplane.routing import (
     parse_url,
     plan_route,
     route_accepted,
+    unavailable_filter,
 )
 from modelplane.routing.route import ENDPOINT, ROUTE
+from modelplane.routing.unavailable import unavailable_filter_name
 from modelplane.scheduling.labels import LabelSelector, Operator
 from modelplane.scheduling.labels import Requirement as LabelRequirement
 from modelplane_models.model_service import ModelService, Selector
@@ -98,9 +101,11 @@ def compose(
     ref = gateway_ref(gateway_name)
     path = service_path(service.namespace, service.name)
     accepted = route_accepted(inputs.observed(req, rsp, ROUTE_KEY, ROUTE), ref)
+    # Always composed, so the route can point at it the moment the last endpoint stops serving.
+    ledger.put(UNAVAILABLE_KEY, unavailable_filter(service.name, service.namespace), ready=True)
     ledger.put(ROUTE_KEY, http_route(service.name, service.namespace, path, ref, plan), ready=accepted)
     _write_status(rsp, service, plan, gateways[0])
-    condition = _routed(plan, ref, path)
+    condition = _routed(plan, ref, path, service.name)
     if condition.status != Status.TRUE:
         response.warning(rsp, condition.message)
         log.info("not routed", reason=str(condition.reason), message=condition.message)
@@ -206,12 +211,13 @@ def _write_status(rsp: fnv1.RunFunctionResponse, service: _Service, plan: RouteP
     resource.update(rsp.desired.composite, {"status": status})
 
 
-def _routed(plan: RoutePlan, gateway: GatewayRef, path: str) -> Condition:
+def _routed(plan: RoutePlan, gateway: GatewayRef, path: str, service: str) -> Condition:
     if not plan.serving:
         matched = sum(len(g.matched) for g in plan.groups)
         message = (
             f"no Ready ModelEndpoint with a weight above 0 matches spec.endpoints ({matched} matched, none Ready "
-            "with a Backend and a positive weight); the route is kept and answers 500 until one is"
+            "with a Backend and a positive weight); the route is kept and answers 503 (its HTTPRouteFilter "
+            f"{unavailable_filter_name(service)}) until one is"
         )
         return Condition(Type.ROUTED, Status.FALSE, Reason.NO_ENDPOINTS, message)
     if len(plan.rewrite_paths) > 1 and not SUPPORTS_BACKEND_PATH_REWRITE.get(CONTROLLER_NAME, True):

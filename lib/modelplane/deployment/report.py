@@ -90,10 +90,18 @@ def report(plan: Schedule, unreadable: Mapping[int, str]) -> Report:
     if leaving:
         normal += (f"moving elsewhere a wave at a time: {', '.join(plan.leaving)} ({'; '.join(leaving)})",)
     if not parts:
+        if plan.desired == 0:
+            return Report(Condition(Type.SCHEDULED, Status.TRUE, Reason.SCALED_TO_ZERO, SCALED_TO_ZERO), (), normal)
         return Report(Condition(Type.SCHEDULED, Status.TRUE, Reason.SCHEDULED, plan.message), (), normal)
     message = "; ".join([plan.message, *(p.detail for p in parts if p.detail)])
     condition = Condition(Type.SCHEDULED, Status.FALSE, parts[0].reason, message)
     return Report(condition, tuple(p.warning for p in parts), normal)
+
+
+SCALED_TO_ZERO = (
+    "scaled to zero: spec.replicas is 0; no replica serves and the ModelServices routing to this deployment "
+    "answer 503 until spec.replicas is raised (kubectl scale, or an autoscaler through the scale subresource)"
+)
 
 
 def _held(holds: Iterable[tuple[str, Held]]) -> list[_Part]:

@@ -24,6 +24,7 @@ from modelplane.routing.route import (
     plan_route,
     route_accepted,
 )
+from modelplane.routing.unavailable import unavailable_filter
 from modelplane.routing.urls import EndpointURL, HostKind, InvalidURLError, parse_url
 from modelplane.routing.weights import MAX_WEIGHT, Group, Share, split_weights
 
@@ -58,4 +59,5 @@ __all__ = [
     "release",
     "route_accepted",
     "split_weights",
+    "unavailable_filter",
 ]

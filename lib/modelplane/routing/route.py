@@ -10,6 +10,7 @@ from typing import Any
 from modelplane.layout import CONDITION, METADATA, Layout
 from modelplane.routing.backend import BACKEND_GROUP
 from modelplane.routing.gateway import GATEWAY_API_VERSION, GATEWAY_GROUP, GatewayRef
+from modelplane.routing.unavailable import unavailable_ref
 from modelplane.routing.weights import Group, Share, split_weights
 from modelplane.scheduling.labels import LabelSelector
 
@@ -136,8 +137,15 @@ def http_route(name: str, namespace: str, prefix: str, gateway: GatewayRef, plan
     One rewrite path is a rule-level filter; endpoints with different rewrite
     paths each carry theirs as a backendRef filter. A DNS-named endpoint gets
     its host name as the Host header (a backendRef filter, so mixed upstreams
-    each see their own).
+    each see their own). While no endpoint gets traffic the rule answers the
+    service's 503 (``unavailable``) instead, with no backend.
     """
+    if not plan.serving:
+        unavailable = {
+            "matches": [{"path": {"type": "PathPrefix", "value": prefix}}],
+            "filters": [unavailable_ref(name)],
+        }
+        return _route(name, namespace, gateway, unavailable)
     per_backend_path = len(plan.rewrite_paths) > 1
     refs = []
     for b in plan.backends:
@@ -156,7 +164,10 @@ def http_route(name: str, namespace: str, prefix: str, gateway: GatewayRef, plan
         rule["filters"] = [_rewrite(plan.rewrite_paths[0] if plan.rewrite_paths else "/")]
     if refs:
         rule["backendRefs"] = refs
-    rule["timeouts"] = {"request": NO_TIMEOUT}
+    return _route(name, namespace, gateway, rule)
+
+
+def _route(name: str, namespace: str, gateway: GatewayRef, rule: dict[str, Any]) -> dict[str, Any]:
     return {
         "apiVersion": GATEWAY_API_VERSION,
         "kind": "HTTPRoute",
@@ -165,7 +176,7 @@ def http_route(name: str, namespace: str, prefix: str, gateway: GatewayRef, plan
             "parentRefs": [
                 {"group": GATEWAY_GROUP, "kind": "Gateway", "name": gateway.name, "namespace": gateway.namespace}
             ],
-            "rules": [rule],
+            "rules": [{**rule, "timeouts": {"request": NO_TIMEOUT}}],
         },
     }
 
