@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import pydantic
+from crossplane.function import response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane import protojson
@@ -23,6 +24,7 @@ from modelplane.kinds import API_VERSION
 from modelplane.layout import METADATA
 from modelplane.modelcache.targets import User
 from modelplane.names import MODEL_CACHE_LABEL, cache_label
+from modelplane.problems import describe, invalid
 from modelplane_models.inference_cluster import InferenceCluster
 
 CLUSTERS = Requirement("clusters", API_VERSION, "InferenceCluster")
@@ -57,7 +59,8 @@ def read(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, cache: str
         name = string_at(struct, "metadata", "name")
         try:
             clusters[name] = InferenceCluster.model_validate(protojson.struct_to_dict(struct))
-        except pydantic.ValidationError:
+        except pydantic.ValidationError as err:
+            response.warning(rsp, f"InferenceCluster {name} cannot be read: {describe(invalid(err))}")
             clusters.setdefault(name, None)
     users, unreadable = [], []
     for replica in inputs.required(req, rsp, USERS.name, _REPLICA):
