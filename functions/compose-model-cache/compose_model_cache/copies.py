@@ -81,11 +81,11 @@ def remote(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, key: str
     return observed_manifest(found) if found is not None else None
 
 
-def state_of(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, key: str) -> CopyState | None:
-    """The copy's state from the observed Job or LocalModelCache under ``key`` (None for another part)."""
+def state_of(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, key: str, name: str = "") -> CopyState | None:
+    """The copy's state from the observed Job or LocalModelCache ``name`` under ``key`` (None for another part)."""
     part = part_of(key)
     manifest = remote(req, rsp, key)
-    name = str((manifest or {}).get("metadata", {}).get("name", "")) or key
+    name = name or str((manifest or {}).get("metadata", {}).get("name", "")) or key
     if part.startswith(_JOB):
         return job_state(manifest, name)
     if part == "localmodelcache":

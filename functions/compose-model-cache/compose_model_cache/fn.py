@@ -254,7 +254,7 @@ def _stage(ledger: Ledger, work: CacheWork, found: Fleet, cluster: str, observed
         ledger.put(key, obj, ready=inputs.ready(req, rsp, key).true)
         if copies.remote(req, rsp, key) is None:
             waiting.append(part.part)
-        state = copies.state_of(req, rsp, key) or state
+        state = copies.state_of(req, rsp, key, part.manifest["metadata"]["name"]) or state
     _leave(ledger, found, cluster, observed)
     issue = (Reason.DEPLOYING, f"waiting for {', '.join(waiting)} on InferenceCluster {cluster}") if waiting else None
     return _Copy(cluster, state, issue)
