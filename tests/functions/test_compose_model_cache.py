@@ -565,3 +565,11 @@ def test_every_object_validates_against_the_real_crds(cache: dict[str, Any]) -> 
         assert xrds.validate(obj).errors == (), key
         manifest = obj["spec"]["forProvider"]["manifest"]
         assert xrds.validate(manifest).errors == (), (key, manifest["kind"])
+
+
+def test_a_copy_on_a_cluster_no_longer_listed_is_kept() -> None:
+    cache = _cache(placement="Static", clusterSelector={"matchLabels": {"tier": "prod"}})
+    observed = _observe(_run(cache), east=_DONE, west=_DONE)
+    got = _run(cache, clusters=(_cluster("east"),), observed=observed)
+    assert sorted(_objects(got)) == sorted(observed)
+    assert _copies(got)["west"]["message"] == "kept: InferenceCluster west is not listed or cannot be read"

@@ -83,23 +83,18 @@ def compose(
         return
     found = fleet.read(req, rsp, name)
     observed = _observed_by_cluster(ledger)
-    unreadable = {cluster_label(n) for n, c in found.clusters.items() if c is None}
+    readable = {cluster_label(n) for n, c in found.clusters.items() if c is not None}
     selector = _selector(xr.spec)
     selected = [n for n, c in found.clusters.items() if c is not None and _selects(selector, c)]
     placement = Placement(xr.spec.placement or Placement.FOLLOW)
-    decided = targets(placement, selected, found.users, found.unreadable_users, set(observed) - unreadable)
+    decided = targets(placement, selected, found.users, found.unreadable_users, set(observed) - {""}, readable)
     staged = [
         _stage(ledger, work, found, cluster, observed.get(cluster_label(cluster), [])) for cluster in decided.clusters
     ]
-    composed = {cluster_label(c) for c in decided.clusters}
     for kept in decided.kept:
         ledger.keep(observed[kept.label], kept.why)
         state = copies.best_observed(req, rsp, observed[kept.label])
         staged.append(_Copy(kept.cluster, CopyState(state.phase, kept.why, state.since)))
-    for label in sorted((unreadable & set(observed)) - composed):
-        why = f"kept: InferenceCluster {label} cannot be read"
-        ledger.keep(observed[label], why)
-        staged.append(_Copy(label, CopyState(copies.best_observed(req, rsp, observed[label]).phase, why)))
     for label in decided.removed:
         ledger.remove(observed[label], f"no cluster selection or replica keeps the copy on {label} any more")
     ledger.keep(observed.get("", []), "not a key compose-model-cache composes")

@@ -3,7 +3,8 @@
 1. The targets: the clusters ``spec.clusterSelector`` selects and, under placement Follow, the
    clusters of the replicas that use the cache.
 2. A copy observed on a cluster that is no longer a target is kept while a replica that uses the
-   cache runs there, or while a replica that may use it cannot be read: never drop a copy in use.
+   cache runs there, while a replica that may use it cannot be read, or while the cluster itself is
+   not listed or cannot be read (an input lost is not a reason): never drop a copy in use.
 3. Any other copy off the targets is removed.
 """
 
@@ -55,6 +56,7 @@ def targets(
     users: Iterable[User],
     unreadable: Iterable[str],
     observed: Set[str],
+    readable: Set[str],
 ) -> Targets:
     """Decide where the cache keeps copies.
 
@@ -64,6 +66,7 @@ def targets(
         users: The readable ModelReplicas that use the cache.
         unreadable: The ModelReplicas labelled with the cache that cannot be read (their cluster is unknown).
         observed: The cluster labels (``cluster_label``) of the copies observed now.
+        readable: The cluster labels of the InferenceClusters listed and read whole.
     """
     users = sorted(users, key=lambda u: (u.cluster, u.replica))
     unreadable = sorted(unreadable)
@@ -83,6 +86,8 @@ def targets(
         elif unreadable:
             why = f"kept: ModelReplica {', '.join(unreadable)} cannot be read, so it may mount it"
             kept.append(Kept(label, label, why))
+        elif label not in readable:
+            kept.append(Kept(label, label, f"kept: InferenceCluster {label} is not listed or cannot be read"))
         else:
             # 3. Nothing uses it.
             removed.append(label)
