@@ -598,7 +598,7 @@ class ImagePullSecret(BaseModel):
 
 class InitContainer(BaseModel):
     """
-    One init container (a Kubernetes Container that runs to completion).
+    One init container (a subset of a Kubernetes Container that runs to completion).
     """
 
     args: Annotated[list[Arg] | None, Field(max_length=256)] = None
@@ -625,21 +625,9 @@ class InitContainer(BaseModel):
     """
     When the kubelet pulls the image. Kubernetes defaults it to Always for :latest and IfNotPresent otherwise.
     """
-    livenessProbe: LivenessProbe | None = None
-    """
-    When the container is restarted: it fails this probe failureThreshold times in a row. Exactly one handler.
-    """
     name: Annotated[str, Field(max_length=63, min_length=1, pattern="^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")]
     """
     The container name (a DNS label), unique in the pod.
-    """
-    ports: Annotated[list[Port] | None, Field(max_length=16)] = None
-    """
-    Ports the container listens on. The engine container's first port is the one the replica serves (8000 when none is given).
-    """
-    readinessProbe: ReadinessProbe | None = None
-    """
-    When the container may receive traffic (e.g. an HTTP GET of vLLM's /health). Exactly one handler.
     """
     resources: Resources | None = None
     """
@@ -648,10 +636,6 @@ class InitContainer(BaseModel):
     securityContext: SecurityContext | None = None
     """
     The container's security settings (a Kubernetes SecurityContext); they override the pod's securityContext for this container. Applied on the workload cluster.
-    """
-    startupProbe: StartupProbe | None = None
-    """
-    Gates the other probes until the engine has started (model weights take minutes to load: allow failureThreshold × periodSeconds for it). Exactly one handler.
     """
     volumeMounts: Annotated[list[VolumeMount] | None, Field(max_length=32)] = None
     """
