@@ -19,6 +19,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import json_format
 
 from compose_model_replica.fn import FunctionRunner
+from modelplane.backends.pods import SHM_PATH
 from tests.functions.replica_fixtures import cluster, gpu_class, replica, request
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "validation"))
@@ -27,7 +28,7 @@ import xrds
 SHAPES = ("single-gpu", "tp8-pp2", "5p3d")
 BACKENDS = ("KServe", "Native")
 POOL = "modelplane.ai/pool"
-SHM = {"name": "dshm", "mountPath": "/dev/shm"}
+SHM = {"name": "dshm", "mountPath": SHM_PATH}
 
 WEIGHTS = {"name": "weights", "persistentVolumeClaim": {"claimName": "llama-weights", "readOnly": True}}
 SCRATCH = {"name": "scratch", "emptyDir": {"sizeLimit": "200Gi"}}
@@ -167,7 +168,7 @@ def test_every_field_reaches_every_pod_of_every_role(shape: str, backend: str) -
         ),
         # Admission refuses these; should one reach the function, Modelplane's /dev/shm still wins.
         pytest.param(
-            {"volumes": [{"name": "dshm", "emptyDir": {}}], "mounts": [{"name": "x", "mountPath": "/dev/shm"}]},
+            {"volumes": [{"name": "dshm", "emptyDir": {}}], "mounts": [{"name": "x", "mountPath": SHM_PATH}]},
             ["dshm"],
             [SHM],
             id="reserved-name-and-path-keep-modelplanes",
