@@ -1,13 +1,13 @@
 # A runtime image of one Modelplane composition function, for those who build
 # with Docker. It is not what `make package` or CI builds: tools/images.sh
 # builds the images without Docker (Debian bookworm, /venv from the hashed
-# lock tools/images/requirements.lock, one base layer shared by all eight,
+# lock tools/images/requirements.lock, one base layer shared by all of them,
 # reproducible) and tools/package.sh embeds them in the Function packages.
 # This file installs the same project the same way, but resolves the
 # dependencies at build time from pyproject.toml's ranges and has not been
 # built on this project's machines (no Docker there).
 #
-# One Dockerfile for all eight; pick the function with --build-arg FUNCTION
+# One Dockerfile for every function; pick the function with --build-arg FUNCTION
 # (its directory under functions/):
 #
 #   docker build --build-arg FUNCTION=compose-model-deployment \

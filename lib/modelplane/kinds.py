@@ -73,6 +73,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("ModelDeployment", "modeldeployments", "Namespaced", "model-deployment", reads_own_status=True),
     Kind("ModelReplica", "modelreplicas", "Namespaced", "model-replica"),
     Kind("ModelPool", "modelpools", "Namespaced", "model-pool"),
+    Kind("ModelCache", "modelcaches", "Namespaced", "model-cache"),
     Kind("ModelEndpoint", "modelendpoints", "Namespaced", "model-endpoint"),
     Kind("ModelService", "modelservices", "Namespaced", "model-service"),
 )

@@ -361,3 +361,46 @@ def is_routing_pool_key(key: str) -> bool:
 def pool_endpoint_name(deployment: str, cluster: str) -> str:
     """The ModelEndpoint of a deployment's pool on ``cluster``: ``<deployment>-<cluster>``, cut and hashed to 63."""
     return bounded_name(f"{deployment}-{cluster}", MAX_NAME)
+
+
+# --- A ModelCache's copies (compose-model-cache) ---
+
+# The seam until ModelDeployment's spec.modelCacheRef lands: a ModelReplica labelled with a cache's
+# name uses that cache (its cluster keeps a copy under placement Follow, and a copy there is never
+# deleted while it runs). Every object a cache composes on a workload cluster carries it too.
+MODEL_CACHE_LABEL = "modelplane.ai/model-cache"
+# Composition keys are ``<cluster_label(cluster)>.<part>``: a cluster label has no dot.
+_CACHE_KEY_SEPARATOR = "."
+_MAX_JOB = 63
+_DIGEST = 8
+
+
+def cache_label(cache: str) -> str:
+    """The ``MODEL_CACHE_LABEL`` value of ModelCache ``cache``: its name, cut and hashed when not a label value."""
+    return bounded_name(cache, _MAX_LABEL)
+
+
+def cache_key(cluster: str, part: str) -> str:
+    """The composition resource name of part ``part`` of a cache's copy on ``cluster``."""
+    return f"{cluster_label(cluster)}{_CACHE_KEY_SEPARATOR}{part}"
+
+
+def cache_key_cluster(key: str) -> str | None:
+    """The ``cluster_label`` of the cluster a cache's composition key ``key`` is for (None for another key)."""
+    label, sep, part = key.partition(_CACHE_KEY_SEPARATOR)
+    return label if sep and label and part else None
+
+
+def cache_claim_name(cache: str) -> str:
+    """The PersistentVolumeClaim of a cache (in its namespace on each workload cluster): ``model-cache-<cache>``."""
+    return bounded_name(f"model-cache-{cache}", _MAX_SUBDOMAIN)
+
+
+def cache_job_name(cache: str, digest: str) -> str:
+    """The hydration Job of a cache for one source (``digest``): a label value, as the Job's pods carry it."""
+    return f"{bounded_name(f'hydrate-{cache}', _MAX_JOB - _DIGEST - 1)}-{digest[:_DIGEST]}"
+
+
+def cache_node_name(namespace: str, cache: str) -> str:
+    """A cache's cluster-scoped KServe LocalModelNodeGroup and LocalModelCache: ``<namespace>-<cache>``."""
+    return bounded_name(f"{namespace}-{cache}", _MAX_SUBDOMAIN)

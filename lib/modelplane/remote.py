@@ -69,6 +69,20 @@ _BY_KIND: dict[str, ReadinessRule] = {
         Readiness.DERIVE_FROM_CEL_QUERY,
         "object.status.conditions.exists(c, c.type == 'Available' && c.status == 'True')",
     ),
+    # A ModelCache's copy: the claim exists once created; the hydration Job and KServe's node-local
+    # copies are ready when the weights are there.
+    "PersistentVolumeClaim": ReadinessRule(Readiness.SUCCESSFUL_CREATE),
+    "LocalModelNodeGroup": ReadinessRule(Readiness.SUCCESSFUL_CREATE),
+    "Job": ReadinessRule(
+        Readiness.DERIVE_FROM_CEL_QUERY,
+        "has(object.status.conditions)"
+        " && object.status.conditions.exists(c, c.type == 'Complete' && c.status == 'True')",
+    ),
+    "LocalModelCache": ReadinessRule(
+        Readiness.DERIVE_FROM_CEL_QUERY,
+        "has(object.status.copies) && has(object.status.copies.total) && object.status.copies.total > 0"
+        " && has(object.status.copies.available) && object.status.copies.available == object.status.copies.total",
+    ),
     "LLMInferenceService": ReadinessRule(
         Readiness.DERIVE_FROM_CEL_QUERY,
         "object.status.conditions.exists(c, c.type == 'Ready' && c.status == 'True')",

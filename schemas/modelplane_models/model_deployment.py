@@ -7,16 +7,72 @@ from typing import Annotated, Any, Literal
 from typing_extensions import TypeAliasType
 
 
+class AddItem(RootModel[str]):
+    root: Annotated[str, Field(max_length=64)]
+    """
+    A capability name.
+    """
+
+
+class Affinity(BaseModel):
+    """
+    Node and pod (anti-)affinity of every pod (a Kubernetes Affinity), applied by the workload cluster's scheduler. Modelplane pins the pods to their pool with a nodeSelector, which Kubernetes requires together with (AND) this affinity: affinity narrows where in the pool the pods run, never moves them out of it (a required node term that excludes the pool leaves them Pending). Each part is a Kubernetes NodeAffinity, PodAffinity or PodAntiAffinity, validated on the workload cluster.
+    """
+
+    nodeAffinity: dict[str, Any] | None = None
+    """
+    Node affinity (requiredDuringSchedulingIgnoredDuringExecution, preferredDuringSchedulingIgnoredDuringExecution).
+    """
+    podAffinity: dict[str, Any] | None = None
+    """
+    Pod affinity (e.g. near pods of another workload).
+    """
+    podAntiAffinity: dict[str, Any] | None = None
+    """
+    Pod anti-affinity (e.g. spread the workers of a replica over nodes).
+    """
+
+
 AnnotationsAdditionalProperty = TypeAliasType("AnnotationsAdditionalProperty", Annotated[str, Field(max_length=65536)])
 """
 An annotation value.
 """
 
 
+class AppArmorProfile(BaseModel):
+    """
+    The AppArmor profile.
+    """
+
+    localhostProfile: Annotated[str | None, Field(max_length=4096)] = None
+    """
+    The name of a profile loaded on the node.
+    """
+    type: Literal["RuntimeDefault", "Unconfined", "Localhost"]
+    """
+    RuntimeDefault, Unconfined, or Localhost (with localhostProfile).
+    """
+
+
 class Arg(RootModel[str]):
     root: Annotated[str, Field(max_length=131072)]
     """
     One argument.
+    """
+
+
+class Capabilities(BaseModel):
+    """
+    POSIX capabilities added to or dropped from the runtime's default set.
+    """
+
+    add: Annotated[list[AddItem] | None, Field(max_length=64)] = None
+    """
+    Capabilities to add, e.g. IPC_LOCK.
+    """
+    drop: Annotated[list[AddItem] | None, Field(max_length=64)] = None
+    """
+    Capabilities to drop, e.g. ALL.
     """
 
 
@@ -92,6 +148,29 @@ class Condition(BaseModel):
     type: str
     """
     Type of the condition, e.g. Ready.
+    """
+
+
+class ConfigMap(BaseModel):
+    """
+    The keys of a ConfigMap as files.
+    """
+
+    defaultMode: Annotated[int | None, Field(ge=0, le=511)] = None
+    """
+    The mode bits of the files (Kubernetes default 0644).
+    """
+    items: Annotated[list[Item] | None, Field(max_length=64)] = None
+    """
+    Which keys become which files (default every key, named after it).
+    """
+    name: Annotated[str | None, Field(max_length=253, min_length=1)] = None
+    """
+    The ConfigMap's name.
+    """
+    optional: bool | None = None
+    """
+    Whether the ConfigMap or its keys may be missing.
     """
 
 
@@ -178,9 +257,17 @@ class Container(BaseModel):
     """
     CPU, memory and other non-accelerator resources. GPUs come from the DRA claim Modelplane adds, so */gpu resources are refused here.
     """
+    securityContext: SecurityContext | None = None
+    """
+    The container's security settings (a Kubernetes SecurityContext); they override the pod's securityContext for this container. Applied on the workload cluster.
+    """
     startupProbe: StartupProbe | None = None
     """
     Gates the other probes until the engine has started (model weights take minutes to load: allow failureThreshold × periodSeconds for it). Exactly one handler.
+    """
+    volumeMounts: Annotated[list[VolumeMount] | None, Field(max_length=32)] = None
+    """
+    Volumes of template.spec.volumes mounted into this container, by name. /dev/shm is Modelplane's (see sharedMemorySize). Applied on the workload cluster.
     """
 
 
@@ -200,6 +287,33 @@ class Cost(BaseModel):
     unpricedReplicas: int | None = None
     """
     Placed replicas whose pools have no cost, left out of perHour; absent when none.
+    """
+
+
+class Csi(BaseModel):
+    """
+    An inline volume of a CSI driver (e.g. an object-store mount).
+    """
+
+    driver: Annotated[str, Field(max_length=253, min_length=1)]
+    """
+    The CSI driver's name.
+    """
+    fsType: Annotated[str | None, Field(max_length=64)] = None
+    """
+    The filesystem type, e.g. ext4.
+    """
+    nodePublishSecretRef: NodePublishSecretRef | None = None
+    """
+    A Secret in the replica's namespace the driver is given.
+    """
+    readOnly: bool | None = None
+    """
+    Mount it read-only.
+    """
+    volumeAttributes: Annotated[dict[str, VolumeAttributesAdditionalProperty] | None, Field(max_length=64)] = None
+    """
+    Driver-specific attributes.
     """
 
 
@@ -254,6 +368,21 @@ class Divisor1(RootModel[str]):
     ]
     """
     The unit of the exposed value (default 1).
+    """
+
+
+class EmptyDir(BaseModel):
+    """
+    A directory that lives as long as the pod (e.g. scratch space for weights).
+    """
+
+    medium: Literal["", "Memory"] | None = None
+    """
+    Empty for the node's disk, Memory for tmpfs.
+    """
+    sizeLimit: SizeLimit | SizeLimit1 | None = None
+    """
+    The most storage the volume may use, e.g. 200Gi.
     """
 
 
@@ -318,6 +447,17 @@ class EnvItem(BaseModel):
     """
 
 
+class Ephemeral(BaseModel):
+    """
+    A PersistentVolumeClaim made for each pod and deleted with it.
+    """
+
+    volumeClaimTemplate: VolumeClaimTemplate
+    """
+    The claim to make.
+    """
+
+
 class Exec(BaseModel):
     """
     Run a command in the container; exit 0 is success.
@@ -370,6 +510,24 @@ class Grpc(BaseModel):
     """
 
 
+class HostPath(BaseModel):
+    """
+    A path on the node (e.g. weights already staged on local NVMe).
+    """
+
+    path: Annotated[str, Field(max_length=4096, min_length=1)]
+    """
+    The path on the node.
+    """
+    type: (
+        Literal["", "DirectoryOrCreate", "Directory", "FileOrCreate", "File", "Socket", "CharDevice", "BlockDevice"]
+        | None
+    ) = None
+    """
+    What must be at the path (empty for no check).
+    """
+
+
 class HttpGet(BaseModel):
     """
     An HTTP GET; a 2xx or 3xx status is success.
@@ -412,6 +570,21 @@ class HttpHeader(BaseModel):
     """
 
 
+class Image(BaseModel):
+    """
+    An OCI image or artifact mounted read-only (e.g. weights packaged as an OCI artifact).
+    """
+
+    pullPolicy: Literal["Always", "IfNotPresent", "Never"] | None = None
+    """
+    When the kubelet pulls it (Kubernetes default Always for :latest, else IfNotPresent).
+    """
+    reference: Annotated[str | None, Field(max_length=1024, min_length=1)] = None
+    """
+    The image or artifact reference, e.g. registry.example.com/models/llama:v1.
+    """
+
+
 class ImagePullSecret(BaseModel):
     """
     A reference to a pull Secret.
@@ -420,6 +593,72 @@ class ImagePullSecret(BaseModel):
     name: Annotated[str, Field(max_length=253, min_length=1)]
     """
     The Secret's name.
+    """
+
+
+class InitContainer(BaseModel):
+    """
+    One init container (a subset of a Kubernetes Container that runs to completion).
+    """
+
+    args: Annotated[list[Arg] | None, Field(max_length=256)] = None
+    """
+    Arguments to the entrypoint; the engine's configuration (e.g. --model=..., --max-model-len=...). Opaque to Modelplane. $(VAR) references expand from the env.
+    """
+    command: Annotated[list[CommandItem] | None, Field(max_length=64)] = None
+    """
+    The entrypoint (not run in a shell); the image's ENTRYPOINT when unset. $(VAR) references expand from the env.
+    """
+    env: Annotated[list[EnvItem] | None, Field(max_length=128)] = None
+    """
+    Environment variables of the container.
+    """
+    envFrom: Annotated[list[EnvFromItem] | None, Field(max_length=16)] = None
+    """
+    Secrets and ConfigMaps whose keys all become environment variables, resolved on the workload cluster.
+    """
+    image: Annotated[str, Field(max_length=1024, min_length=1)]
+    """
+    The container image, e.g. vllm/vllm-openai:v0.11.0.
+    """
+    imagePullPolicy: Literal["Always", "IfNotPresent", "Never"] | None = None
+    """
+    When the kubelet pulls the image. Kubernetes defaults it to Always for :latest and IfNotPresent otherwise.
+    """
+    name: Annotated[str, Field(max_length=63, min_length=1, pattern="^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")]
+    """
+    The container name (a DNS label), unique in the pod.
+    """
+    resources: Resources | None = None
+    """
+    CPU, memory and other non-accelerator resources. GPUs come from the DRA claim Modelplane adds, so */gpu resources are refused here.
+    """
+    securityContext: SecurityContext | None = None
+    """
+    The container's security settings (a Kubernetes SecurityContext); they override the pod's securityContext for this container. Applied on the workload cluster.
+    """
+    volumeMounts: Annotated[list[VolumeMount] | None, Field(max_length=32)] = None
+    """
+    Volumes of template.spec.volumes mounted into this container, by name. /dev/shm is Modelplane's (see sharedMemorySize). Applied on the workload cluster.
+    """
+
+
+class Item(BaseModel):
+    """
+    One key and its file.
+    """
+
+    key: Annotated[str, Field(max_length=253, min_length=1)]
+    """
+    The key.
+    """
+    mode: Annotated[int | None, Field(ge=0, le=511)] = None
+    """
+    The file's mode bits (0 to 0777, written in decimal in JSON).
+    """
+    path: Annotated[str, Field(max_length=1024, min_length=1)]
+    """
+    The relative file path (no '..').
     """
 
 
@@ -561,6 +800,21 @@ class Metadata1(BaseModel):
     """
 
 
+class Metadata2(BaseModel):
+    """
+    Labels and annotations of the claim.
+    """
+
+    annotations: Annotated[dict[str, AnnotationsAdditionalProperty] | None, Field(max_length=64)] = None
+    """
+    Annotations of the claim.
+    """
+    labels: Annotated[dict[str, MatchLabelsAdditionalProperty] | None, Field(max_length=64)] = None
+    """
+    Labels of the claim.
+    """
+
+
 class ModelDeployment(BaseModel):
     """
     A ModelDeployment runs one model on the GPU fleet: it says what to run (a worker pod template), what hardware one worker needs (a DRA device selector and a parallelism topology), which clusters may host it, and how many replicas to run. Modelplane schedules each replica onto one InferenceCluster pool and composes one ModelReplica and one ModelEndpoint per replica. The serving shape is either unified (spec.nodeSelector and spec.workers) or disaggregated prefill/decode (spec.prefill and spec.decode).
@@ -585,6 +839,36 @@ class ModelDeployment(BaseModel):
     status: Status | None = None
     """
     The observed state of the ModelDeployment, written by Modelplane.
+    """
+
+
+class Nfs(BaseModel):
+    """
+    An NFS export.
+    """
+
+    path: Annotated[str, Field(max_length=4096, min_length=1)]
+    """
+    The exported path.
+    """
+    readOnly: bool | None = None
+    """
+    Mount it read-only.
+    """
+    server: Annotated[str, Field(max_length=253, min_length=1)]
+    """
+    The NFS server's host name or IP address.
+    """
+
+
+class NodePublishSecretRef(BaseModel):
+    """
+    A Secret in the replica's namespace the driver is given.
+    """
+
+    name: Annotated[str | None, Field(max_length=253)] = None
+    """
+    The Secret's name.
     """
 
 
@@ -615,6 +899,21 @@ class NodeSelector1(BaseModel):
     devices: Annotated[list[Device] | None, Field(max_length=8)] = None
     """
     Other device kinds one node must also have, such as an InfiniBand NIC. DRA devices are added to the replica's ResourceClaim; Synthetic devices of the class (those without a DRA driver) only filter pools.
+    """
+
+
+class PersistentVolumeClaim(BaseModel):
+    """
+    A PersistentVolumeClaim in the replica's namespace on the workload cluster.
+    """
+
+    claimName: Annotated[str, Field(max_length=253, min_length=1)]
+    """
+    The claim's name.
+    """
+    readOnly: bool | None = None
+    """
+    Mount it read-only.
     """
 
 
@@ -855,6 +1154,67 @@ class Routing(BaseModel):
     """
 
 
+class SeLinuxOptions(BaseModel):
+    """
+    The SELinux context (default a random one chosen by the runtime).
+    """
+
+    level: Annotated[str | None, Field(max_length=253)] = None
+    """
+    The SELinux level label.
+    """
+    role: Annotated[str | None, Field(max_length=253)] = None
+    """
+    The SELinux role label.
+    """
+    type: Annotated[str | None, Field(max_length=253)] = None
+    """
+    The SELinux type label.
+    """
+    user: Annotated[str | None, Field(max_length=253)] = None
+    """
+    The SELinux user label.
+    """
+
+
+class SeccompProfile(BaseModel):
+    """
+    The seccomp profile.
+    """
+
+    localhostProfile: Annotated[str | None, Field(max_length=4096)] = None
+    """
+    The profile file on the node, relative to the kubelet's seccomp directory.
+    """
+    type: Literal["RuntimeDefault", "Unconfined", "Localhost"]
+    """
+    RuntimeDefault, Unconfined, or Localhost (with localhostProfile).
+    """
+
+
+class Secret(BaseModel):
+    """
+    The keys of a Secret as files.
+    """
+
+    defaultMode: Annotated[int | None, Field(ge=0, le=511)] = None
+    """
+    The mode bits of the files (Kubernetes default 0644).
+    """
+    items: Annotated[list[Item] | None, Field(max_length=64)] = None
+    """
+    Which keys become which files (default every key, named after it).
+    """
+    optional: bool | None = None
+    """
+    Whether the Secret or its keys may be missing.
+    """
+    secretName: Annotated[str | None, Field(max_length=253, min_length=1)] = None
+    """
+    The Secret's name.
+    """
+
+
 class SecretKeyRef(BaseModel):
     """
     A key of a Secret in the replica's namespace on the workload cluster (e.g. an HF_TOKEN).
@@ -889,6 +1249,112 @@ class SecretRef(BaseModel):
     """
 
 
+class SecurityContext(BaseModel):
+    """
+    The container's security settings (a Kubernetes SecurityContext); they override the pod's securityContext for this container. Applied on the workload cluster.
+    """
+
+    allowPrivilegeEscalation: bool | None = None
+    """
+    Whether a process may gain more privileges than its parent (no_new_privs unset).
+    """
+    appArmorProfile: AppArmorProfile | None = None
+    """
+    The AppArmor profile.
+    """
+    capabilities: Capabilities | None = None
+    """
+    POSIX capabilities added to or dropped from the runtime's default set.
+    """
+    privileged: bool | None = None
+    """
+    Run the container privileged (as root on the host).
+    """
+    procMount: Literal["Default", "Unmasked"] | None = None
+    """
+    The /proc mount type (Kubernetes default Default).
+    """
+    readOnlyRootFilesystem: bool | None = None
+    """
+    Mount the container's root filesystem read-only.
+    """
+    runAsGroup: Annotated[int | None, Field(ge=0)] = None
+    """
+    The GID the processes run as (default the runtime's).
+    """
+    runAsNonRoot: bool | None = None
+    """
+    Refuse to start a container whose user is root (UID 0).
+    """
+    runAsUser: Annotated[int | None, Field(ge=0)] = None
+    """
+    The UID the processes run as (default the image's).
+    """
+    seLinuxOptions: SeLinuxOptions | None = None
+    """
+    The SELinux context (default a random one chosen by the runtime).
+    """
+    seccompProfile: SeccompProfile | None = None
+    """
+    The seccomp profile.
+    """
+
+
+class SecurityContext2(BaseModel):
+    """
+    The security settings of every pod (a Kubernetes PodSecurityContext); a container's securityContext overrides them for that container. Applied on the workload cluster.
+    """
+
+    appArmorProfile: AppArmorProfile | None = None
+    """
+    The AppArmor profile.
+    """
+    fsGroup: Annotated[int | None, Field(ge=0)] = None
+    """
+    A GID that owns the pod's volumes and is added to every container's groups.
+    """
+    fsGroupChangePolicy: Literal["OnRootMismatch", "Always"] | None = None
+    """
+    When volume ownership is changed to fsGroup (Kubernetes default Always).
+    """
+    runAsGroup: Annotated[int | None, Field(ge=0)] = None
+    """
+    The GID the processes run as (default the runtime's).
+    """
+    runAsNonRoot: bool | None = None
+    """
+    Refuse to start a container whose user is root (UID 0).
+    """
+    runAsUser: Annotated[int | None, Field(ge=0)] = None
+    """
+    The UID the processes run as (default the image's).
+    """
+    seLinuxChangePolicy: Literal["MountOption", "Recursive"] | None = None
+    """
+    How the SELinux label is applied to volumes (MountOption or Recursive).
+    """
+    seLinuxOptions: SeLinuxOptions | None = None
+    """
+    The SELinux context (default a random one chosen by the runtime).
+    """
+    seccompProfile: SeccompProfile | None = None
+    """
+    The seccomp profile.
+    """
+    supplementalGroups: Annotated[list[SupplementalGroup] | None, Field(max_length=32)] = None
+    """
+    GIDs added to the first process of every container.
+    """
+    supplementalGroupsPolicy: Literal["Merge", "Strict"] | None = None
+    """
+    How the supplemental groups are computed (Kubernetes default Merge).
+    """
+    sysctls: Annotated[list[Sysctl] | None, Field(max_length=32)] = None
+    """
+    Namespaced sysctls set for the pod.
+    """
+
+
 class SharedMemorySize(RootModel[int]):
     root: int
     """
@@ -906,6 +1372,26 @@ class SharedMemorySize1(RootModel[str]):
     ]
     """
     The size of /dev/shm in every pod (a Modelplane field, not part of a PodSpec). The backends always mount a memory-backed emptyDir (medium Memory) at /dev/shm in every container, because NCCL and multi-GPU engines outgrow the container runtime's 64Mi default; this sets its sizeLimit (unset: no limit beyond the pod's memory). The memory it uses counts against the container memory limits.
+    """
+
+
+class SizeLimit(RootModel[int]):
+    root: int
+    """
+    The most storage the volume may use, e.g. 200Gi.
+    """
+
+
+class SizeLimit1(RootModel[str]):
+    root: Annotated[
+        str,
+        Field(
+            max_length=64,
+            pattern="^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$",
+        ),
+    ]
+    """
+    The most storage the volume may use, e.g. 200Gi.
     """
 
 
@@ -969,6 +1455,10 @@ class Spec1(BaseModel):
     The pod specification subset.
     """
 
+    affinity: Affinity | None = None
+    """
+    Node and pod (anti-)affinity of every pod (a Kubernetes Affinity), applied by the workload cluster's scheduler. Modelplane pins the pods to their pool with a nodeSelector, which Kubernetes requires together with (AND) this affinity: affinity narrows where in the pool the pods run, never moves them out of it (a required node term that excludes the pool leaves them Pending). Each part is a Kubernetes NodeAffinity, PodAffinity or PodAntiAffinity, validated on the workload cluster.
+    """
     containers: Annotated[list[Container], Field(max_length=8, min_length=1)]
     """
     The containers of every pod. The first runs the inference engine and serves its API; any others are sidecars.
@@ -976,6 +1466,23 @@ class Spec1(BaseModel):
     imagePullSecrets: Annotated[list[ImagePullSecret] | None, Field(max_length=16)] = None
     """
     Secrets in the replica's namespace on the workload cluster used to pull the images (e.g. for nvcr.io).
+    """
+    initContainers: Annotated[list[InitContainer] | None, Field(max_length=8)] = None
+    """
+    Containers that run to completion, one after another, before the containers of every pod start (every pod of every role: the leader and the other nodes of a multi-node worker, prefill and decode alike), e.g. to fetch or check weights. They get /dev/shm but not the accelerators. Applied on the workload cluster.
+    """
+    priorityClassName: Annotated[
+        str | None,
+        Field(
+            max_length=253, min_length=1, pattern="^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+        ),
+    ] = None
+    """
+    The PriorityClass of every pod, on the workload cluster (it must exist there): its pods may preempt lower-priority pods of the cluster. Modelplane's own placement does not read it.
+    """
+    securityContext: SecurityContext2 | None = None
+    """
+    The security settings of every pod (a Kubernetes PodSecurityContext); a container's securityContext overrides them for that container. Applied on the workload cluster.
     """
     serviceAccountName: Annotated[
         str | None,
@@ -993,6 +1500,10 @@ class Spec1(BaseModel):
     tolerations: Annotated[list[Toleration] | None, Field(max_length=16)] = None
     """
     Taints of the GPU nodes the pods tolerate (e.g. nvidia.com/gpu NoSchedule on GKE GPU pools).
+    """
+    volumes: Annotated[list[Volume] | None, Field(max_length=32)] = None
+    """
+    Volumes of every pod, mounted into containers by their volumeMounts. The names dshm, home, model-cache and tls-certs are reserved: Modelplane adds dshm (/dev/shm) to every pod, and KServe's presets add the others on KServe clusters. Names in a volume (PVCs, Secrets, ConfigMaps) resolve on the workload cluster in the replica's namespace.
     """
 
 
@@ -1101,6 +1612,28 @@ class Strategy(BaseModel):
     """
 
 
+class SupplementalGroup(RootModel[int]):
+    root: Annotated[int, Field(ge=0)]
+    """
+    A GID.
+    """
+
+
+class Sysctl(BaseModel):
+    """
+    One sysctl.
+    """
+
+    name: Annotated[str, Field(max_length=253, min_length=1)]
+    """
+    The sysctl's name, e.g. net.core.somaxconn.
+    """
+    value: Annotated[str, Field(max_length=1024)]
+    """
+    Its value.
+    """
+
+
 class TcpSocket(BaseModel):
     """
     Open a TCP connection; success when it opens.
@@ -1118,7 +1651,7 @@ class TcpSocket(BaseModel):
 
 class Template(BaseModel):
     """
-    The pod template of every pod of a worker: a subset of a Kubernetes PodTemplateSpec. Names it holds (Secrets, ConfigMaps, ServiceAccounts) are resolved on the workload cluster in the replica's namespace; Modelplane never copies them there. Accelerators are not requested here: Modelplane adds the DRA ResourceClaim derived from the nodeSelector and topology.
+    The pod template of every pod of a worker: a subset of a Kubernetes PodTemplateSpec, applied on the workload cluster. Names it holds (Secrets, ConfigMaps, ServiceAccounts, PVCs, PriorityClasses) are resolved on the workload cluster in the replica's namespace; Modelplane never copies them there. Accelerators are not requested here: Modelplane adds the DRA ResourceClaim derived from the nodeSelector and topology.
     """
 
     metadata: Metadata1 | None = None
@@ -1230,6 +1763,111 @@ class ValueFrom(BaseModel):
     """
 
 
+class Volume(BaseModel):
+    """
+    One volume (a Kubernetes Volume with one of the sources below).
+    """
+
+    configMap: ConfigMap | None = None
+    """
+    The keys of a ConfigMap as files.
+    """
+    csi: Csi | None = None
+    """
+    An inline volume of a CSI driver (e.g. an object-store mount).
+    """
+    emptyDir: EmptyDir | None = None
+    """
+    A directory that lives as long as the pod (e.g. scratch space for weights).
+    """
+    ephemeral: Ephemeral | None = None
+    """
+    A PersistentVolumeClaim made for each pod and deleted with it.
+    """
+    hostPath: HostPath | None = None
+    """
+    A path on the node (e.g. weights already staged on local NVMe).
+    """
+    image: Image | None = None
+    """
+    An OCI image or artifact mounted read-only (e.g. weights packaged as an OCI artifact).
+    """
+    name: Annotated[str, Field(max_length=63, min_length=1, pattern="^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")]
+    """
+    The volume's name (a DNS label), unique in the pod; volumeMounts name it.
+    """
+    nfs: Nfs | None = None
+    """
+    An NFS export.
+    """
+    persistentVolumeClaim: PersistentVolumeClaim | None = None
+    """
+    A PersistentVolumeClaim in the replica's namespace on the workload cluster.
+    """
+    secret: Secret | None = None
+    """
+    The keys of a Secret as files.
+    """
+
+
+VolumeAttributesAdditionalProperty = TypeAliasType(
+    "VolumeAttributesAdditionalProperty", Annotated[str, Field(max_length=4096)]
+)
+"""
+An attribute value.
+"""
+
+
+class VolumeClaimTemplate(BaseModel):
+    """
+    The claim to make.
+    """
+
+    metadata: Metadata2 | None = None
+    """
+    Labels and annotations of the claim.
+    """
+    spec: dict[str, Any]
+    """
+    The claim's spec (a Kubernetes PersistentVolumeClaimSpec, e.g. accessModes, storageClassName, resources.requests.storage), validated on the workload cluster.
+    """
+
+
+class VolumeMount(BaseModel):
+    """
+    One mount of a volume (a Kubernetes VolumeMount).
+    """
+
+    mountPath: Annotated[str, Field(max_length=1024, min_length=1)]
+    """
+    The path in the container, e.g. /models (must not contain ':').
+    """
+    mountPropagation: Literal["None", "HostToContainer", "Bidirectional"] | None = None
+    """
+    How mounts propagate between host and container (Kubernetes default None).
+    """
+    name: Annotated[str, Field(max_length=63, min_length=1)]
+    """
+    The name of a volume of template.spec.volumes.
+    """
+    readOnly: bool | None = None
+    """
+    Mount read-only (default false).
+    """
+    recursiveReadOnly: Literal["Disabled", "IfPossible", "Enabled"] | None = None
+    """
+    Whether a read-only mount is read-only in its submounts too (Kubernetes default Disabled; Enabled and IfPossible need readOnly).
+    """
+    subPath: Annotated[str | None, Field(max_length=1024)] = None
+    """
+    A path inside the volume to mount instead of its root.
+    """
+    subPathExpr: Annotated[str | None, Field(max_length=1024)] = None
+    """
+    Like subPath, with $(VAR) references expanded from the env; not with subPath.
+    """
+
+
 class Workers(BaseModel):
     """
     The workers of this role in one replica (count, topology and pod template).
@@ -1241,7 +1879,7 @@ class Workers(BaseModel):
     """
     template: Template
     """
-    The pod template of every pod of a worker: a subset of a Kubernetes PodTemplateSpec. Names it holds (Secrets, ConfigMaps, ServiceAccounts) are resolved on the workload cluster in the replica's namespace; Modelplane never copies them there. Accelerators are not requested here: Modelplane adds the DRA ResourceClaim derived from the nodeSelector and topology.
+    The pod template of every pod of a worker: a subset of a Kubernetes PodTemplateSpec, applied on the workload cluster. Names it holds (Secrets, ConfigMaps, ServiceAccounts, PVCs, PriorityClasses) are resolved on the workload cluster in the replica's namespace; Modelplane never copies them there. Accelerators are not requested here: Modelplane adds the DRA ResourceClaim derived from the nodeSelector and topology.
     """
     topology: Topology
     """
@@ -1260,7 +1898,7 @@ class Workers2(BaseModel):
     """
     template: Template
     """
-    The pod template of every pod of a worker: a subset of a Kubernetes PodTemplateSpec. Names it holds (Secrets, ConfigMaps, ServiceAccounts) are resolved on the workload cluster in the replica's namespace; Modelplane never copies them there. Accelerators are not requested here: Modelplane adds the DRA ResourceClaim derived from the nodeSelector and topology.
+    The pod template of every pod of a worker: a subset of a Kubernetes PodTemplateSpec, applied on the workload cluster. Names it holds (Secrets, ConfigMaps, ServiceAccounts, PVCs, PriorityClasses) are resolved on the workload cluster in the replica's namespace; Modelplane never copies them there. Accelerators are not requested here: Modelplane adds the DRA ResourceClaim derived from the nodeSelector and topology.
     """
     topology: Topology
     """

@@ -352,3 +352,50 @@ def test_a_drain_within_max_unavailable_never_retires_a_replica_it_cannot_replac
         stalled = _condition(_call(world, T0 + timedelta(minutes=11)), "Progressing")
         assert stalled["reason"] == "RolloutStalled"
         assert "; llm-0 could not move within 600s" in stalled["message"]
+
+
+_ENGINE = {"name": "main", "image": "vllm/vllm-openai:v0.11.0"}
+_POD_FIELDS = [
+    pytest.param(
+        {
+            "containers": [{**_ENGINE, "volumeMounts": [{"name": "weights", "mountPath": "/models"}]}],
+            "volumes": [{"name": "weights", "persistentVolumeClaim": {"claimName": "llama"}}],
+        },
+        id="volumes-and-mounts",
+    ),
+    pytest.param(
+        {"containers": [_ENGINE], "initContainers": [{"name": "fetch", "image": "busybox:1.36"}]},
+        id="initContainers",
+    ),
+    pytest.param({"containers": [_ENGINE], "securityContext": {"runAsNonRoot": True}}, id="pod-securityContext"),
+    pytest.param(
+        {"containers": [{**_ENGINE, "securityContext": {"readOnlyRootFilesystem": True}}]},
+        id="container-securityContext",
+    ),
+    pytest.param({"containers": [_ENGINE], "priorityClassName": "inference-high"}, id="priorityClassName"),
+    pytest.param(
+        {
+            "containers": [_ENGINE],
+            "affinity": {
+                "podAntiAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": [{"topologyKey": "kubernetes.io/hostname"}]
+                }
+            },
+        },
+        id="affinity",
+    ),
+]
+
+
+@pytest.mark.parametrize("pod_spec", _POD_FIELDS)
+def test_a_change_of_a_pod_template_field_rolls_out_like_an_image_upgrade(pod_spec: dict[str, Any]) -> None:
+    world = World()
+    world.xr = _xr(shape=Shape(tensor=8, template={"spec": pod_spec}))
+    trace = _roll(world)
+    # A new revision on every replica, reached one surge at a time, each replica carrying the field.
+    assert {revision for _, revision in trace[-1]["where"].values()} != {REVISION}
+    assert len({revision for _, revision in trace[-1]["where"].values()}) == 1
+    assert min(len(step["ready"]) for step in trace) == 2
+    assert trace[-1]["progressing"] == "RolloutComplete"
+    replicas = [v for k, v in world.observed.items() if k.startswith("replica-")]
+    assert [r["spec"]["workers"]["template"]["spec"] for r in replicas] == [pod_spec] * 2

@@ -42,6 +42,8 @@ FLEETS: dict[str, tuple[str, ...]] = {
     "replicas": ("replicas",),
     # The autoscaling example's deployment and service, on the platform's clusters (its ScaledObject is not an XR).
     "autoscaling": ("platform", "autoscaling"),
+    # The ModelCache examples, on the platform's clusters.
+    "model-cache": ("platform", "model-cache"),
 }
 
 # When a simulated serving resource became Ready (as in observed.yaml).

@@ -59,7 +59,10 @@ def _port(containers: list[Mapping[str, Any]]) -> int:
 
 def _container(container: Mapping[str, Any], *, engine: bool) -> dict[str, Any]:
     out = dict(container)
-    out["volumeMounts"] = [{"name": SHM_VOLUME, "mountPath": SHM_PATH}]
+    # /dev/shm first, then the user's mounts; admission refuses a user mount there, and should one
+    # slip through, Modelplane's wins so the pod stays valid.
+    user = [m for m in container.get("volumeMounts") or [] if isinstance(m, Mapping) and m.get("mountPath") != SHM_PATH]
+    out["volumeMounts"] = [{"name": SHM_VOLUME, "mountPath": SHM_PATH}, *user]
     if engine:
         resources = dict(out.get("resources") or {})
         resources["claims"] = [{"name": CLAIM_NAME}]
@@ -67,11 +70,26 @@ def _container(container: Mapping[str, Any], *, engine: bool) -> dict[str, Any]:
     return out
 
 
+def _volumes(user_spec: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The shared-memory volume, then the user's (by name: Modelplane's wins, as for the mounts)."""
+    shm: dict[str, Any] = {"medium": "Memory"}
+    if user_spec.get("sharedMemorySize") is not None:
+        shm["sizeLimit"] = user_spec["sharedMemorySize"]
+    user = [v for v in user_spec.get("volumes") or [] if isinstance(v, Mapping) and v.get("name") != SHM_VOLUME]
+    return [{"name": SHM_VOLUME, "emptyDir": shm}, *(dict(v) for v in user)]
+
+
 def role_pods(work: ReplicaWork, role: RoleWork, wrapping: Wrapping) -> RolePods:
     """The pods of ``role``: the user's template with the DRA claim, pool pinning, /dev/shm and the scheduler.
 
     Everything the user wrote passes through unchanged (args, env and its secret references,
-    image pull secrets, probes); the first container (the engine) gets the claim.
+    image pull secrets, probes, init containers, security contexts, priority class, affinity);
+    the first container (the engine) gets the claim. Merged with what Modelplane adds:
+
+    - volumes and every container's (init containers too) volumeMounts: /dev/shm's first, then
+      the user's;
+    - affinity: the user's as written; the pool pinning is the ``nodeSelector``, which
+      Kubernetes requires together with it, so no affinity can take the pods out of their pool.
     """
     template = role.template
     meta = template.get("metadata") or {}
@@ -80,12 +98,13 @@ def role_pods(work: ReplicaWork, role: RoleWork, wrapping: Wrapping) -> RolePods
     containers = list(user_spec.get("containers") or [])
     spec: dict[str, Any] = {k: v for k, v in user_spec.items() if k not in _NOT_POD_SPEC}
     spec["containers"] = [_container(c, engine=i == 0) for i, c in enumerate(containers)]
+    if user_spec.get("initContainers"):
+        spec["initContainers"] = [
+            _container(c, engine=False) for c in user_spec["initContainers"] if isinstance(c, Mapping)
+        ]
     spec["nodeSelector"] = {POOL_LABEL: role.pool}
     spec["resourceClaims"] = [{"name": CLAIM_NAME, "resourceClaimTemplateName": name}]
-    shm: dict[str, Any] = {"medium": "Memory"}
-    if user_spec.get("sharedMemorySize") is not None:
-        shm["sizeLimit"] = user_spec["sharedMemorySize"]
-    spec["volumes"] = [{"name": SHM_VOLUME, "emptyDir": shm}]
+    spec["volumes"] = _volumes(user_spec)
     if wrapping.scheduler_name:
         spec["schedulerName"] = wrapping.scheduler_name
     labels = {**(meta.get("labels") or {}), **work.labels, **selector(work, role), **wrapping.pod_labels}

@@ -1,0 +1,142 @@
+"""Storage type PVC: a cache's PersistentVolumeClaim on a workload cluster and the Job that fills it.
+
+The Job runs once per source: its name carries a digest of what it runs, so a changed source
+starts a new Job (a Job's pod template cannot change) while the claim, and the copy in it, stays.
+User values reach the container as environment variables, never spliced into the script. The
+images are pinned by tag (docs/model-cache.md lists them):
+
+- Hugging Face: ``python`` with ``huggingface_hub`` (pinned) installed at start, ``huggingface-cli
+  download`` into the claim;
+- S3: ``amazon/aws-cli``, ``aws s3 sync`` into the claim;
+- HTTP: ``curlimages/curl``, the file saved under its own name;
+- OCI: the model image itself (the KServe modelcar layout: weights under ``/models`` and a
+  shell), whose ``/models`` is copied into the claim.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from modelplane.modelcache.work import CacheWork, Source, SourceKind
+from modelplane.names import MODEL_CACHE_LABEL, cache_claim_name, cache_job_name, cache_label
+
+HUGGING_FACE_IMAGE = "python:3.12.7-slim-bookworm"
+HUGGING_FACE_HUB = "huggingface_hub==0.26.2"
+AWS_CLI_IMAGE = "amazon/aws-cli:2.17.0"
+CURL_IMAGE = "curlimages/curl:8.10.1"
+# Where the claim is mounted in the Job.
+MOUNT_PATH = "/cache"
+# The group the claim's files are written with (images such as curl's run as a non-root user).
+_FS_GROUP = 65532
+_BACKOFF_LIMIT = 3
+# The Hugging Face client's own cache: scratch space in the pod, not the claim.
+_HF_HOME = "/tmp/hf-home"  # noqa: S108 - a path in the Job's container, not on this host
+
+_HUGGING_FACE = (
+    f"pip install --quiet --no-cache-dir --target /tmp/hf '{HUGGING_FACE_HUB}'"
+    ' && PYTHONPATH=/tmp/hf exec python -m huggingface_hub.commands.huggingface_cli download "$MODEL_REPO"'
+    f' --revision "$MODEL_REVISION" --local-dir {MOUNT_PATH}'
+)
+_S3 = f'exec aws s3 sync --only-show-errors "$MODEL_URI" {MOUNT_PATH}'
+_HTTP = (
+    'if [ -n "${MODEL_TOKEN:-}" ]; then set -- -H "Authorization: Bearer $MODEL_TOKEN"; fi'
+    f' && curl -fSL --retry 5 "$@" -o "{MOUNT_PATH}/.$MODEL_FILE.part" "$MODEL_URL"'
+    f' && mv "{MOUNT_PATH}/.$MODEL_FILE.part" "{MOUNT_PATH}/$MODEL_FILE"'
+)
+_OCI = f"cp -a /models/. {MOUNT_PATH}/"
+
+
+def claim(work: CacheWork) -> dict[str, Any]:
+    """The PersistentVolumeClaim the copy lives in (``cache_claim_name``), sized ``spec.size``."""
+    # A volume of ReadOnlyMany alone mounts read-only everywhere: ask for one writer too, for the Job.
+    modes = [work.access_mode, "ReadWriteOnce"] if work.access_mode == "ReadOnlyMany" else [work.access_mode]
+    spec: dict[str, Any] = {
+        "accessModes": modes,
+        "volumeMode": "Filesystem",
+        "resources": {"requests": {"storage": work.size}},
+    }
+    if work.storage_class:
+        spec["storageClassName"] = work.storage_class
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": cache_claim_name(work.name), "namespace": work.namespace, "labels": _labels(work)},
+        "spec": spec,
+    }
+
+
+def hydration_job(work: CacheWork) -> dict[str, Any]:
+    """The Job that downloads the source into the claim, named for what it runs (``cache_job_name``)."""
+    container: dict[str, Any] = {
+        "name": "hydrate",
+        **_container(work.source),
+        "volumeMounts": [{"name": "cache", "mountPath": MOUNT_PATH}],
+    }
+    pod = {
+        "restartPolicy": "Never",
+        "securityContext": {"fsGroup": _FS_GROUP},
+        "containers": [container],
+        "volumes": [{"name": "cache", "persistentVolumeClaim": {"claimName": cache_claim_name(work.name)}}],
+    }
+    digest = hashlib.sha256(json.dumps(pod, sort_keys=True).encode()).hexdigest()
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": cache_job_name(work.name, digest), "namespace": work.namespace, "labels": _labels(work)},
+        "spec": {
+            "backoffLimit": _BACKOFF_LIMIT,
+            "template": {"metadata": {"labels": _labels(work)}, "spec": pod},
+        },
+    }
+
+
+def namespace(work: CacheWork) -> dict[str, Any]:
+    """The cache's namespace on the workload cluster (replicas of the namespace share it)."""
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": work.namespace}}
+
+
+def _labels(work: CacheWork) -> dict[str, str]:
+    return {MODEL_CACHE_LABEL: cache_label(work.name)}
+
+
+def _env(name: str, value: str) -> dict[str, Any]:
+    return {"name": name, "value": value}
+
+
+def _secret_env(name: str, secret: str, key: str, *, optional: bool = False) -> dict[str, Any]:
+    ref: dict[str, Any] = {"name": secret, "key": key}
+    if optional:
+        ref["optional"] = True
+    return {"name": name, "valueFrom": {"secretKeyRef": ref}}
+
+
+def _container(source: Source) -> dict[str, Any]:
+    """The image, command and environment that download ``source``."""
+    match source.kind:
+        case SourceKind.HUGGING_FACE:
+            env = [_env("MODEL_REPO", source.location), _env("MODEL_REVISION", source.revision or "main")]
+            env.append(_env("HF_HOME", _HF_HOME))
+            if source.secret:
+                env.append(_secret_env("HF_TOKEN", source.secret, source.secret_key))
+            return {"image": HUGGING_FACE_IMAGE, "command": ["sh", "-c", _HUGGING_FACE], "env": env}
+        case SourceKind.S3:
+            env = [_env("MODEL_URI", source.location)]
+            if source.region:
+                env += [_env("AWS_REGION", source.region), _env("AWS_DEFAULT_REGION", source.region)]
+            if source.secret:
+                env += [
+                    _secret_env("AWS_ACCESS_KEY_ID", source.secret, "AWS_ACCESS_KEY_ID"),
+                    _secret_env("AWS_SECRET_ACCESS_KEY", source.secret, "AWS_SECRET_ACCESS_KEY"),
+                    _secret_env("AWS_SESSION_TOKEN", source.secret, "AWS_SESSION_TOKEN", optional=True),
+                ]
+            return {"image": AWS_CLI_IMAGE, "command": ["sh", "-c", _S3], "env": env}
+        case SourceKind.HTTP:
+            file = source.location.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1]
+            env = [_env("MODEL_URL", source.location), _env("MODEL_FILE", file)]
+            if source.secret:
+                env.append(_secret_env("MODEL_TOKEN", source.secret, source.secret_key))
+            return {"image": CURL_IMAGE, "command": ["sh", "-c", _HTTP], "env": env}
+        case SourceKind.OCI:
+            return {"image": source.location, "command": ["sh", "-c", _OCI]}
