@@ -25,6 +25,10 @@ Prometheus' configuration.
 2. No load: KEDA lowers spec.replicas to ``MIN``; the dear replica (the oldest,
    lowest ordinal) leaves first, then the cheap ones; at every poll at least
    ``MIN`` replicas are Ready.
+3. Zero: without the ScaledObject (KEDA keeps its minimum), ``kubectl scale
+   --replicas=0``: no replica is left, the deployment says ``ScaledToZero`` and
+   is Ready, and the service's route sends every request to its 503 filter;
+   scaled back to ``MIN``, the replica turns Ready and the route serves again.
 
 Each distinct state is a step; the steps (replicas per cluster, Ready, route
 weights, status.cost) and the times to scale up and down are printed in the
@@ -69,6 +73,7 @@ MIN, MAX = 1, 4
 LOAD = 20.0
 HTTP_ROUTE = ("gateway.networking.k8s.io/v1", "HTTPRoute")
 SCALED_OBJECT = ("keda.sh/v1alpha1", "ScaledObject")
+HTTP_ROUTE_FILTER = ("gateway.envoyproxy.io/v1alpha1", "HTTPRouteFilter")
 # KEDA and the HPA act within seconds; each new replica then goes through a scheduling round,
 # its workload's start, and provider-kubernetes' 10 s poll before it reads Ready. Generous: the
 # tier runs on two loaded cores.
@@ -115,6 +120,7 @@ class Scaling:
     operator: Operator
     steps: list[str] = field(default_factory=list)
     scaled_up: bool = False
+    scaled_down: bool = False
     # Since when the route has weighted a cluster with no Ready replica (None: it does not), and the longest spell.
     unready_weighted_since: float | None = None
     longest_unready_weighted: float = 0.0
@@ -421,3 +427,54 @@ def test_scale_down_removes_the_costliest_replicas_first(scaling: Scaling) -> No
     )
     assert _per_cluster(_serving(kube), only_ready=True) == {CHEAP: MIN}
     _wait_cost(kube, {CHEAP: MIN})
+    scaling.scaled_down = True
+
+
+def _answers_503(kube: Kube) -> bool:
+    """Whether the service's route sends every request to its 503 filter, with no backend, and it exists."""
+    route = kube.get(*HTTP_ROUTE, DEPLOYMENT, NS) or {}
+    rules = route.get("spec", {}).get("rules") or []
+    refs = [f.get("extensionRef", {}) for rule in rules for f in rule.get("filters") or []]
+    return (
+        len(rules) == 1
+        and not rules[0].get("backendRefs")
+        and [r.get("kind") for r in refs] == ["HTTPRouteFilter"]
+        and kube.get(*HTTP_ROUTE_FILTER, refs[0]["name"], NS) is not None
+    )
+
+
+def test_scaled_to_zero_answers_503_and_scales_back(scaling: Scaling) -> None:
+    if not scaling.scaled_down:
+        pytest.skip("needs the scale-down before it (test_scale_down_removes_the_costliest_replicas_first)")
+    kube = scaling.plane.kube
+    # KEDA keeps its minimum (1): without the ScaledObject, spec.replicas is the user's (kubectl scale).
+    kube.delete(*SCALED_OBJECT, DEPLOYMENT, NS)
+    eventually(
+        "KEDA's HPA gone",
+        lambda: kube.get("autoscaling/v2", "HorizontalPodAutoscaler", f"keda-hpa-{DEPLOYMENT}", NS) is None,
+    )
+    began = time.monotonic()
+    kube.kubectl(["scale", "-n", NS, f"modeldeployment/{DEPLOYMENT}", "--replicas=0"])
+
+    def at_zero() -> bool:
+        deployment = xr(kube, "ModelDeployment", DEPLOYMENT, NS) or {}
+        service = xr(kube, "ModelService", DEPLOYMENT, NS) or {}
+        return (
+            not _serving(kube)
+            and condition(deployment, "Scheduled").get("reason") == "ScaledToZero"
+            and condition(deployment, "Ready").get("status") == "True"
+            and condition(service, "Routed").get("reason") == "NoEndpoints"
+            and _answers_503(kube)
+        )
+
+    eventually("no replica left, ScaledToZero, the route answering 503", at_zero, SCALE_TIMEOUT)
+    FIGURES["autoscaling: kubectl scale to 0 -> no replica, route answers 503 (s)"] = round(time.monotonic() - began, 1)
+    _step(scaling, "zero", began)
+    began = time.monotonic()
+    kube.kubectl(["scale", "-n", NS, f"modeldeployment/{DEPLOYMENT}", f"--replicas={MIN}"])
+    eventually(
+        f"back from zero: {MIN} Ready replica, routed and scraped", lambda: _settled(scaling, MIN), SCALE_TIMEOUT
+    )
+    FIGURES["autoscaling: kubectl scale 0 -> 1, Ready and routed (s)"] = round(time.monotonic() - began, 1)
+    _step(scaling, "from zero", began)
+    assert not _answers_503(kube)
