@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import json_format
 
 from compose_model_replica.fn import FunctionRunner
@@ -76,7 +75,8 @@ def _run(
         if cache is not None:
             req.required_resources["cache"].items.add().resource.update(cache)
     rsp = asyncio.run(FunctionRunner().RunFunction(req, None))
-    return json_format.MessageToDict(rsp)
+    out: dict[str, Any] = json_format.MessageToDict(rsp)
+    return out
 
 
 def _objects(out: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -160,7 +160,11 @@ def test_required_waits_composing_nothing_until_the_copy_is_ready(cache: dict[st
     out = _run(_replica(), cache)
     assert _objects(out) == {}
     deployed = _condition(out, "Deployed")
-    assert (deployed["status"], deployed["reason"], deployed["message"]) == ("STATUS_CONDITION_FALSE", "CacheNotReady", want)
+    assert (deployed["status"], deployed["reason"], deployed["message"]) == (
+        "STATUS_CONDITION_FALSE",
+        "CacheNotReady",
+        want,
+    )
     assert _condition(out, "Serving")["reason"] == "CacheNotReady"
     assert out["desired"]["composite"].get("ready") == "READY_FALSE"
 

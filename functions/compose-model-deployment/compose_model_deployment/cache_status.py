@@ -1,5 +1,4 @@
-"""What a deployment says about its ModelCache: which replicas wait for a copy, the CacheReady condition,
-and a warning when the engine is not pointed at the copy.
+"""What a deployment says about its ModelCache: the replicas that wait, CacheReady, the engine's --model.
 
 A replica waits (policy Required) while its own ModelReplica says so (Deployed False, CacheNotReady);
 one not composed yet, or not saying yet, is expected to wait where the copy on its cluster is not Ready.
@@ -73,7 +72,10 @@ def cache_condition(cache: Cache, waiting: Mapping[str, str]) -> Condition:
         )
     ready = ", ".join(sorted(cache.ready)) or "no cluster yet"
     return Condition(
-        Type.CACHE_READY, Status.TRUE, Reason.CACHE_READY, f"ModelCache {cache.name}: no replica waits (Ready on {ready})"
+        Type.CACHE_READY,
+        Status.TRUE,
+        Reason.CACHE_READY,
+        f"ModelCache {cache.name}: no replica waits (Ready on {ready})",
     )
 
 
@@ -84,7 +86,11 @@ def engine_warnings(spec: Mapping[str, Any]) -> list[str]:
         return []
     path = str(ref["mountPath"]).rstrip("/")
     out = []
-    for at, block in (("spec", spec), ("spec.prefill", _fields(spec, "prefill")), ("spec.decode", _fields(spec, "decode"))):
+    for at, block in (
+        ("spec", spec),
+        ("spec.prefill", _fields(spec, "prefill")),
+        ("spec.decode", _fields(spec, "decode")),
+    ):
         workers = _fields(block, "workers")
         template = json_format.MessageToDict(workers["template"]) if "template" in workers else {}
         containers = (template.get("spec") or {}).get("containers") or []

@@ -86,21 +86,18 @@ def write_desired(
             continue
         key = replica_key(placement.ordinal)
         revision = observed.occupancy.revision if placement.held is not None and observed else deployment.revision
-        meta = {
-            "name": placement.replica,
-            "namespace": deployment.namespace,
-            # Labels are written fresh for held replicas too: an InferenceCluster selects its replicas by
-            # CLUSTER_LABEL, so one composed before the label existed gets it on this reconcile.
-            "labels": {
-                DEPLOYMENT_LABEL: deployment.name,
-                REVISION_LABEL: revision,
-                CLUSTER_LABEL: cluster_label(placement.cluster),
-            },
+        # Labels are written fresh for held replicas too: an InferenceCluster selects its replicas by
+        # CLUSTER_LABEL, so one composed before the label existed gets it on this reconcile.
+        labels = {
+            DEPLOYMENT_LABEL: deployment.name,
+            REVISION_LABEL: revision,
+            CLUSTER_LABEL: cluster_label(placement.cluster),
         }
         cache = _cache_name(deployment.spec if placement.held is None or observed is None else observed.spec.fields)
         if cache:
             # Its ModelCache stages a copy where the replica is (placement Follow), and keeps it while it runs.
-            meta["labels"][MODEL_CACHE_LABEL] = cache_label(cache)
+            labels[MODEL_CACHE_LABEL] = cache_label(cache)
+        meta = {"name": placement.replica, "namespace": deployment.namespace, "labels": labels}
         annotations = {}
         if placement.replaces:
             annotations[REPLACES_ANNOTATION] = placement.replaces

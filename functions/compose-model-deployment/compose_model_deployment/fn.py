@@ -78,6 +78,7 @@ from modelplane.scheduling import (
     shape_revision,
     strategy_of,
 )
+from modelplane.scheduling.strategy import Strategy
 from modelplane_models.model_deployment import ModelDeployment
 
 
@@ -114,12 +115,9 @@ def compose(
     xr = parse_or_keep(ledger, log, ModelDeployment, _invalid)
     if xr is None:
         return
-    if not all(r.fetched(req) for r in REQUIREMENTS):
-        wait(ledger, log, Type.SCHEDULED, Reason.WAITING_FOR_FLEET, "reading the fleet")
-        return
     ref = cache_ref(req)
-    if ref and not CACHE.fetched(req):
-        wait(ledger, log, Type.SCHEDULED, Reason.WAITING_FOR_FLEET, "reading the ModelCache")
+    if not all(r.fetched(req) for r in (*REQUIREMENTS, *((CACHE,) if ref else ()))):
+        wait(ledger, log, Type.SCHEDULED, Reason.WAITING_FOR_FLEET, "reading the fleet")
         return
     cache = read_cache(req, ref) if ref else None
     spec = req.observed.composite.resource.fields.get("spec")
@@ -182,17 +180,13 @@ def compose(
     waiting = waiting_replicas(req, plan, cache, ready, deployment.spec) if cache is not None else {}
     _write_status(rsp, plan, deployment, ready, own, waiting)
     said = report(plan, own.unreadable)
-    conditions_now = _cache(rsp, cache, waiting, deployment)
-    set_conditions(rsp, said.condition, routed, *_placement_strategy(rsp, plan), *conditions_now)
+    set_conditions(
+        rsp, said.condition, routed, *_placement_strategy(rsp, plan), *_cache(rsp, cache, waiting, deployment)
+    )
     if routed.status != Status.TRUE:
         response.warning(rsp, routed.message)
     if strategy is not None and plan.rollout is not None:
-        observed = conditions.get(Type.PROGRESSING)
-        progressing = progressing_condition(plan.rollout, plan.desired, ready, observed, strategy, now)
-        set_conditions(rsp, progressing, failover_condition(lost, strategy))
-        ttl = next_call(lost, strategy, progressing, observed, now)
-        if ttl is not None:
-            rsp.meta.ttl.FromSeconds(int(ttl))
+        _progress(rsp, plan, ready, strategy, lost=lost, observed=conditions.get(Type.PROGRESSING), now=now)
     for warning in said.warnings:
         response.warning(rsp, warning)
     for normal in said.normal:
@@ -204,6 +198,26 @@ def compose(
 
 
 _NOT_SERVING = frozenset({State.LEAVING, State.LOST, State.OUTDATED})
+
+
+def _progress(  # noqa: PLR0913 - the rollout's inputs
+    rsp: fnv1.RunFunctionResponse,
+    plan: Schedule,
+    ready: set[str],
+    strategy: Strategy,
+    *,
+    lost: dict[str, tuple[float, str]],
+    observed: ObservedCondition | None,
+    now: datetime,
+) -> None:
+    """Progressing and Failover, and when to be called again for them."""
+    if plan.rollout is None:
+        return
+    progressing = progressing_condition(plan.rollout, plan.desired, ready, observed, strategy, now)
+    set_conditions(rsp, progressing, failover_condition(lost, strategy))
+    ttl = next_call(lost, strategy, progressing, observed, now)
+    if ttl is not None:
+        rsp.meta.ttl.FromSeconds(int(ttl))
 
 
 def _cache(
@@ -378,7 +392,7 @@ def _unscheduled(reason: Reason, message: str) -> Condition:
     return Condition(Type.SCHEDULED, Status.FALSE, reason, message)
 
 
-def _write_status(  # noqa: PLR0913 - the call's results, written together
+def _write_status(
     rsp: fnv1.RunFunctionResponse,
     plan: Schedule,
     deployment: Deployment,

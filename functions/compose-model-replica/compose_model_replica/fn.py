@@ -45,6 +45,7 @@ from modelplane.fnkit.runner import ComposeRunner
 from modelplane.fnkit.status import set_conditions, set_ready
 from modelplane.fnkit.xr import name_of, namespace_of
 from modelplane.kinds import API_VERSION
+from modelplane.modelcache.use import CacheUse
 from modelplane.names import (
     DEPLOYMENT_LABEL,
     MAX_COLLECTION_NAME,
@@ -116,17 +117,8 @@ def compose(
         return
     pools = {p.name: p.className for p in cluster.spec.nodePools or []} if cluster.spec else {}
     class_names = sorted({pools[p] for p in _pools(replica.spec) if p in pools})
-    if class_names and not CLASSES.fetched(req):
-        wait(ledger, log, Type.DEPLOYED, Reason.WAITING_FOR_CLUSTER, "reading the classes")
-        return
-    if "modelCache" in replica.spec and not CACHE.fetched(req):
-        wait(ledger, log, Type.DEPLOYED, Reason.WAITING_FOR_CLUSTER, "reading the ModelCache")
-        return
-    use = read_cache(req, replica.spec, cluster_name=replica.spec["inferenceClusterRef"]["name"])
-    if use.unmounted:
-        response.warning(rsp, f"spec.modelCache: {use.unmounted}")
-    if use.waiting:
-        _wait_for_cache(ledger, log, use.waiting)
+    use = _classes_and_cache(req, ledger, log, replica, needs_classes=bool(class_names))
+    if use is None:
         return
     classes = _classes(req, set(class_names))
     cluster_dump = cluster.model_dump(mode="json", by_alias=True, exclude_unset=True, exclude_none=True)
@@ -160,6 +152,30 @@ def compose(
 
 
 FunctionRunner = functools.partial(ComposeRunner, compose)
+
+
+def _classes_and_cache(
+    req: fnv1.RunFunctionRequest,
+    ledger: Ledger,
+    log: structlog.stdlib.BoundLogger,
+    replica: _Replica,
+    *,
+    needs_classes: bool,
+) -> CacheUse | None:
+    """How the replica uses its ModelCache; None (having said why) while an input is not fetched, or it waits."""
+    if needs_classes and not CLASSES.fetched(req):
+        wait(ledger, log, Type.DEPLOYED, Reason.WAITING_FOR_CLUSTER, "reading the classes")
+        return None
+    if "modelCache" in replica.spec and not CACHE.fetched(req):
+        wait(ledger, log, Type.DEPLOYED, Reason.WAITING_FOR_CLUSTER, "reading the ModelCache")
+        return None
+    use = read_cache(req, replica.spec, cluster_name=replica.spec["inferenceClusterRef"]["name"])
+    if use.unmounted:
+        response.warning(ledger.rsp, f"spec.modelCache: {use.unmounted}")
+    if use.waiting:
+        _wait_for_cache(ledger, log, use.waiting)
+        return None
+    return use
 
 
 def _wait_for_cache(ledger: Ledger, log: structlog.stdlib.BoundLogger, why: str) -> None:

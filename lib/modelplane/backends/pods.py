@@ -64,7 +64,9 @@ def _container(container: Mapping[str, Any], cache: CacheMount | None, *, engine
     # at /dev/shm, and should one slip through (or one sit at the cache's path), Modelplane's wins so
     # the pod stays valid.
     taken = {SHM_PATH, cache.path} if cache is not None else {SHM_PATH}
-    user = [m for m in container.get("volumeMounts") or [] if isinstance(m, Mapping) and m.get("mountPath") not in taken]
+    user = [
+        m for m in container.get("volumeMounts") or [] if isinstance(m, Mapping) and m.get("mountPath") not in taken
+    ]
     ours: list[dict[str, Any]] = [{"name": SHM_VOLUME, "mountPath": SHM_PATH}]
     if cache is not None:
         ours.append({"name": CACHE_VOLUME, "mountPath": cache.path, "readOnly": True})

@@ -74,9 +74,7 @@ def copy_of(cache: Mapping[str, Any]) -> CacheCopy:
     return CacheCopy(claim if isinstance(claim, str) else "", clusters)
 
 
-def cache_use(
-    ref: CacheRef, copy: CacheCopy | None, cluster: str, *, started: bool, mounted: bool
-) -> CacheUse:
+def cache_use(ref: CacheRef, copy: CacheCopy | None, cluster: str, *, started: bool, mounted: bool) -> CacheUse:
     """Decide how the replica on ``cluster`` uses its cache (see the module's rules).
 
     Args:

@@ -62,9 +62,9 @@ class Score:
     cached: bool | None = None
 
 
-def cache_rank(cached: bool | None) -> int:
-    """Sort key of a cluster's copy of the cache: Ready first (no cache: all equal)."""
-    return 0 if cached or cached is None else 1
+def cache_rank(score: Score) -> int:
+    """Sort key of a score's copy of the cache: Ready first (no cache referenced: all equal)."""
+    return 0 if score.cached or score.cached is None else 1
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,9 @@ class Decision:
     message: str
 
 
-def decide(winner: Score, runner_up: Score | None, objective: Objective | None = None) -> Decision:
+def decide(  # noqa: PLR0911 - one return per part of the score, in the score's order
+    winner: Score, runner_up: Score | None, objective: Objective | None = None
+) -> Decision:
     """Name the part of ``winner``'s score that beat ``runner_up`` (None: no other cluster could take the replica).
 
     With an ``objective`` (``CostOptimized``, ``CarbonAware``) its figure is compared first, then

@@ -62,6 +62,7 @@ def as_score(  # noqa: PLR0913 - a score's parts
     left: int,
     cluster: str,
     pools: tuple[PoolKey, ...],
+    *,
     cost: Decimal | None = None,
     cached: bool | None = None,
 ) -> Score:
@@ -69,9 +70,9 @@ def as_score(  # noqa: PLR0913 - a score's parts
     return Score(spread, waste, left, cluster, tuple(key[1] for key in pools), cost, cached)
 
 
-def score(spread: int, option: Option, cluster: str, cached: bool | None = None) -> Score:
+def score(spread: int, option: Option, cluster: str, *, cached: bool | None = None) -> Score:
     """The score of ``option`` on ``cluster``, which runs ``spread`` of the deployment's replicas already."""
-    return as_score(spread, option.waste, option.leftover, cluster, option.pools, option.cost, cached)
+    return as_score(spread, option.waste, option.leftover, cluster, option.pools, cost=option.cost, cached=cached)
 
 
 UNPRICED = (1, Decimal(0))

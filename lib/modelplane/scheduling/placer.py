@@ -219,9 +219,11 @@ class Placer:
                 continue
             option = self.option(cluster)
             if option is not None:
-                out.append((score(self._spread[cluster.name], option, cluster.name, self._cached(cluster.name)), option))
+                out.append(
+                    (score(self._spread[cluster.name], option, cluster.name, cached=self._cached(cluster.name)), option)
+                )
         ranked = self.objective is not None
-        return sorted(out, key=lambda c: (cost_rank(c[0].cost) if ranked else (), cache_rank(c[0].cached), c[0]))
+        return sorted(out, key=lambda c: (cost_rank(c[0].cost) if ranked else (), cache_rank(c[0]), c[0]))
 
     def _cached(self, cluster: str) -> bool | None:
         """Whether the deployment's ModelCache has a Ready copy on ``cluster`` (None: it references none)."""
@@ -312,7 +314,7 @@ class Placer:
     def _score(self, ranked: tuple[tuple[Any, ...], Option]) -> Score:
         key, option = ranked
         spread, waste, left, cluster, pools = key[-5:]
-        return as_score(spread, waste, left, cluster, pools, option.cost, self._cached(cluster))
+        return as_score(spread, waste, left, cluster, pools, cost=option.cost, cached=self._cached(cluster))
 
     def rejection(self, cluster: ClusterInfo) -> ClusterRejection:
         """Why ``cluster`` takes no replica now."""
