@@ -27,6 +27,8 @@ class Type(StrEnum):
     FAILOVER = "Failover"
     # Whether a ModelDeployment's spec.placement.strategy applies (set only for CostOptimized and CarbonAware).
     PLACEMENT_STRATEGY = "PlacementStrategy"
+    # Whether a ModelDeployment's spec.modelCacheRef is found and its copy Ready for every replica (set with it only).
+    CACHE_READY = "CacheReady"
     # An InferenceCluster's drain (spec.drain).
     DRAINED = "Drained"
     # An InferenceCluster's ModelReplicas placed concurrently beyond its capacity.
@@ -93,6 +95,11 @@ class Reason(StrEnum):
     # A ModelReplica's remote workload (Deployed, Serving); remote reasons such as
     # ImagePullBackOff or Unschedulable are reported as the remote object says them.
     WAITING_FOR_CLUSTER = "WaitingForCluster"
+    # A replica waiting for its ModelCache's copy on its cluster (policy Required); a deployment's
+    # CacheReady condition: one of its replicas waits, or its ModelCache is not found.
+    CACHE_NOT_READY = "CacheNotReady"
+    CACHE_NOT_FOUND = "CacheNotFound"
+    CACHE_READY = "CacheReady"
     CLUSTER_NOT_FOUND = "ClusterNotFound"
     CLUSTER_NOT_READY = "ClusterNotReady"
     CLASS_NOT_FOUND = "ClassNotFound"

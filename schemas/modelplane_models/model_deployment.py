@@ -815,6 +815,30 @@ class Metadata2(BaseModel):
     """
 
 
+class ModelCacheRef(BaseModel):
+    """
+    A ModelCache (same namespace) holding the model's weights on the workload clusters. Every replica is labelled modelplane.ai/model-cache so the cache stages a copy on its cluster (placement Follow), and every pod of every role (prefill and decode, each pod of a multi-node worker, init containers too) mounts the copy's PersistentVolumeClaim (the cache's status.claimName) read-only at mountPath: point the engine there (e.g. --model=/models/<cache>). Clusters where the copy is Ready rank before the others (after the cost or carbon of spec.placement.strategy, before spread): a replica placed there records decidedBy Cache. Part of the serving shape: setting, changing or removing it rolls the replicas out, and running replicas are kept until their replacements are Ready.
+    """
+
+    mountPath: Annotated[str | None, Field(max_length=1024, min_length=2)] = None
+    """
+    Where every container mounts the copy, read-only (default /models/<name>). An absolute path, not /dev/shm.
+    """
+    name: Annotated[
+        str,
+        Field(
+            max_length=253, min_length=1, pattern="^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+        ),
+    ]
+    """
+    The ModelCache's name.
+    """
+    policy: Literal["Required", "Preferred"] | None = "Required"
+    """
+    Required (the default): a new replica on a cluster whose copy is not Ready yet is composed (so the copy is staged there) but composes no workload until the copy is Ready: its Deployed condition and the deployment's CacheReady condition say CacheNotReady; rollout surges wait alike. Preferred: a replica never waits; it mounts the copy when it is Ready on its cluster as the replica starts, and otherwise starts without it (the engine must then fetch the weights itself).
+    """
+
+
 class ModelDeployment(BaseModel):
     """
     A ModelDeployment runs one model on the GPU fleet: it says what to run (a worker pod template), what hardware one worker needs (a DRA device selector and a parallelism topology), which clusters may host it, and how many replicas to run. Modelplane schedules each replica onto one InferenceCluster pool and composes one ModelReplica and one ModelEndpoint per replica. The serving shape is either unified (spec.nodeSelector and spec.workers) or disaggregated prefill/decode (spec.prefill and spec.decode).
@@ -952,9 +976,9 @@ class Placement1(BaseModel):
     """
     The InferenceCluster the replica runs on.
     """
-    decidedBy: Literal["OnlyCandidate", "Cost", "Carbon", "Spread", "BestFit", "TieBreak"] | None = None
+    decidedBy: Literal["OnlyCandidate", "Cost", "Carbon", "Cache", "Spread", "BestFit", "TieBreak"] | None = None
     """
-    What placed the replica on this cluster rather than on the runner-up (the best other cluster that could take it): OnlyCandidate (no other cluster could), Cost or Carbon (its accelerators cost less, or emit less, per hour there: spec.placement.strategy CostOptimized or CarbonAware), Spread (fewer replicas of this deployment there), BestFit (fewer GPUs stranded on the nodes taken, or else fewer left free) or TieBreak (an equal score: the first cluster by name). Decided when the replica is placed and kept while it stays there (recorded in its ModelReplica's modelplane.ai/placed-by annotation), whatever its state; absent for a replica placed before reasons were recorded.
+    What placed the replica on this cluster rather than on the runner-up (the best other cluster that could take it): OnlyCandidate (no other cluster could), Cost or Carbon (its accelerators cost less, or emit less, per hour there: spec.placement.strategy CostOptimized or CarbonAware), Cache (spec.modelCacheRef's copy is Ready there, not on the runner-up), Spread (fewer replicas of this deployment there), BestFit (fewer GPUs stranded on the nodes taken, or else fewer left free) or TieBreak (an equal score: the first cluster by name). Decided when the replica is placed and kept while it stays there (recorded in its ModelReplica's modelplane.ai/placed-by annotation), whatever its state; absent for a replica placed before reasons were recorded.
     """
     pools: Pools | None = None
     """
@@ -966,7 +990,7 @@ class Placement1(BaseModel):
     """
     reason: str | None = None
     """
-    A CamelCase reason for any state but Current, e.g. ClusterDraining, ClusterNotFound, InsufficientCapacity.
+    A CamelCase reason for any state but Current, e.g. ClusterDraining, ClusterNotFound, InsufficientCapacity; CacheNotReady for a replica that waits for spec.modelCacheRef's copy on its cluster (policy Required).
     """
     replica: str | None = None
     """
@@ -1411,6 +1435,10 @@ class Spec(BaseModel):
     failover: Annotated[Failover | None, Field(validate_default=True)] = {"after": "5m"}
     """
     Failover when a cluster is lost: a replica whose InferenceCluster has been not Ready, or absent from the fleet, for longer than `after` is replaced by a new replica on another cluster. The lost replica is kept (never dropped) until its cluster returns, when the surplus is retired by the normal scale-down order, or until the cluster is deleted.
+    """
+    modelCacheRef: ModelCacheRef | None = None
+    """
+    A ModelCache (same namespace) holding the model's weights on the workload clusters. Every replica is labelled modelplane.ai/model-cache so the cache stages a copy on its cluster (placement Follow), and every pod of every role (prefill and decode, each pod of a multi-node worker, init containers too) mounts the copy's PersistentVolumeClaim (the cache's status.claimName) read-only at mountPath: point the engine there (e.g. --model=/models/<cache>). Clusters where the copy is Ready rank before the others (after the cost or carbon of spec.placement.strategy, before spread): a replica placed there records decidedBy Cache. Part of the serving shape: setting, changing or removing it rolls the replicas out, and running replicas are kept until their replacements are Ready.
     """
     nodeSelector: NodeSelector1 | None = None
     """

@@ -810,6 +810,25 @@ class Metadata2(BaseModel):
     """
 
 
+class ModelCache(BaseModel):
+    """
+    The deployment's spec.modelCacheRef, its mountPath defaulted (see ModelDeployment). The replica reads the ModelCache (same namespace): every pod mounts the copy's PersistentVolumeClaim read-only at mountPath. Policy Required: until the copy on its cluster is Ready the replica composes no workload (Deployed False, reason CacheNotReady); once its workloads are composed they are never withdrawn for the cache's sake. Preferred: it mounts the copy only if Ready when its workloads are first composed.
+    """
+
+    mountPath: Annotated[str, Field(max_length=1024, min_length=2)]
+    """
+    Where every container mounts the copy, read-only.
+    """
+    name: Annotated[str, Field(max_length=253, min_length=1)]
+    """
+    The ModelCache's name.
+    """
+    policy: Literal["Required", "Preferred"] | None = "Required"
+    """
+    Required (wait for the copy) or Preferred (never wait).
+    """
+
+
 class ModelReplica(BaseModel):
     """
     A ModelReplica is one complete serving instance of a model on one InferenceCluster: single-node, multi-node, or a full set of prefill and decode workers. A ModelDeployment composes one per replica with the placement its scheduler chose (the cluster and the pool of every role). Modelplane composes the serving workload, its DRA ResourceClaimTemplates and any scheduler objects on that cluster, and reports the endpoint URL.
@@ -1288,6 +1307,10 @@ class Spec(BaseModel):
     inferenceClusterRef: InferenceClusterRef
     """
     The InferenceCluster the replica runs on.
+    """
+    modelCache: ModelCache | None = None
+    """
+    The deployment's spec.modelCacheRef, its mountPath defaulted (see ModelDeployment). The replica reads the ModelCache (same namespace): every pod mounts the copy's PersistentVolumeClaim read-only at mountPath. Policy Required: until the copy on its cluster is Ready the replica composes no workload (Deployed False, reason CacheNotReady); once its workloads are composed they are never withdrawn for the cache's sake. Preferred: it mounts the copy only if Ready when its workloads are first composed.
     """
     nodeSelector: NodeSelector1 | None = None
     """

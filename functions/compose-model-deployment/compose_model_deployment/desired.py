@@ -26,16 +26,18 @@ from modelplane.kinds import API_VERSION
 from modelplane.names import (
     CLUSTER_LABEL,
     DEPLOYMENT_LABEL,
+    MODEL_CACHE_LABEL,
     PLACED_BY_ANNOTATION,
     REPLACES_ANNOTATION,
     REVISION_LABEL,
     SERVING_ANNOTATION,
+    cache_label,
     cluster_label,
     endpoint_key,
     replica_key,
 )
 from modelplane.scheduling import Placement, Schedule
-from modelplane.scheduling.revision import SHAPE_KEYS
+from modelplane.scheduling.revision import CACHE_KEY, CACHE_REF_KEY, SHAPE_KEYS, cache_mount
 from modelplane.topology import Role
 
 
@@ -84,17 +86,18 @@ def write_desired(
             continue
         key = replica_key(placement.ordinal)
         revision = observed.occupancy.revision if placement.held is not None and observed else deployment.revision
-        meta = {
-            "name": placement.replica,
-            "namespace": deployment.namespace,
-            # Labels are written fresh for held replicas too: an InferenceCluster selects its replicas by
-            # CLUSTER_LABEL, so one composed before the label existed gets it on this reconcile.
-            "labels": {
-                DEPLOYMENT_LABEL: deployment.name,
-                REVISION_LABEL: revision,
-                CLUSTER_LABEL: cluster_label(placement.cluster),
-            },
+        # Labels are written fresh for held replicas too: an InferenceCluster selects its replicas by
+        # CLUSTER_LABEL, so one composed before the label existed gets it on this reconcile.
+        labels = {
+            DEPLOYMENT_LABEL: deployment.name,
+            REVISION_LABEL: revision,
+            CLUSTER_LABEL: cluster_label(placement.cluster),
         }
+        cache = _cache_name(deployment.spec if placement.held is None or observed is None else observed.spec.fields)
+        if cache:
+            # Its ModelCache stages a copy where the replica is (placement Follow), and keeps it while it runs.
+            labels[MODEL_CACHE_LABEL] = cache_label(cache)
+        meta = {"name": placement.replica, "namespace": deployment.namespace, "labels": labels}
         annotations = {}
         if placement.replaces:
             annotations[REPLACES_ANNOTATION] = placement.replaces
@@ -173,6 +176,10 @@ def _write_replica_spec(
     # The serving shape is copied from the deployment's Struct as it is: no conversion to dicts and back.
     # (Copying the deployment's spec is composing, not keeping: ``Ledger.carry`` keeps observed specs.)
     out.update({"inferenceClusterRef": {"name": placement.cluster}, "deploymentRef": {"name": deployment}})
+    ref = spec.get(CACHE_REF_KEY)
+    if ref is not None and ref.HasField("struct_value"):
+        # The mount path defaulted: each replica reads the cache itself (compose-model-replica).
+        out[CACHE_KEY] = cache_mount(json_format.MessageToDict(ref.struct_value))
     if pool_mode:
         # In routing mode Pool a replica on a KServe cluster joins the pool and hands the picker's config to
         # KServe: it is told so explicitly (a replica without spec.routing routes as its own endpoint).
@@ -192,6 +199,16 @@ def _write_replica_spec(
             if source is not None and source.HasField("struct_value"):
                 _copy_shape(block, source.struct_value.fields)
             block["poolName"] = pool
+
+
+def _cache_name(spec: Mapping[str, Any]) -> str:
+    """The ModelCache a deployment's (``modelCacheRef``) or a replica's (``modelCache``) spec names ("" for none)."""
+    for key in (CACHE_REF_KEY, CACHE_KEY):
+        value = spec.get(key)
+        if value is not None and value.HasField("struct_value"):
+            name = value.struct_value.fields.get("name")
+            return name.string_value if name is not None else ""
+    return ""
 
 
 def _keep_routing(out: structpb.Struct, observed: OwnReplica) -> None:

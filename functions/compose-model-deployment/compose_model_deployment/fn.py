@@ -22,6 +22,8 @@ import structlog
 from crossplane.function import resource, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
+from compose_model_deployment.cache import CACHE, Cache, cache_ref, read_cache, request_cache
+from compose_model_deployment.cache_status import cache_condition, engine_warnings, waiting_replicas
 from compose_model_deployment.desired import Deployment, ReplicaRouting, write_desired
 from compose_model_deployment.fleet import REQUIREMENTS, FleetReader, request_requirements
 from compose_model_deployment.own import Own, add_going, read_own, struct_shape
@@ -76,6 +78,7 @@ from modelplane.scheduling import (
     shape_revision,
     strategy_of,
 )
+from modelplane.scheduling.strategy import Strategy
 from modelplane_models.model_deployment import ModelDeployment
 
 
@@ -108,12 +111,15 @@ def compose(
     """Resolve the fleet and what runs, schedule, write the replicas and endpoints, then status and conditions."""
     key = _key(req)
     _every_call(rsp, key)
+    request_cache(rsp, key, cache_ref(req))
     xr = parse_or_keep(ledger, log, ModelDeployment, _invalid)
     if xr is None:
         return
-    if not all(r.fetched(req) for r in REQUIREMENTS):
+    ref = cache_ref(req)
+    if not all(r.fetched(req) for r in (*REQUIREMENTS, *((CACHE,) if ref else ()))):
         wait(ledger, log, Type.SCHEDULED, Reason.WAITING_FOR_FLEET, "reading the fleet")
         return
+    cache = read_cache(req, ref) if ref else None
     spec = req.observed.composite.resource.fields.get("spec")
     fields = spec.struct_value.fields if spec is not None and spec.HasField("struct_value") else {}
     deployment = Deployment(
@@ -153,7 +159,7 @@ def compose(
         going=own.going,
     )
     try:
-        plan = schedule(xr, fleet.view, existing=existing)
+        plan = schedule(xr, fleet.view, existing=existing, cached=cache.ready if cache is not None else None)
     except InvalidDeploymentError as err:
         keep_all(ledger, log, _unscheduled(Reason.INVALID_SPEC, describe([err.problem])))
         return
@@ -171,18 +177,16 @@ def compose(
         response.warning(rsp, f"{orphan} is kept without traffic: its ModelReplica is neither observed nor listed")
     _removals(ledger, plan, own)
     _mark_cannot_move(rsp, plan)
-    _write_status(rsp, plan, deployment, ready, own)
+    waiting = waiting_replicas(req, plan, cache, ready, deployment.spec) if cache is not None else {}
+    _write_status(rsp, plan, deployment, ready, own, waiting)
     said = report(plan, own.unreadable)
-    set_conditions(rsp, said.condition, routed, *_placement_strategy(rsp, plan))
+    set_conditions(
+        rsp, said.condition, routed, *_placement_strategy(rsp, plan), *_cache(rsp, cache, waiting, deployment)
+    )
     if routed.status != Status.TRUE:
         response.warning(rsp, routed.message)
     if strategy is not None and plan.rollout is not None:
-        observed = conditions.get(Type.PROGRESSING)
-        progressing = progressing_condition(plan.rollout, plan.desired, ready, observed, strategy, now)
-        set_conditions(rsp, progressing, failover_condition(lost, strategy))
-        ttl = next_call(lost, strategy, progressing, observed, now)
-        if ttl is not None:
-            rsp.meta.ttl.FromSeconds(int(ttl))
+        _progress(rsp, plan, ready, strategy, lost=lost, observed=conditions.get(Type.PROGRESSING), now=now)
     for warning in said.warnings:
         response.warning(rsp, warning)
     for normal in said.normal:
@@ -194,6 +198,40 @@ def compose(
 
 
 _NOT_SERVING = frozenset({State.LEAVING, State.LOST, State.OUTDATED})
+
+
+def _progress(  # noqa: PLR0913 - the rollout's inputs
+    rsp: fnv1.RunFunctionResponse,
+    plan: Schedule,
+    ready: set[str],
+    strategy: Strategy,
+    *,
+    lost: dict[str, tuple[float, str]],
+    observed: ObservedCondition | None,
+    now: datetime,
+) -> None:
+    """Progressing and Failover, and when to be called again for them."""
+    if plan.rollout is None:
+        return
+    progressing = progressing_condition(plan.rollout, plan.desired, ready, observed, strategy, now)
+    set_conditions(rsp, progressing, failover_condition(lost, strategy))
+    ttl = next_call(lost, strategy, progressing, observed, now)
+    if ttl is not None:
+        rsp.meta.ttl.FromSeconds(int(ttl))
+
+
+def _cache(
+    rsp: fnv1.RunFunctionResponse, cache: Cache | None, waiting: dict[str, str], deployment: Deployment
+) -> list[Condition]:
+    """CacheReady, with spec.modelCacheRef only: whether the cache exists and which replicas wait for a copy."""
+    if cache is None:
+        return []
+    condition = cache_condition(cache, waiting)
+    if condition.reason == Reason.CACHE_NOT_FOUND:
+        response.warning(rsp, condition.message)
+    for warning in engine_warnings(deployment.spec):
+        response.warning(rsp, warning)
+    return [condition]
 
 
 def _placement_strategy(rsp: fnv1.RunFunctionResponse, plan: Schedule) -> list[Condition]:
@@ -355,7 +393,12 @@ def _unscheduled(reason: Reason, message: str) -> Condition:
 
 
 def _write_status(
-    rsp: fnv1.RunFunctionResponse, plan: Schedule, deployment: Deployment, ready: set[str], own: Own
+    rsp: fnv1.RunFunctionResponse,
+    plan: Schedule,
+    deployment: Deployment,
+    ready: set[str],
+    own: Own,
+    waiting: dict[str, str],
 ) -> None:
     placements = []
     updated = 0
@@ -374,6 +417,8 @@ def _write_status(
         entry["state"] = str(p.state)
         if p.held is not None:
             entry["reason"] = str(p.held.reason)
+        elif p.replica in waiting:
+            entry["reason"] = str(Reason.CACHE_NOT_READY)
         elif p.replaces:
             entry["reason"] = f"Replaces {p.replaces}"
         # Why it runs there: decided now, or as recorded on its ModelReplica when it was placed.

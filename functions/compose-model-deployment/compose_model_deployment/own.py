@@ -30,7 +30,7 @@ from modelplane.names import (
     replica_ordinal,
 )
 from modelplane.scheduling import DecidedBy, Decision, serving_shape, shape_revision
-from modelplane.scheduling.revision import ROLE_KEYS, SHAPE_KEYS
+from modelplane.scheduling.revision import CACHE_KEYS, ROLE_KEYS, SHAPE_KEYS
 from modelplane_models.model_deployment import Placement1 as StatusPlacement
 
 
@@ -79,7 +79,7 @@ class Own:
     going: dict[int, Occupancy | None] = field(default_factory=dict)
 
 
-_KEYS = (*SHAPE_KEYS, *ROLE_KEYS)
+_KEYS = (*SHAPE_KEYS, *ROLE_KEYS, *CACHE_KEYS)
 _WHY_LENGTH = bounds(StatusPlacement, "why").max_length  # status.placements[].why, where it is shown
 
 
@@ -108,7 +108,7 @@ _DECIDED_BY = frozenset(str(d) for d in DecidedBy)
 
 def struct_shape(spec: Mapping[str, Any]) -> dict[str, Any]:
     """The serving shape of a spec's Struct ``fields`` as plain values (``modelplane.scheduling.serving_shape``)."""
-    return serving_shape({k: json_format.MessageToDict(spec[k]) for k in (*SHAPE_KEYS, *ROLE_KEYS) if k in spec})
+    return serving_shape({k: json_format.MessageToDict(spec[k]) for k in _KEYS if k in spec})
 
 
 def read_own(req: fnv1.RunFunctionRequest, key: DeploymentKey) -> Own:

@@ -21,6 +21,7 @@ from crossplane.function import resource, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from compose_model_replica import current
+from compose_model_replica.cache import CACHE, read_cache
 from compose_model_replica.observe import pods_collection
 from modelplane import protojson
 from modelplane.backends import (
@@ -44,6 +45,7 @@ from modelplane.fnkit.runner import ComposeRunner
 from modelplane.fnkit.status import set_conditions, set_ready
 from modelplane.fnkit.xr import name_of, namespace_of
 from modelplane.kinds import API_VERSION
+from modelplane.modelcache.use import CacheUse
 from modelplane.names import (
     DEPLOYMENT_LABEL,
     MAX_COLLECTION_NAME,
@@ -102,6 +104,8 @@ def compose(
     CLUSTER.request(rsp, name=replica.spec["inferenceClusterRef"]["name"])
     CLASSES.request(rsp)
     PODS.request(rsp, labels={OBSERVED_PODS_LABEL: replica.name}, namespace=replica.namespace)
+    if "modelCache" in replica.spec:
+        CACHE.request(rsp, name=replica.spec["modelCache"]["name"], namespace=replica.namespace)
     try:
         footprint = replica_footprint(xr.spec)
     except TopologyError as err:
@@ -113,15 +117,16 @@ def compose(
         return
     pools = {p.name: p.className for p in cluster.spec.nodePools or []} if cluster.spec else {}
     class_names = sorted({pools[p] for p in _pools(replica.spec) if p in pools})
-    if class_names and not CLASSES.fetched(req):
-        wait(ledger, log, Type.DEPLOYED, Reason.WAITING_FOR_CLUSTER, "reading the classes")
+    use = _classes_and_cache(req, ledger, log, replica, needs_classes=bool(class_names))
+    if use is None:
         return
     classes = _classes(req, set(class_names))
     cluster_dump = cluster.model_dump(mode="json", by_alias=True, exclude_unset=True, exclude_none=True)
     try:
         work = resolve(replica.name, replica.namespace, replica.spec, cluster_dump, classes, _labels(replica))
         remotes = compose_remote(
-            work, cluster.spec.serving.backend or "" if cluster.spec and cluster.spec.serving else ""
+            replace(work, cache=use.mount),
+            cluster.spec.serving.backend or "" if cluster.spec and cluster.spec.serving else "",
         )
     except (ResolveError, InvalidPickerConfigError) as err:
         reason = err.reason if isinstance(err, ResolveError) else Reason.INVALID_SPEC
@@ -147,6 +152,42 @@ def compose(
 
 
 FunctionRunner = functools.partial(ComposeRunner, compose)
+
+
+def _classes_and_cache(
+    req: fnv1.RunFunctionRequest,
+    ledger: Ledger,
+    log: structlog.stdlib.BoundLogger,
+    replica: _Replica,
+    *,
+    needs_classes: bool,
+) -> CacheUse | None:
+    """How the replica uses its ModelCache; None (having said why) while an input is not fetched, or it waits."""
+    if needs_classes and not CLASSES.fetched(req):
+        wait(ledger, log, Type.DEPLOYED, Reason.WAITING_FOR_CLUSTER, "reading the classes")
+        return None
+    if "modelCache" in replica.spec and not CACHE.fetched(req):
+        wait(ledger, log, Type.DEPLOYED, Reason.WAITING_FOR_CLUSTER, "reading the ModelCache")
+        return None
+    use = read_cache(req, replica.spec, cluster_name=replica.spec["inferenceClusterRef"]["name"])
+    if use.unmounted:
+        response.warning(ledger.rsp, f"spec.modelCache: {use.unmounted}")
+    if use.waiting:
+        _wait_for_cache(ledger, log, use.waiting)
+        return None
+    return use
+
+
+def _wait_for_cache(ledger: Ledger, log: structlog.stdlib.BoundLogger, why: str) -> None:
+    """Compose no workload until the cache's copy on the cluster is Ready (nothing is composed yet to keep)."""
+    ledger.keep_all(why)
+    log.info("waiting for the model cache", message=why)
+    set_conditions(ledger.rsp, _undeployed(Reason.CACHE_NOT_READY, why))
+    response.set_conditions(
+        ledger.rsp,
+        resource.Condition(typ=str(Type.SERVING), status=str(Status.FALSE), reason=str(Reason.CACHE_NOT_READY)),
+    )
+    set_ready(ledger.rsp, ready=False)
 
 
 def _invalid(problems: list[Problem]) -> Condition:

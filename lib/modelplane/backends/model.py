@@ -50,6 +50,14 @@ class RoleWork:
 
 
 @dataclass(frozen=True)
+class CacheMount:
+    """A ModelCache's copy every pod of the replica mounts read-only: its claim on the cluster, and where."""
+
+    claim: str
+    path: str
+
+
+@dataclass(frozen=True)
 class ReplicaWork:
     """A replica, resolved against its cluster: the input of every backend.
 
@@ -63,6 +71,7 @@ class ReplicaWork:
         cluster: The InferenceCluster's name.
         prometheus: The cluster's ``spec.observability.prometheus`` (monitors unless None).
         routing: The replica's ``spec.routing`` as written (its deployment's).
+        cache: The ModelCache copy its pods mount (None: none).
     """
 
     name: str
@@ -74,6 +83,7 @@ class ReplicaWork:
     cluster: str = ""
     prometheus: str = "None"
     routing: Mapping[str, Any] = field(default_factory=dict)
+    cache: CacheMount | None = None
 
     @property
     def disaggregated(self) -> bool:

@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from modelplane.backends.model import ReplicaWork, RolePods, RoleWork
+from modelplane.backends.model import CacheMount, ReplicaWork, RolePods, RoleWork
 from modelplane.names import POOL_LABEL, REPLICA_LABEL, ROLE_LABEL, workload_name
 from modelplane.schedulers import Wrapping
 
 CLAIM_NAME = "accelerators"  # the pod's resourceClaims[] entry the engine container uses
 SHM_VOLUME = "dshm"
 SHM_PATH = "/dev/shm"  # noqa: S108 - the mount point of shared memory, not a temporary file
+CACHE_VOLUME = "model-cache"  # a ModelCache's copy (reserved: admission refuses a user volume of that name)
 DEFAULT_PORT = 8000  # the engine's port when its first container declares none (vLLM's default)
 # Modelplane fields of the template's spec that are not PodSpec fields.
 _NOT_POD_SPEC = frozenset({"sharedMemorySize"})
@@ -57,12 +58,19 @@ def _port(containers: list[Mapping[str, Any]]) -> int:
     return int(ports[0]["containerPort"]) if ports else DEFAULT_PORT
 
 
-def _container(container: Mapping[str, Any], *, engine: bool) -> dict[str, Any]:
+def _container(container: Mapping[str, Any], cache: CacheMount | None, *, engine: bool) -> dict[str, Any]:
     out = dict(container)
-    # /dev/shm first, then the user's mounts; admission refuses a user mount there, and should one
-    # slip through, Modelplane's wins so the pod stays valid.
-    user = [m for m in container.get("volumeMounts") or [] if isinstance(m, Mapping) and m.get("mountPath") != SHM_PATH]
-    out["volumeMounts"] = [{"name": SHM_VOLUME, "mountPath": SHM_PATH}, *user]
+    # /dev/shm first, then the cache's copy, then the user's mounts; admission refuses a user mount
+    # at /dev/shm, and should one slip through (or one sit at the cache's path), Modelplane's wins so
+    # the pod stays valid.
+    taken = {SHM_PATH, cache.path} if cache is not None else {SHM_PATH}
+    user = [
+        m for m in container.get("volumeMounts") or [] if isinstance(m, Mapping) and m.get("mountPath") not in taken
+    ]
+    ours: list[dict[str, Any]] = [{"name": SHM_VOLUME, "mountPath": SHM_PATH}]
+    if cache is not None:
+        ours.append({"name": CACHE_VOLUME, "mountPath": cache.path, "readOnly": True})
+    out["volumeMounts"] = [*ours, *user]
     if engine:
         resources = dict(out.get("resources") or {})
         resources["claims"] = [{"name": CLAIM_NAME}]
@@ -70,13 +78,17 @@ def _container(container: Mapping[str, Any], *, engine: bool) -> dict[str, Any]:
     return out
 
 
-def _volumes(user_spec: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The shared-memory volume, then the user's (by name: Modelplane's wins, as for the mounts)."""
+def _volumes(user_spec: Mapping[str, Any], cache: CacheMount | None) -> list[dict[str, Any]]:
+    """The shared-memory volume, the cache's copy, then the user's (by name: Modelplane's win, as for the mounts)."""
     shm: dict[str, Any] = {"medium": "Memory"}
     if user_spec.get("sharedMemorySize") is not None:
         shm["sizeLimit"] = user_spec["sharedMemorySize"]
-    user = [v for v in user_spec.get("volumes") or [] if isinstance(v, Mapping) and v.get("name") != SHM_VOLUME]
-    return [{"name": SHM_VOLUME, "emptyDir": shm}, *(dict(v) for v in user)]
+    ours: list[dict[str, Any]] = [{"name": SHM_VOLUME, "emptyDir": shm}]
+    if cache is not None:
+        ours.append({"name": CACHE_VOLUME, "persistentVolumeClaim": {"claimName": cache.claim, "readOnly": True}})
+    names = {v["name"] for v in ours}
+    user = [v for v in user_spec.get("volumes") or [] if isinstance(v, Mapping) and v.get("name") not in names]
+    return [*ours, *(dict(v) for v in user)]
 
 
 def role_pods(work: ReplicaWork, role: RoleWork, wrapping: Wrapping) -> RolePods:
@@ -87,7 +99,7 @@ def role_pods(work: ReplicaWork, role: RoleWork, wrapping: Wrapping) -> RolePods
     the first container (the engine) gets the claim. Merged with what Modelplane adds:
 
     - volumes and every container's (init containers too) volumeMounts: /dev/shm's first, then
-      the user's;
+      the ModelCache copy's (read-only, when the replica mounts one), then the user's;
     - affinity: the user's as written; the pool pinning is the ``nodeSelector``, which
       Kubernetes requires together with it, so no affinity can take the pods out of their pool.
     """
@@ -97,14 +109,14 @@ def role_pods(work: ReplicaWork, role: RoleWork, wrapping: Wrapping) -> RolePods
     name = workload_name(work.name, role.role)
     containers = list(user_spec.get("containers") or [])
     spec: dict[str, Any] = {k: v for k, v in user_spec.items() if k not in _NOT_POD_SPEC}
-    spec["containers"] = [_container(c, engine=i == 0) for i, c in enumerate(containers)]
+    spec["containers"] = [_container(c, work.cache, engine=i == 0) for i, c in enumerate(containers)]
     if user_spec.get("initContainers"):
         spec["initContainers"] = [
-            _container(c, engine=False) for c in user_spec["initContainers"] if isinstance(c, Mapping)
+            _container(c, work.cache, engine=False) for c in user_spec["initContainers"] if isinstance(c, Mapping)
         ]
     spec["nodeSelector"] = {POOL_LABEL: role.pool}
     spec["resourceClaims"] = [{"name": CLAIM_NAME, "resourceClaimTemplateName": name}]
-    spec["volumes"] = _volumes(user_spec)
+    spec["volumes"] = _volumes(user_spec, work.cache)
     if wrapping.scheduler_name:
         spec["schedulerName"] = wrapping.scheduler_name
     labels = {**(meta.get("labels") or {}), **work.labels, **selector(work, role), **wrapping.pod_labels}

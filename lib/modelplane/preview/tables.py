@@ -130,6 +130,7 @@ def render(
     _deployment_table(c, view, outcome.why)
     _service_table(c, view)
     _pool_table(c, view)
+    _cache_table(c, view)
     _release_table(c, view)
     _messages(c, view)
     _findings(c, outcome.found)
@@ -230,6 +231,16 @@ def _pool_table(c: Console, view: FleetView) -> None:
             picker += f", priority {p.priority}"
         weight = "-" if p.weight is None else f"{p.weight} Ready"
         t.add_row(p.deployment, p.cluster, p.pool, picker, weight, ", ".join(p.monitors) or "-")
+    c.print(t)
+    c.print()
+
+
+def _cache_table(c: Console, view: FleetView) -> None:
+    if not view.caches:
+        return
+    t = table("cache", "cluster", "phase", "waiting replicas", "message", title="Model caches")
+    for copy in view.caches:
+        t.add_row(copy.cache, copy.cluster, copy.phase, ", ".join(copy.waiting) or "-", copy.message or "-")
     c.print(t)
     c.print()
 

@@ -27,6 +27,8 @@ class DecidedBy(StrEnum):
     """Its accelerators cost less per hour on it than on the runner-up (``CostOptimized``)."""
     CARBON = "Carbon"
     """Its accelerators emit less per hour on it than on the runner-up (``CarbonAware``)."""
+    CACHE = "Cache"
+    """The deployment's ModelCache has a Ready copy on it, not on the runner-up (``spec.modelCacheRef``)."""
     SPREAD = "Spread"
     """Fewer replicas of the deployment on it than on the runner-up."""
     BEST_FIT = "BestFit"
@@ -47,6 +49,8 @@ class Score:
         pools: The cluster's pools the replica takes, per role.
         cost: What the replica costs (or emits) per hour there, when a strategy places by it (ranked first,
             a cluster without the figure after every cluster with it); None otherwise or without the figure.
+        cached: Whether the deployment's ModelCache has a Ready copy there (ranked after the cost, before
+            spread); None when the deployment references no cache.
     """
 
     spread: int
@@ -55,6 +59,12 @@ class Score:
     cluster: str
     pools: tuple[str, ...]
     cost: Decimal | None = None
+    cached: bool | None = None
+
+
+def cache_rank(score: Score) -> int:
+    """Sort key of a score's copy of the cache: Ready first (no cache referenced: all equal)."""
+    return 0 if score.cached or score.cached is None else 1
 
 
 @dataclass(frozen=True)
@@ -65,10 +75,13 @@ class Decision:
     message: str
 
 
-def decide(winner: Score, runner_up: Score | None, objective: Objective | None = None) -> Decision:
+def decide(  # noqa: PLR0911 - one return per part of the score, in the score's order
+    winner: Score, runner_up: Score | None, objective: Objective | None = None
+) -> Decision:
     """Name the part of ``winner``'s score that beat ``runner_up`` (None: no other cluster could take the replica).
 
-    With an ``objective`` (``CostOptimized``, ``CarbonAware``) its figure is compared first.
+    With an ``objective`` (``CostOptimized``, ``CarbonAware``) its figure is compared first, then
+    whether the deployment's ModelCache has a Ready copy on the cluster (when it references one).
     The message names one cluster at most (the runner-up), so its length stays bounded by a name's.
     """
     if runner_up is None:
@@ -80,6 +93,8 @@ def decide(winner: Score, runner_up: Score | None, objective: Objective | None =
             objective.decided_by,
             f"{word}: {objective.say(winner.cost)} here vs {objective.say(runner_up.cost)} on {other} (runner-up)",
         )
+    if winner.cached is not None and winner.cached != runner_up.cached:
+        return Decision(DecidedBy.CACHE, f"cache: the model's copy is Ready here, not on {other} (runner-up)")
     if winner.spread != runner_up.spread:
         return Decision(
             DecidedBy.SPREAD,

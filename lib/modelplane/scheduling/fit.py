@@ -56,16 +56,23 @@ def stranded(nodes: NodeFree, fp: Footprint) -> int:
     return waste
 
 
-def as_score(
-    spread: int, waste: int, left: int, cluster: str, pools: tuple[PoolKey, ...], cost: Decimal | None = None
+def as_score(  # noqa: PLR0913 - a score's parts
+    spread: int,
+    waste: int,
+    left: int,
+    cluster: str,
+    pools: tuple[PoolKey, ...],
+    *,
+    cost: Decimal | None = None,
+    cached: bool | None = None,
 ) -> Score:
     """The score of an option from its parts (``modelplane.scheduling.decision``: lower wins)."""
-    return Score(spread, waste, left, cluster, tuple(key[1] for key in pools), cost)
+    return Score(spread, waste, left, cluster, tuple(key[1] for key in pools), cost, cached)
 
 
-def score(spread: int, option: Option, cluster: str) -> Score:
+def score(spread: int, option: Option, cluster: str, *, cached: bool | None = None) -> Score:
     """The score of ``option`` on ``cluster``, which runs ``spread`` of the deployment's replicas already."""
-    return as_score(spread, option.waste, option.leftover, cluster, option.pools, option.cost)
+    return as_score(spread, option.waste, option.leftover, cluster, option.pools, cost=option.cost, cached=cached)
 
 
 UNPRICED = (1, Decimal(0))

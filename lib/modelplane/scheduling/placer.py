@@ -12,7 +12,8 @@ as placing uses them up. For one replica it:
    the fewest GPUs stranded on the nodes taken, then the fewest left free;
 3. scores the clusters with an option and room under ``spec.placement.maxReplicasPerCluster``:
    with an objective (``CostOptimized``, ``CarbonAware``: ``modelplane.scheduling.costs``) what
-   the replica's accelerators cost or emit per hour there first, then the fewest replicas of
+   the replica's accelerators cost or emit per hour there first, then (with ``spec.modelCacheRef``)
+   whether the deployment's ModelCache has a Ready copy there, then the fewest replicas of
    this deployment on the cluster (spread), then the option's stranded and left-over GPUs
    (best fit), then the names (ties), and takes the lowest, recording which part of the score
    beat the runner-up (``modelplane.scheduling.decision``); with no option anywhere, says why
@@ -33,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from modelplane.capacity import NodeFree, PoolKey
 from modelplane.capacity.clusters import ClusterInfo
-from modelplane.scheduling.decision import Score, decide
+from modelplane.scheduling.decision import Score, cache_rank, decide
 from modelplane.scheduling.devices import ClassJudge, PoolReason, RoleRequest
 from modelplane.scheduling.fit import Option, as_score, cost_rank, pool_fit, score, size, stranded
 from modelplane.scheduling.placement import Origin, Placement, RolePlacement
@@ -105,6 +106,7 @@ class Placer:
         memo: Memo | None = None,
         *,
         objective: Objective | None = None,
+        cached: frozenset[str] | None = None,
     ) -> None:
         """Start from ``free``, the free GPUs per node of each pool as its cluster published them.
 
@@ -120,6 +122,8 @@ class Placer:
                 shared by every placer of the same ``free``: a cluster's eligibility for a set of
                 roles, and its best option while its pools are as published.
             objective: What the deployment's strategy places by first (None: Spread).
+            cached: The clusters where the deployment's ModelCache has a Ready copy, ranked before
+                the others after the objective (None: the deployment references no cache).
         """
         self.request = request
         self.judge = judge
@@ -131,6 +135,7 @@ class Placer:
         if len(memo) > _MEMO_LIMIT:
             memo.clear()
         self.objective = objective
+        self.cached = cached
         self._most = request.policy.max_per_cluster
         self._judged = memo.setdefault((request.roles, str(objective.decided_by) if objective else ""), Judged())
         self._released: set[tuple[str, PoolKey]] = set()
@@ -214,10 +219,15 @@ class Placer:
                 continue
             option = self.option(cluster)
             if option is not None:
-                out.append((score(self._spread[cluster.name], option, cluster.name), option))
-        if self.objective is not None:
-            return sorted(out, key=lambda c: (cost_rank(c[0].cost), c[0]))
-        return sorted(out, key=lambda c: c[0])
+                out.append(
+                    (score(self._spread[cluster.name], option, cluster.name, cached=self._cached(cluster.name)), option)
+                )
+        ranked = self.objective is not None
+        return sorted(out, key=lambda c: (cost_rank(c[0].cost) if ranked else (), cache_rank(c[0]), c[0]))
+
+    def _cached(self, cluster: str) -> bool | None:
+        """Whether the deployment's ModelCache has a Ready copy on ``cluster`` (None: it references none)."""
+        return None if self.cached is None else cluster in self.cached
 
     def _full(self, cluster: str) -> bool:
         """Whether ``cluster`` runs ``spec.placement.maxReplicasPerCluster`` of the deployment's replicas already."""
@@ -254,6 +264,7 @@ class Placer:
         best: tuple[tuple[Any, ...], Option] | None = None
         second: tuple[tuple[Any, ...], Option] | None = None
         ranked = self.objective is not None
+        cached = self.cached
         for cluster in self.selected:
             if cluster.name == avoid or self._full(cluster.name):
                 continue
@@ -267,6 +278,8 @@ class Placer:
                 cluster.name,
                 option.pools,
             )
+            if cached is not None:
+                score = (cluster.name not in cached, *score)
             if ranked:
                 score = (cost_rank(option.cost), *score)
             if best is None or score < best[0]:
@@ -301,7 +314,7 @@ class Placer:
     def _score(self, ranked: tuple[tuple[Any, ...], Option]) -> Score:
         key, option = ranked
         spread, waste, left, cluster, pools = key[-5:]
-        return as_score(spread, waste, left, cluster, pools, option.cost)
+        return as_score(spread, waste, left, cluster, pools, cost=option.cost, cached=self._cached(cluster))
 
     def rejection(self, cluster: ClusterInfo) -> ClusterRejection:
         """Why ``cluster`` takes no replica now."""

@@ -47,13 +47,21 @@ from modelplane_models.model_deployment import ModelDeployment
 __all__ = ["Existing", "InvalidDeploymentError", "schedule"]
 
 
-def schedule(deployment: ModelDeployment, fleet: FleetView, *, existing: Existing | None = None) -> Schedule:
+def schedule(
+    deployment: ModelDeployment,
+    fleet: FleetView,
+    *,
+    existing: Existing | None = None,
+    cached: frozenset[str] | None = None,
+) -> Schedule:
     """Place the replicas of a ModelDeployment on the fleet (see the module's steps).
 
     Args:
         deployment: The ModelDeployment.
         fleet: The fleet: clusters and their facts, classes, and each pool's free capacity.
         existing: What the deployment observes of its own replicas (see ``Existing``).
+        cached: The clusters where ``spec.modelCacheRef``'s copy is Ready: a new replica prefers them
+            (``modelplane.scheduling.placer``); None when the deployment references no cache.
 
     Returns:
         The placements (held ones keep what they run), the replicas left
@@ -77,7 +85,9 @@ def schedule(deployment: ModelDeployment, fleet: FleetView, *, existing: Existin
     judge = fleet.judge()
 
     def run(kept_now: Kept, add: int, *, release: bool = False) -> Outcome:
-        placer = Placer(request, clusters, judge, free, counted, fleet.memo, objective=resolved.objective)
+        placer = Placer(
+            request, clusters, judge, free, counted, fleet.memo, objective=resolved.objective, cached=cached
+        )
         return place_pass(placer, kept_now, add, own, taken, existing, release=release)
 
     # 3. Each existing replica; 4. one wave of the rollout, then the placements.

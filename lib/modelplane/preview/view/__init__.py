@@ -10,11 +10,13 @@ reader: infrastructure (``clusters``), workloads (``deployments``), traffic
 from __future__ import annotations
 
 from modelplane.preview.fleet import Fleet
+from modelplane.preview.view.caches import cache_views
 from modelplane.preview.view.clusters import class_views, cluster_views, control_plane_releases
 from modelplane.preview.view.deployments import deployment_views, replica_view
 from modelplane.preview.view.messages import messages
 from modelplane.preview.view.model import (
     BackendView,
+    CacheCopyView,
     ClassView,
     ClusterView,
     Condition,
@@ -35,6 +37,7 @@ from modelplane.preview.view.services import gateway_addresses, service_views
 
 __all__ = [
     "BackendView",
+    "CacheCopyView",
     "ClassView",
     "ClusterView",
     "Condition",
@@ -69,4 +72,5 @@ def build(fleet: Fleet, source: str) -> FleetView:
         messages=messages(fleet),
         errors={f"{k[0]} {display_name(k)}": msg for k, msg in fleet.errors.items()},
         pools=pool_views(fleet),
+        caches=cache_views(fleet),
     )

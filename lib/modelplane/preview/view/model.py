@@ -167,6 +167,17 @@ class PoolRouteView:
 
 
 @dataclass(frozen=True)
+class CacheCopyView:
+    """A ModelCache's copy on one cluster: its phase, and the replicas there that wait for it (CacheNotReady)."""
+
+    cache: str  # namespace/name
+    cluster: str
+    phase: str  # Pending, Hydrating, Ready, Failed
+    message: str
+    waiting: tuple[str, ...]  # namespace/name of each replica that waits for this copy
+
+
+@dataclass(frozen=True)
 class Message:
     """One function result, once, with the object it is about."""
 
@@ -191,3 +202,4 @@ class FleetView:
     messages: tuple[Message, ...]
     errors: dict[str, str] = field(default_factory=dict)  # object -> why its render failed
     pools: tuple[PoolRouteView, ...] = ()  # in-cluster routing: one per deployment per cluster
+    caches: tuple[CacheCopyView, ...] = ()  # model caches: one per cache per cluster that keeps a copy
