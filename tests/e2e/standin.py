@@ -1,8 +1,8 @@
 """The stand-ins: what controllers that cannot run here would report, and why each stays one.
 
 On the workload API servers real Kubernetes runs the workloads: the
-deployment, replicaset, statefulset, job, resourceclaim and garbage-collector
-controllers, kube-scheduler (allocating DRA devices) and kwok as the kubelet
+deployment, replicaset, statefulset, job, resourceclaim, PersistentVolume binder
+and garbage-collector controllers, kube-scheduler (allocating DRA devices) and kwok as the kubelet
 of the simulated GPU nodes (``tests/e2e/hardware.py``). What cannot run here
 is stood in for:
 

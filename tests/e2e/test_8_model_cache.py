@@ -333,6 +333,8 @@ def test_a_mounted_copy_is_kept_when_nothing_else_keeps_it(scenario: Scenario) -
     kube, workload, name = scenario.plane.kube, scenario.workload, scenario.replica
     claim = workload.get("v1", "PersistentVolumeClaim", CLAIM, NS) or {}
     uid = claim["metadata"]["uid"]
+    # Under Follow the cluster keeps its copy by rule (the replica is placed there), not as a kept one.
+    assert not str(_copy(kube).get("message", "")).startswith("kept:"), _copy(kube)
     # Placement Static with no selector: no rule keeps a copy on the cluster any more, only the replica's mount.
     kube.patch(kinds.API_VERSION, "ModelCache", CACHE, {"spec": {"placement": "Static"}}, namespace=NS)
 
