@@ -163,8 +163,9 @@ def _clean_up(plane: Plane, workload: Kube, platform: list[dict[str, Any]], stor
     kube.delete("v1", "Namespace", NS)
     for doc in reversed(storage):
         workload.delete(doc["apiVersion"], doc["kind"], doc["metadata"]["name"])
-    kube.delete("v1", "Secret", SECRET, CROSSPLANE_NAMESPACE)
+    # The kubeconfig last: provider-kubernetes needs it to delete what the cluster put on workload-a.
     cluster_gone(kube, CLUSTER)
+    kube.delete("v1", "Secret", SECRET, CROSSPLANE_NAMESPACE)
 
 
 def _copy(kube: Kube) -> Mapping[str, Any]:
