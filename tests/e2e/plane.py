@@ -61,7 +61,10 @@ CIRCUIT_BREAKER_BURST = 1000
 # What a workload cluster's kube-controller-manager runs for the scenarios: the workload
 # controllers, DRA's claim controller (a claim per pod from its template), the pod garbage
 # collector (pods of a lost node), what creates each namespace's default ServiceAccount
-# (without it the API server refuses every pod). Not the node lifecycle controller: it judges
+# (without it the API server refuses every pod), the PersistentVolume binder (a ModelCache's
+# claim bound to the volume the scenario pre-creates) and the two protection controllers that
+# lift the finalizers the API server puts on claims and volumes (without them a deleted claim
+# stays Terminating, and its namespace with it). Not the node lifecycle controller: it judges
 # nodes by kubelet heartbeats, which simulated nodes only fake (under load kwok's came late
 # and it marked Ready pods not Ready); tests/e2e/hardware.py lifts the not-ready taint a new
 # node gets once kwok reports it Ready, the one thing the tier needs of it.
@@ -77,6 +80,9 @@ WORKLOAD_CONTROLLERS = (
     "resourceclaim-controller",
     "horizontal-pod-autoscaler-controller",
     "pod-garbage-collector-controller",
+    "persistentvolume-binder-controller",
+    "persistentvolumeclaim-protection-controller",
+    "persistentvolume-protection-controller",
 )
 # The control plane's also runs the HPA controller: a KEDA ScaledObject scales a ModelDeployment through an HPA.
 CONTROL_PLANE_CONTROLLERS = (

@@ -1,8 +1,8 @@
 """The stand-ins: what controllers that cannot run here would report, and why each stays one.
 
 On the workload API servers real Kubernetes runs the workloads: the
-deployment, replicaset, statefulset, job, resourceclaim and garbage-collector
-controllers, kube-scheduler (allocating DRA devices) and kwok as the kubelet
+deployment, replicaset, statefulset, job, resourceclaim, PersistentVolume binder
+and garbage-collector controllers, kube-scheduler (allocating DRA devices) and kwok as the kubelet
 of the simulated GPU nodes (``tests/e2e/hardware.py``). What cannot run here
 is stood in for:
 
@@ -54,6 +54,11 @@ STAND_INS = {
     "not-ready taint once kwok reports it Ready",
     "GPU DRA driver": "the tier publishes each simulated node's ResourceSlice as the driver would, from the "
     "InferenceClass",
+    "storage provisioner": "none runs: the model-cache scenario pre-creates a hostPath PersistentVolume of the "
+    "claim's class, access modes and size (as an admin pre-provisions static volumes), which the real "
+    "PersistentVolume binder binds; nothing is written to it",
+    "hydration download": "no container runs: kwok turns the Job's pod Succeeded when the scenario annotates it "
+    "(e2e.modelplane.ai/container-exit: 0); the real Job controller marks the Job Complete",
 }
 
 Manifest = dict[str, Any]

@@ -240,6 +240,9 @@ def test_the_claim_holds_the_size_and_the_job_fills_it(
     pod = job["spec"]["template"]["spec"]
     assert pod["volumes"] == [{"name": "cache", "persistentVolumeClaim": {"claimName": "model-cache-llama"}}]
     assert job["metadata"]["namespace"] == "ml"
+    # Deleted without a propagation policy (provider-kubernetes v1.2.1), a Job orphans its pods, which
+    # keep the claim in use: the finalizer makes the deletion take the pods first.
+    assert job["metadata"]["finalizers"] == ["foregroundDeletion"]
     assert _of_kind(got, "Namespace")["east"]["metadata"]["name"] == "ml"
     assert _status(got)["claimName"] == "model-cache-llama"
 

@@ -31,6 +31,11 @@ MOUNT_PATH = "/cache"
 # The group the claim's files are written with (images such as curl's run as a non-root user).
 _FS_GROUP = 65532
 _BACKOFF_LIMIT = 3
+# A batch/v1 Job deleted without a propagation policy orphans its pods (the API's default for Jobs),
+# and provider-kubernetes v1.2.1 deletes without one: a finished pod left behind keeps the claim in
+# use, so the claim could never be deleted. The Job's own finalizer makes the default deletion a
+# foreground one: its pods go first, then the Job.
+_DELETE_PODS_FIRST = "foregroundDeletion"
 # The Hugging Face client's own cache: scratch space in the pod, not the claim.
 _HF_HOME = "/tmp/hf-home"  # noqa: S108 - a path in the Job's container, not on this host
 
@@ -84,7 +89,12 @@ def hydration_job(work: CacheWork) -> dict[str, Any]:
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
-        "metadata": {"name": cache_job_name(work.name, digest), "namespace": work.namespace, "labels": _labels(work)},
+        "metadata": {
+            "name": cache_job_name(work.name, digest),
+            "namespace": work.namespace,
+            "labels": _labels(work),
+            "finalizers": [_DELETE_PODS_FIRST],
+        },
         "spec": {
             "backoffLimit": _BACKOFF_LIMIT,
             "template": {"metadata": {"labels": _labels(work)}, "spec": pod},
