@@ -17,7 +17,7 @@ def _caches(out: str) -> list[str]:
     return [row for title, _, rows in tables(out) if title.startswith("Model caches") for row in rows]
 
 
-def test_caches_per_cluster_and_the_replicas_waiting(capsys: pytest.CaptureFixture[str]) -> None:
+def test_golden_caches_per_cluster_and_the_replicas_waiting(capsys: pytest.CaptureFixture[str]) -> None:
     command.main(["--width", "160", "--assume-ready", *FLEET])
     out = capsys.readouterr().out
     rows = _caches(out)
