@@ -111,6 +111,9 @@ POOL_LABEL = "modelplane.ai/pool"
 # The Objects provider-kubernetes creates for the pods a replica's ObservedObjectCollection finds
 # carry this label (value: the replica's name); the replica's function reads them back.
 OBSERVED_PODS_LABEL = "modelplane.ai/pods-of"
+# On an Observe-only Object of a scheduler's status object named by another (a Kueue flavor by its
+# ClusterQueue): that object's name (an annotation: a ClusterQueue's name may exceed a label's 63).
+OBSERVED_FOR_ANNOTATION = "modelplane.ai/observed-for"
 
 # The Gateway the ServingStack runs on every workload cluster; replica routes attach to it
 # (its listener must allow routes from every namespace).

@@ -371,29 +371,65 @@ def _no_groups(cq: dict[str, Any]) -> None:
     cq["spec"]["resourceGroups"] = []
 
 
+def _one_flavor_less(cq: dict[str, Any]) -> None:
+    del cq["spec"]["resourceGroups"][0]["flavors"][-1]
+
+
+BOTH = ["scheduler-flavor-h100", "scheduler-flavor-l4"]
+
+
 @pytest.mark.parametrize(
-    ("damage", "kept"),
+    ("damage", "observed_for", "kept"),
     [
-        pytest.param(_no_flavors, True, id="group-without-flavors"),
-        pytest.param(_nameless_flavor, True, id="flavor-without-name"),
-        # A ClusterQueue that really has no resource groups any more needs no flavor observers.
-        pytest.param(_no_groups, False, id="no-resource-groups"),
+        pytest.param(_no_flavors, "inference", BOTH, id="group-without-flavors"),
+        pytest.param(_nameless_flavor, "inference", BOTH, id="flavor-without-name"),
+        # A ClusterQueue read without its groups or a flavor may be one read damaged: the observers
+        # composed for the same queue are kept.
+        pytest.param(_no_groups, "inference", BOTH, id="no-resource-groups"),
+        pytest.param(_one_flavor_less, "inference", BOTH, id="one-flavor-less"),
+        # Observers composed for another queue (spec.scheduler named another) go once it no longer names them.
+        pytest.param(_one_flavor_less, "previous", ["scheduler-flavor-h100"], id="one-flavor-less-other-queue"),
+        pytest.param(_no_groups, "previous", [], id="no-resource-groups-other-queue"),
+        # Observers composed before they recorded their queue are not kept once not named.
+        pytest.param(_one_flavor_less, "", ["scheduler-flavor-h100"], id="one-flavor-less-unrecorded"),
     ],
 )
 def test_a_cluster_queue_read_in_part_keeps_the_flavors_observed_before(
-    damage: Callable[[dict[str, Any]], None], kept: bool
+    damage: Callable[[dict[str, Any]], None], observed_for: str, kept: list[str]
 ) -> None:
     cq, h100, l4 = yaml.safe_load_all((STATUS / "kueue-clusterqueue-busy.yaml").read_text())
     damage(cq)
     xr = _cluster(scheduler={"type": "Kueue", "kueue": {"localQueueName": "q", "clusterQueueName": "inference"}})
+
+    def flavor(manifest: dict[str, Any]) -> dict[str, Any]:
+        obj = _observed_object([manifest])
+        if observed_for:
+            obj["metadata"] = {"annotations": {"modelplane.ai/observed-for": observed_for}}
+        return obj
+
     observed = {
         "scheduler-queue": _observed_object([cq]),
-        "scheduler-flavor-h100": _observed_object([h100]),
-        "scheduler-flavor-l4": _observed_object([l4]),
+        "scheduler-flavor-h100": flavor(h100),
+        "scheduler-flavor-l4": flavor(l4),
     }
+    rsp = _run(_req(xr, observed=observed))
+    desired = _desired(rsp)
+    assert sorted(k for k in desired if k.startswith("scheduler-flavor-")) == kept
+    # Observers, kept or composed, never gate the cluster's readiness.
+    assert all(rsp.desired.resources[k].ready == fnv1.READY_TRUE for k in kept)
+
+
+def test_a_flavor_observer_records_its_cluster_queue() -> None:
+    cq = next(yaml.safe_load_all((STATUS / "kueue-clusterqueue-busy.yaml").read_text()))
+    xr = _cluster(scheduler={"type": "Kueue", "kueue": {"localQueueName": "q", "clusterQueueName": "inference"}})
+    observed = {"scheduler-queue": _observed_object([cq])}
     desired = _desired(_run(_req(xr, observed=observed)))
-    flavors = sorted(k for k in desired if k.startswith("scheduler-flavor-"))
-    assert flavors == (["scheduler-flavor-h100", "scheduler-flavor-l4"] if kept else [])
+    notes = {k: v["metadata"].get("annotations", {}) for k, v in desired.items() if k.startswith("scheduler-")}
+    assert notes == {
+        "scheduler-queue": {},
+        "scheduler-flavor-h100": {"modelplane.ai/observed-for": "inference"},
+        "scheduler-flavor-l4": {"modelplane.ai/observed-for": "inference"},
+    }
 
 
 def test_kueue_without_a_cluster_queue_is_declared() -> None:

@@ -80,12 +80,15 @@ class Watch:
         manifest: The object on the cluster: its apiVersion, kind and metadata.name.
         layout: What is read of it (``modelplane.layout``).
         object_suffix: The Observe-only Object's name, after the cluster's (``kai-queue``).
+        observed_for: The object that named this one ("" for none), e.g. a flavor's ClusterQueue:
+            recorded on the Observe-only Object so that it can be kept for that object alone.
     """
 
     name: str
     manifest: Mapping[str, Any]
     layout: Any
     object_suffix: str
+    observed_for: str = ""
 
 
 @dataclass(frozen=True)
@@ -97,11 +100,17 @@ class Observation:
         partial: The list may lack objects observed before (it was derived from an object read in
             part): those are kept, not removed.
         unobserved: Why the settings observe nothing ("" when they do): capacity is then the declared one.
+        kept_prefix: Watches observed before whose name starts with this ("" for none) and that were
+            observed for ``kept_for`` are kept even when not in ``watches``: objects named by an
+            observed object that may have been read damaged, whose observers cost nothing to keep.
+        kept_for: The ``Watch.observed_for`` of the watches ``kept_prefix`` keeps.
     """
 
     watches: tuple[Watch, ...] = ()
     partial: bool = False
     unobserved: str = ""
+    kept_prefix: str = ""
+    kept_for: str = ""
 
 
 Seen = Callable[[Watch], tuple[Mapping[str, Any] | None, bool]]

@@ -30,6 +30,8 @@ QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 # The scheduling gate Kueue's pod webhook puts on a queued pod and lifts once its Workload is admitted.
 ADMISSION_GATE = "kueue.x-k8s.io/admission"
 API_VERSION = "kueue.x-k8s.io/v1beta2"
+# The watch name of a ResourceFlavor: this prefix and the flavor's name.
+_FLAVOR_WATCH = "flavor-"
 # What the adapter reads of a ClusterQueue and a ResourceFlavor: objects are conformed to these where they are read.
 CLUSTER_QUEUE: Layout = {
     "kind": str,
@@ -123,7 +125,9 @@ def observe(settings: Any, seen: Seen) -> Observation:  # noqa: ANN401 - the clu
     """Observe the ClusterQueue behind the LocalQueue, once named, and the ResourceFlavors it names.
 
     The flavors are known once the ClusterQueue is observed and read whole; until then those
-    observed before are kept (``partial``).
+    observed before are kept (``partial``). A flavor observed before that the ClusterQueue no
+    longer names is kept too (``kept_prefix``): an observed object that lost a flavor may be one
+    read damaged, and an Observe-only Object costs nothing; they go once another queue is named.
     """
     name = settings.kueue.clusterQueueName if settings.kueue is not None else None
     if not name:
@@ -137,11 +141,13 @@ def observe(settings: Any, seen: Seen) -> Observation:  # noqa: ANN401 - the clu
     observed, whole = seen(queue)
     flavors = tuple(
         Watch(
-            f"flavor-{flavor}",
+            f"{_FLAVOR_WATCH}{flavor}",
             {"apiVersion": API_VERSION, "kind": "ResourceFlavor", "metadata": {"name": flavor}},
             RESOURCE_FLAVOR,
             f"kueue-flavor-{flavor}",
+            observed_for=name,
         )
         for flavor in (flavor_names(observed) if observed is not None else [])
     )
-    return Observation((queue, *flavors), partial=observed is None or not whole or not flavors_whole(observed))
+    partial = observed is None or not whole or not flavors_whole(observed)
+    return Observation((queue, *flavors), partial=partial, kept_prefix=_FLAVOR_WATCH, kept_for=name)
