@@ -170,9 +170,9 @@ def _cluster_rows(exp: Explanation, notes: _Notes) -> list[tuple[str, ...]]:
     rows: list[tuple[str, ...]] = []
     for c in exp.clusters:
         ready = _yes(c.ready) if c.ready else f"no ({c.not_ready})"
-        verdict = "eligible" if c.verdict == "eligible" else c.verdict + notes.ref(c.message)
         # The copy's phase (its message referred to), only for a deployment with spec.modelCacheRef.
         cache = (c.cache + notes.ref(_copy_message(exp, c)),) if exp.cache is not None else ()
+        verdict = "eligible" if c.verdict == "eligible" else c.verdict + notes.ref(c.message)
         rows.append((c.cluster, "match" if c.selected else "no match", _cordoned(c), ready, *cache, verdict))
     return rows
 
