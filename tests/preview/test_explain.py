@@ -81,6 +81,20 @@ def test_explain_golden_model_cache(capsys: pytest.CaptureFixture[str]) -> None:
     assert any(line.startswith("llama-70b-cached-1: CacheNotReady (policy Required)") for line in flat)
 
 
+@pytest.mark.parametrize("output", ["json", "yaml"])
+def test_explain_document_carries_the_cache(output: str, capsys: pytest.CaptureFixture[str]) -> None:
+    fleet = [str(EXAMPLES / "platform"), str(EXAMPLES / "model-cache")]
+    assert command.main(["-o", output, "--assume-ready", "--explain", "ml-team/llama-70b-cached", *fleet]) == Exit.OK
+    doc = yaml.safe_load(capsys.readouterr().out)  # JSON is YAML
+    assert doc["cache"] == {"name": "llama-70b", "policy": "Required", "found": True, "ready": ["us-east-kai"]}
+    copies = {c["cluster"]: c["cache"] for c in doc["clusters"]}
+    assert (copies["us-east-kai"], copies["eu-west-kueue"], copies["aks-westeurope"]) == ("Ready", "Hydrating", "-")
+    steps = {s["replica"]: s for s in doc["steps"]}
+    assert steps["llama-70b-cached-0"]["decidedBy"] == "Cache"
+    assert not steps["llama-70b-cached-0"]["waits"]
+    assert "copy on eu-west-kueue is Hydrating" in steps["llama-70b-cached-1"]["waits"]
+
+
 @pytest.mark.parametrize(
     ("fleet", "least", "decided_by"),
     [
