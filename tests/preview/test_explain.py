@@ -65,9 +65,48 @@ def test_explain_scores_cost_first_with_a_cost_column(capsys: pytest.CaptureFixt
     check_golden("explain-cost-optimized.txt", capsys.readouterr().out)
 
 
-def test_explain_agrees_with_the_scheduler() -> None:
-    preview = run_preview([EXAMPLES / "platform", EXAMPLES / "models"], assume_ready=True)
+def test_explain_golden_model_cache(capsys: pytest.CaptureFixture[str]) -> None:
+    """spec.modelCacheRef: a cache column; the Ready copy decides first; the replica placed elsewhere waits."""
+    fleet = [str(EXAMPLES / "platform"), str(EXAMPLES / "model-cache")]
+    args = ["--assume-ready", "--width", "120", "--explain", "ml-team/llama-70b-cached", *fleet]
+    assert command.main(args) == Exit.OK
+    out = capsys.readouterr().out
+    check_golden("explain-model-cache.txt", out)
+    flat = [" ".join(line.split()) for line in out.splitlines()]
+    # As observed (tests/golden/observed.yaml): Ready on us-east-kai, still downloading on eu-west-kueue.
+    assert "spec.modelCacheRef: llama-70b (policy Required): Ready on us-east-kai; a Ready copy ranks first" in flat
+    assert any(line.startswith("us-east-kai match no yes Ready eligible") for line in flat)
+    assert any(line.startswith("eu-west-kueue match no yes Hydrating [") for line in flat)
+    assert any(line.startswith("llama-70b-cached-0 us-east-kai h100 Ready") and "Cache" in line for line in flat)
+    assert any(line.startswith("llama-70b-cached-1: CacheNotReady (policy Required)") for line in flat)
+
+
+@pytest.mark.parametrize("output", ["json", "yaml"])
+def test_explain_document_carries_the_cache(output: str, capsys: pytest.CaptureFixture[str]) -> None:
+    fleet = [str(EXAMPLES / "platform"), str(EXAMPLES / "model-cache")]
+    assert command.main(["-o", output, "--assume-ready", "--explain", "ml-team/llama-70b-cached", *fleet]) == Exit.OK
+    doc = yaml.safe_load(capsys.readouterr().out)  # JSON is YAML
+    assert doc["cache"] == {"name": "llama-70b", "policy": "Required", "found": True, "ready": ["us-east-kai"]}
+    copies = {c["cluster"]: c["cache"] for c in doc["clusters"]}
+    assert (copies["us-east-kai"], copies["eu-west-kueue"], copies["aks-westeurope"]) == ("Ready", "Hydrating", "-")
+    steps = {s["replica"]: s for s in doc["steps"]}
+    assert steps["llama-70b-cached-0"]["decidedBy"] == "Cache"
+    assert not steps["llama-70b-cached-0"]["waits"]
+    assert "copy on eu-west-kueue is Hydrating" in steps["llama-70b-cached-1"]["waits"]
+
+
+@pytest.mark.parametrize(
+    ("fleet", "least", "decided_by"),
+    [
+        pytest.param(["platform", "models"], 8, "", id="platform-and-models"),
+        # The Ready copy decides a placement: explain must rank by the cache as the scheduler does.
+        pytest.param(["platform", "model-cache"], 2, "Cache", id="model-cache"),
+    ],
+)
+def test_explain_agrees_with_the_scheduler(fleet: list[str], least: int, decided_by: str) -> None:
+    preview = run_preview([EXAMPLES / d for d in fleet], assume_ready=True)
     compared = 0
+    reasons = set()
     for key, state in preview.fleet.states.items():
         if key[0] != "ModelDeployment":
             continue
@@ -80,7 +119,9 @@ def test_explain_agrees_with_the_scheduler() -> None:
         chosen = {s.replica: (s.chosen, s.decided_by, s.why) for s in explanation.steps if s.chosen}
         assert chosen == placed, key
         compared += len(placed)
-    assert compared >= 8
+        reasons |= {by for _, by, _ in placed.values()}
+    assert compared >= least
+    assert not decided_by or decided_by in reasons
 
 
 def test_explain_shows_every_cluster_and_each_message_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

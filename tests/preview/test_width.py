@@ -145,3 +145,24 @@ def test_width_golden(capsys: pytest.CaptureFixture[str], width: int) -> None:
     assert code == 0
     _fits(out, width)
     check_golden(f"preview-width-{width}.txt", out.replace(f"{EXAMPLES}/", "examples/"))
+
+
+@pytest.mark.parametrize("width", [60, 80, 120])
+def test_explain_cache_column_fits(capsys: pytest.CaptureFixture[str], width: int) -> None:
+    """The cache column of --explain (spec.modelCacheRef) fits like any other: every phase shown, nothing cut."""
+    fleet = [str(EXAMPLES / "platform"), str(EXAMPLES / "model-cache")]
+    code, out = _preview(
+        capsys, "--width", str(width), "--assume-ready", "--explain", "ml-team/llama-70b-cached", *fleet
+    )
+    assert code == 0
+    _fits(out, width)
+    for title in ("Clusters", "Scoring"):
+        shown = [
+            (header, rows)
+            for name, header, rows in tables(out)
+            if name.startswith(title) and "cache" in " ".join(header)
+        ]
+        assert shown, f"{title}: no cache column at width {width}\n{out}"
+        cells = " ".join(" ".join(rows) for _, rows in shown)
+        assert "Ready" in cells
+        assert "Hydrating" in cells

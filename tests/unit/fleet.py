@@ -161,9 +161,15 @@ def deployment(
     match_expressions: Sequence[Mapping[str, Any]] = (),
     namespace: str = NAMESPACE,
     routing: Mapping[str, Any] | None = None,
+    cache: Mapping[str, Any] | None = None,
 ) -> ModelDeployment:
-    """A deployment: unified with ``shape`` (the default), or disaggregated with ``prefill`` and ``decode``."""
+    """A deployment: unified with ``shape`` (the default), or disaggregated with ``prefill`` and ``decode``.
+
+    ``cache`` is its ``spec.modelCacheRef``.
+    """
     spec: dict[str, Any] = {"replicas": replicas}
+    if cache is not None:
+        spec["modelCacheRef"] = dict(cache)
     if routing is not None:
         spec["routing"] = dict(routing)
     if match_labels or match_expressions:

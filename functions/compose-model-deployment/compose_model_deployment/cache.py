@@ -15,7 +15,7 @@ from modelplane.capacity import DeploymentKey
 from modelplane.fnkit.required import Requirement
 from modelplane.fnkit.structs import string_at
 from modelplane.kinds import API_VERSION
-from modelplane.modelcache.use import copy_of
+from modelplane.modelcache.use import copy_of, ready_clusters
 
 CACHE = Requirement("cache", API_VERSION, "ModelCache")
 
@@ -36,8 +36,8 @@ class Cache:
 
     @property
     def ready(self) -> frozenset[str]:
-        """The clusters whose copy is Ready."""
-        return frozenset(c for c, (phase, _) in self.phases.items() if phase == "Ready")
+        """The clusters whose copy is Ready (the scheduler's ``cached``; ``preview --explain`` reads it alike)."""
+        return ready_clusters(self.phases)
 
 
 def cache_ref(req: fnv1.RunFunctionRequest) -> str:

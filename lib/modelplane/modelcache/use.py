@@ -48,6 +48,11 @@ class CacheCopy:
     claim: str
     clusters: Mapping[str, tuple[str, str]]
 
+    @property
+    def ready(self) -> frozenset[str]:
+        """The clusters whose copy is Ready (``ready_clusters``)."""
+        return ready_clusters(self.clusters)
+
 
 @dataclass(frozen=True)
 class CacheUse:
@@ -59,6 +64,15 @@ class CacheUse:
     mount: CacheMount | None
     waiting: str = ""
     unmounted: str = ""
+
+
+def ready_clusters(copies: Mapping[str, tuple[str, str]]) -> frozenset[str]:
+    """The clusters whose copy is Ready, from each cluster's (phase, message): where a new replica is placed first.
+
+    The one reading of "Ready" the scheduler is given (``compose-model-deployment``) and
+    ``preview --explain`` ranks by, so the two cannot disagree on it.
+    """
+    return frozenset(cluster for cluster, (phase, _) in copies.items() if phase == Phase.READY)
 
 
 def copy_of(cache: Mapping[str, Any]) -> CacheCopy:

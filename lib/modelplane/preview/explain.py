@@ -8,6 +8,10 @@ replica tries again on every reconcile, so its reason may have changed since (a 
 not Ready then is now, and a pool is too small instead): then the explanation runs on the settled
 fleet, which its last reconcile read. Every message is printed once, in full, and referred to by
 number from the tables: nothing is hidden behind "and N more".
+
+With ``spec.modelCacheRef`` the ModelCache is taken from the same fleet, read as
+compose-model-deployment reads it (``copy_of``, its Ready copies by ``ready_clusters``), so the
+cache rank is the scheduler's; the tables gain a ``cache`` column.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ import pydantic
 from rich.text import Text
 
 from modelplane.capacity import replica_occupancy
+from modelplane.modelcache.phase import Phase
+from modelplane.modelcache.use import CacheCopy, copy_of
 from modelplane.preview.document import dump, plain, versioned
 from modelplane.preview.fitted import FittedTable
 from modelplane.preview.fleet import Fleet
@@ -29,7 +35,15 @@ from modelplane.preview.view import condition
 from modelplane.pricing import amount
 from modelplane.problems import describe, invalid
 from modelplane.scheduling import InvalidDeploymentError
-from modelplane.scheduling.explain import ClusterCheck, Explanation, PoolCheck, Step, explain
+from modelplane.scheduling.explain import (
+    NO_COPY,
+    CacheRank,
+    ClusterCheck,
+    Explanation,
+    PoolCheck,
+    Step,
+    explain,
+)
 from modelplane.scheduling.view import build_view, cluster_facts
 from modelplane_models.inference_class import InferenceClass
 from modelplane_models.inference_cluster import InferenceCluster
@@ -84,11 +98,24 @@ def explain_deployment(fleet: Fleet, name: str) -> Explanation:
 
 
 def _explain_on(deployment: ModelDeployment, seen: Sequence[Manifest]) -> Explanation:
-    """Explain ``deployment`` on the fleet ``seen``: the clusters' published capacity, its own replicas."""
+    """Explain ``deployment`` on the fleet ``seen``: the clusters' published capacity, its own replicas, its cache."""
     clusters = (f for f in map(cluster_facts, _parse(seen, "InferenceCluster", InferenceCluster)) if f)
     view = build_view(clusters, _parse(seen, "InferenceClass", InferenceClass))
     own = (h for h in map(replica_occupancy, _parse(seen, "ModelReplica", ModelReplica)) if h is not None)
-    return explain(deployment, view, own=own)
+    return explain(deployment, view, own=own, cache=_cache(deployment, seen))
+
+
+def _cache(deployment: ModelDeployment, seen: Sequence[Manifest]) -> CacheCopy | None:
+    """The ModelCache ``spec.modelCacheRef`` names, in the deployment's namespace, as read (None: not found)."""
+    ref = deployment.spec.modelCacheRef if deployment.spec is not None else None
+    if ref is None:
+        return None
+    namespace = deployment.metadata.namespace if deployment.metadata is not None else None
+    for m in seen:
+        meta = m.get("metadata") or {}
+        if m.get("kind") == "ModelCache" and meta.get("name") == ref.name and meta.get("namespace") == namespace:
+            return copy_of(m)
+    return None
 
 
 def _explains(exp: Explanation, xr: Manifest) -> bool:
@@ -143,9 +170,18 @@ def _cluster_rows(exp: Explanation, notes: _Notes) -> list[tuple[str, ...]]:
     rows: list[tuple[str, ...]] = []
     for c in exp.clusters:
         ready = _yes(c.ready) if c.ready else f"no ({c.not_ready})"
+        # The copy's phase (its message referred to), only for a deployment with spec.modelCacheRef.
+        cache = (c.cache + notes.ref(_copy_message(exp, c)),) if exp.cache is not None else ()
         verdict = "eligible" if c.verdict == "eligible" else c.verdict + notes.ref(c.message)
-        rows.append((c.cluster, "match" if c.selected else "no match", _cordoned(c), ready, verdict))
+        rows.append((c.cluster, "match" if c.selected else "no match", _cordoned(c), ready, *cache, verdict))
     return rows
+
+
+def _copy_message(exp: Explanation, c: ClusterCheck) -> str:
+    """The cache's status message for its copy on ``c``, naming the cache and the cluster ("" when it says none)."""
+    if exp.cache is None or not c.cache_message or c.cache == Phase.READY:
+        return ""  # a Ready copy's message ("completed") explains nothing
+    return f"ModelCache {exp.cache.name} on {c.cluster}: {c.cache_message}"
 
 
 def _pool_rows(c: ClusterCheck, notes: _Notes, *, roles: bool) -> list[tuple[str, ...]]:
@@ -161,21 +197,27 @@ def _pool_rows(c: ClusterCheck, notes: _Notes, *, roles: bool) -> list[tuple[str
     return rows
 
 
-def _step_rows(step: Step, *, cost: str) -> list[tuple[str, ...]]:
-    """A replica's candidates; with ``cost`` ("money" or "carbon") the figure that decides first."""
+def _step_rows(step: Step, *, cost: str, copies: dict[str, str] | None) -> list[tuple[str, ...]]:
+    """A replica's candidates; with ``cost`` ("money" or "carbon") the figure that decides first.
+
+    With ``copies`` (each cluster's copy of the deployment's ModelCache) the copy's phase, which
+    ranks next: Ready first.
+    """
     if not step.candidates:
-        dashes = ("-",) * (6 if cost else 5)
+        dashes = ("-",) * (5 + bool(cost) + (copies is not None))
         return [(step.replica, *dashes, "unplaced", f"{step.reason} (no cluster above is eligible)")]
     rows: list[tuple[str, ...]] = []
     for i, c in enumerate(step.candidates):
         chosen = c.cluster == step.chosen and i == 0
         figure = ("-" if c.cost is None else amount(c.cost, places=2 if cost == "money" else 0),) if cost else ()
+        cache = (copies.get(c.cluster, NO_COPY),) if copies is not None else ()
         rows.append(
             (
                 step.replica if i == 0 else "",
                 c.cluster,
                 ", ".join(c.pools),
                 *figure,
+                *cache,
                 str(c.spread),
                 str(c.stranded),
                 str(c.left),
@@ -187,16 +229,26 @@ def _step_rows(step: Step, *, cost: str) -> list[tuple[str, ...]]:
 
 
 def _scoring(exp: Explanation) -> FittedTable:
-    """The scoring of each replica; with CostOptimized or CarbonAware the replica's figure per hour decides first."""
-    title = "Scoring (lowest wins: spread, then best fit = GPUs stranded on the nodes taken, then GPUs left, then name)"
+    """The scoring of each replica; with CostOptimized or CarbonAware the replica's figure per hour decides first.
+
+    With ``spec.modelCacheRef`` a ``cache`` column: a Ready copy ranks next (``Placer.candidates``).
+    """
     columns = ["replica", "candidate", "pools", "spread", "stranded", "left", "decision", "decided by"]
-    if exp.unit:
-        title = f"Scoring (lowest wins: {exp.unit}, then spread, then best fit, then GPUs left, then name)"
-        columns.insert(3, f"cost {exp.unit}")
+    first = [f"cost {exp.unit}"] if exp.unit else []
+    first += ["cache"] if exp.cache is not None else []
+    columns[3:3] = first
+    ranks = ([exp.unit] if exp.unit else []) + (["cache Ready"] if exp.cache is not None else [])
+    if ranks:
+        title = f"Scoring (lowest wins: {', then '.join(ranks)}, then spread, then best fit, then GPUs left, then name)"
+    else:
+        title = (
+            "Scoring (lowest wins: spread, then best fit = GPUs stranded on the nodes taken, then GPUs left, then name)"
+        )
     scoring = table(*columns, title=title)
     cost = ("carbon" if exp.unit.startswith("gCO2") else "money") if exp.unit else ""
+    copies = {c.cluster: c.cache for c in exp.clusters} if exp.cache is not None else None
     for step in exp.steps:
-        for row in _step_rows(step, cost=cost):
+        for row in _step_rows(step, cost=cost, copies=copies):
             scoring.add_row(*row)
     return scoring
 
@@ -214,13 +266,16 @@ def render_explanation(
         c.print(f"replica {role}")
     if exp.strategy:
         c.print(f"spec.placement.strategy: {exp.strategy}")
+    if exp.cache is not None:
+        c.print(f"spec.modelCacheRef: {_cache_line(exp.cache)}")
     now = ", ".join(f"{r} → {cl}" for r, cl in placements) or "none"
     c.print(f"placed now: {now}")
     c.print("decided on the fleet as the deployment saw it when it last placed replicas; every other deployment's")
     c.print("replicas hold their GPUs, this deployment's are placed afresh in ordinal order")
     c.print()
 
-    clusters = table("cluster", "clusterSelector", "cordoned", "ready", "verdict", title="Clusters")
+    cache = ("cache",) if exp.cache is not None else ()
+    clusters = table("cluster", "clusterSelector", "cordoned", "ready", *cache, "verdict", title="Clusters")
     for row in _cluster_rows(exp, notes):
         clusters.add_row(*row)
     c.print(clusters)
@@ -235,18 +290,37 @@ def render_explanation(
     c.print(pools)
 
     c.print(_scoring(exp))
-    for step in exp.steps:
-        if step.chosen:
-            c.print(f"  {step.replica} → {step.chosen}: {step.why}")
-    for step in exp.steps:
-        for (cluster, pool, before), (_, _, after) in zip(step.before, step.after, strict=True):
-            c.print(f"  {step.replica}: {cluster}/{pool} free GPUs {before} → {after}")
+    for line in _step_lines(exp):
+        c.print(line)
     if notes.messages:
         c.print()
         c.print(Text("Messages", style="bold"))
         for message, number in notes.messages.items():
             c.print(f"  [{number}] {message}")
     return plain_ends(out.getvalue())
+
+
+def _step_lines(exp: Explanation) -> list[str]:
+    """Below the scoring: why each replica went where it went, what it does with the cache there, the GPUs."""
+    lines = [f"  {s.replica} → {s.chosen}: {s.why}" for s in exp.steps if s.chosen]
+    for s in exp.steps:
+        if s.waits:
+            lines.append(f"  {s.replica}: CacheNotReady (policy Required): {s.waits}")
+        elif s.unmounted:
+            lines.append(f"  {s.replica}: starts without the cache: {s.unmounted}")
+    for s in exp.steps:
+        for (cluster, pool, before), (_, _, after) in zip(s.before, s.after, strict=True):
+            lines.append(f"  {s.replica}: {cluster}/{pool} free GPUs {before} → {after}")
+    return lines
+
+
+def _cache_line(rank: CacheRank) -> str:
+    """The cache ranked by: its name, policy and where its copy is Ready."""
+    if not rank.found:
+        where = f"ModelCache {rank.name} not found, so no cluster ranks first"
+    else:
+        where = f"Ready on {', '.join(rank.ready)}" if rank.ready else "Ready on no cluster yet"
+    return f"{rank.name} (policy {rank.policy}): {where}; a Ready copy ranks first"
 
 
 def why_unplaced(exp: Explanation) -> list[str]:

@@ -16,6 +16,14 @@ records what each one saw:
    name), and the winner with the part of the score that beat the runner-up
    (``modelplane.scheduling.decision``), or why none could take it.
 
+With ``spec.modelCacheRef`` the scheduler is given the clusters whose copy of the ModelCache is
+Ready (``cached``, ranked after the cost and before spread); ``explain`` is given the cache as
+read (``modelplane.modelcache.use.CacheCopy``), takes that same set from it, and records each
+cluster's copy and, per replica, what the replica does with the copy on its cluster
+(``modelplane.modelcache.use.cache_use``: mounts it, waits for it with policy Required, or starts
+without it with Preferred). Neither policy makes a cluster ineligible: a Required replica placed
+where the copy is not Ready is composed there, so the copy is staged, and waits (CacheNotReady).
+
 Placing a replica changes the free capacity the next one sees, exactly as in
 ``schedule``. Existing replicas are sticky there and are not re-decided here.
 """
@@ -24,9 +32,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from modelplane.capacity import Occupancy
 from modelplane.capacity.clusters import ClusterInfo
+from modelplane.modelcache.use import CacheCopy, CacheRef, Policy, cache_use
 from modelplane.names import replica_name
 from modelplane.scheduling.costs import objective_of
 from modelplane.scheduling.decision import Score
@@ -36,6 +46,7 @@ from modelplane.scheduling.placement import Origin, Placement
 from modelplane.scheduling.placer import Placer
 from modelplane.scheduling.rejection import ClusterRejection, Unplaced
 from modelplane.scheduling.request import request_of
+from modelplane.scheduling.revision import cache_mount
 from modelplane.scheduling.view import FleetView
 from modelplane_models.model_deployment import ClusterSelector, ModelDeployment
 
@@ -78,9 +89,35 @@ class PoolCheck:
     nodes_fit: int | None
 
 
+NO_COPY = "-"
+"""A cluster's ``ClusterCheck.cache`` when the ModelCache lists no copy there (or does not exist)."""
+
+
+@dataclass(frozen=True)
+class CacheRank:
+    """The deployment's ModelCache (``spec.modelCacheRef``) as the scheduler ranks by it.
+
+    Attributes:
+        name: The ModelCache's name (in the deployment's namespace).
+        policy: Required (a replica placed where the copy is not Ready waits for it) or Preferred
+            (it starts without it).
+        found: Whether the ModelCache exists (not found: no cluster is Ready, so none ranks first).
+        ready: The clusters whose copy is Ready, sorted: the scheduler's ``cached``.
+    """
+
+    name: str
+    policy: str
+    found: bool
+    ready: tuple[str, ...]
+
+
 @dataclass(frozen=True)
 class ClusterCheck:
-    """One cluster judged: its cluster-level checks, its pools, and the verdict."""
+    """One cluster judged: its cluster-level checks, its pools, and the verdict.
+
+    ``cache`` is the phase of the ModelCache's copy there (``NO_COPY`` when none is listed; "" when
+    the deployment references no cache), ``cache_message`` its status message.
+    """
 
     cluster: str
     selected: bool
@@ -92,6 +129,8 @@ class ClusterCheck:
     verdict: str  # "eligible", or the scheduler's reason
     message: str
     pools: tuple[PoolCheck, ...]
+    cache: str = ""
+    cache_message: str = ""
 
 
 @dataclass(frozen=True)
@@ -106,6 +145,8 @@ class Step:
     after: tuple[tuple[str, str, int], ...]  # ... and after
     decided_by: str = ""  # the part of the score that beat the runner-up (``DecidedBy``); "" when unplaced
     why: str = ""  # ... said with the figures
+    waits: str = ""  # policy Required, the copy on the winner not Ready: why the replica waits (CacheNotReady)
+    unmounted: str = ""  # policy Preferred (or no claim to mount): why it starts without the copy
 
 
 @dataclass(frozen=True)
@@ -119,6 +160,7 @@ class Explanation:
     steps: tuple[Step, ...]
     strategy: str = ""  # how new replicas are placed when not by Spread: the PlacementStrategy condition's message
     unit: str = ""  # the unit of the candidates' cost ("USD/h", "gCO2/h"); "" when they have none
+    cache: CacheRank | None = None  # spec.modelCacheRef, ranked by; None when the deployment references none
 
 
 def _describe(request: RoleRequest) -> str:
@@ -152,7 +194,14 @@ def _pool_check(run: Placer, cluster: ClusterInfo, pool_name: str, class_name: s
     return PoolCheck(pool_name, str(request.role), class_name, failed, reason, message, before, after, nodes_fit)
 
 
-def _cluster_check(run: Placer, cluster: ClusterInfo) -> ClusterCheck:
+def _copy(cache: CacheCopy | None, cluster: str) -> tuple[str, str]:
+    """The phase and message of the cache's copy on ``cluster`` (``NO_COPY`` when it lists none)."""
+    if cache is None:
+        return NO_COPY, ""
+    return cache.clusters.get(cluster, (NO_COPY, ""))
+
+
+def _cluster_check(run: Placer, cluster: ClusterInfo, copy: tuple[str, str]) -> ClusterCheck:
     selected = run.request.selector.matches(cluster.labels)
     pools = tuple(
         _pool_check(run, cluster, pool.name, pool.class_name, request)
@@ -181,10 +230,27 @@ def _cluster_check(run: Placer, cluster: ClusterInfo) -> ClusterCheck:
         verdict=verdict,
         message=message,
         pools=pools,
+        cache=copy[0],
+        cache_message=copy[1],
     )
 
 
-def explain(deployment: ModelDeployment, fleet: FleetView, *, own: Iterable[Occupancy] = ()) -> Explanation:
+def _cache_ref(deployment: ModelDeployment) -> CacheRef | None:
+    """``spec.modelCacheRef`` with its defaults, as each replica is written it (None without one)."""
+    ref = deployment.spec.modelCacheRef if deployment.spec is not None else None
+    if ref is None:
+        return None
+    mount: dict[str, Any] = cache_mount(ref.model_dump(exclude_none=True))
+    return CacheRef(mount["name"], mount["mountPath"], Policy(mount["policy"]))
+
+
+def explain(
+    deployment: ModelDeployment,
+    fleet: FleetView,
+    *,
+    own: Iterable[Occupancy] = (),
+    cache: CacheCopy | None = None,
+) -> Explanation:
     """Explain where ``deployment``'s replicas go on a fleet, as ``schedule`` would place them afresh.
 
     Args:
@@ -192,6 +258,9 @@ def explain(deployment: ModelDeployment, fleet: FleetView, *, own: Iterable[Occu
         fleet: The fleet, as ``schedule`` reads it.
         own: The deployment's replicas the fleet's pools may count: they hold nothing here
             (placed afresh); every other replica holds its GPUs.
+        cache: The ModelCache ``spec.modelCacheRef`` names, as read (``copy_of``); None when it is not
+            found. Its Ready copies (``CacheCopy.ready``) are the ``cached`` clusters ``schedule`` is
+            given. Ignored when the deployment references no cache.
 
     Raises:
         InvalidDeploymentError: The deployment has no name, no serving shape or an invalid topology.
@@ -199,8 +268,11 @@ def explain(deployment: ModelDeployment, fleet: FleetView, *, own: Iterable[Occu
     request = request_of(deployment)
     resolved = objective_of(request.policy, request.selector, fleet.clusters, fleet.classes)
     published = fleet.free_for(request.key, own)
-    run = Placer(request, fleet.cluster_list(), fleet.judge(), published, objective=resolved.objective)
-    checks = tuple(_cluster_check(run, c) for c in run.clusters)
+    ref = _cache_ref(deployment)
+    # What compose-model-deployment gives ``schedule``: the Ready copies; none when the cache is not found.
+    cached = None if ref is None else (cache.ready if cache is not None else frozenset())
+    run = Placer(request, fleet.cluster_list(), fleet.judge(), published, objective=resolved.objective, cached=cached)
+    checks = tuple(_cluster_check(run, c, _copy(cache, c.name) if ref else ("", "")) for c in run.clusters)
     steps = []
     for ordinal in range(request.replicas):
         name = replica_name(request.key.name, ordinal)
@@ -213,8 +285,21 @@ def explain(deployment: ModelDeployment, fleet: FleetView, *, own: Iterable[Occu
             after = tuple((c, p, free.free) for c, p in keys if (free := run.free((c, p))) is not None)
             # The placement's own decision: the table and the reason are the scheduler's.
             decision = outcome.decision
+            # What the replica does with the copy there, decided as compose-model-replica decides it.
+            use = cache_use(ref, cache, outcome.cluster, started=False, mounted=False) if ref else None
             steps.append(
-                Step(name, candidates, outcome.cluster, "", before, after, str(decision.decided_by), decision.message)
+                Step(
+                    name,
+                    candidates,
+                    outcome.cluster,
+                    "",
+                    before,
+                    after,
+                    str(decision.decided_by),
+                    decision.message,
+                    waits=use.waiting if use else "",
+                    unmounted=use.unmounted if use else "",
+                )
             )
         elif isinstance(outcome, Unplaced):
             # Each cluster's own reason is in ``clusters``: the scheduler's one-line summary would abbreviate them.
@@ -229,6 +314,9 @@ def explain(deployment: ModelDeployment, fleet: FleetView, *, own: Iterable[Occu
         steps=tuple(steps),
         strategy=resolved.note.message if resolved.note is not None else "",
         unit=resolved.objective.unit if resolved.objective is not None else "",
+        cache=None
+        if ref is None
+        else CacheRank(ref.name, str(ref.policy), cache is not None, tuple(sorted(cached or ()))),
     )
 
 
