@@ -100,6 +100,8 @@ class Reason(StrEnum):
     CACHE_NOT_READY = "CacheNotReady"
     CACHE_NOT_FOUND = "CacheNotFound"
     CACHE_READY = "CacheReady"
+    # A ModelCache's spec.size exceeds the maxSize of its storage class on a cluster (spec.storageClasses).
+    SIZE_EXCEEDS_STORAGE = "SizeExceedsStorage"
     CLUSTER_NOT_FOUND = "ClusterNotFound"
     CLUSTER_NOT_READY = "ClusterNotReady"
     CLASS_NOT_FOUND = "ClassNotFound"

@@ -588,6 +588,10 @@ class Spec(BaseModel):
     """
     The serving backend on this cluster.
     """
+    storageClasses: Annotated[list[StorageClass] | None, Field(max_length=32)] = None
+    """
+    The StorageClasses of the cluster that ModelCaches may claim volumes of, and the largest volume each provisions. A ModelCache (storage type PVC) whose spec.size exceeds its class's maxSize is not staged on this cluster (a copy already there is kept) and its status.clusters[] entry says why. A class not listed here is not checked; with no entry marked default, a cache that names no class is not checked either.
+    """
 
 
 class Status(BaseModel):
@@ -622,6 +626,27 @@ class Status(BaseModel):
     providerConfigRef: ProviderConfigRef | None = None
     """
     The provider-kubernetes and provider-helm ProviderConfig (same name) that reach the cluster; composed remote objects use it.
+    """
+
+
+class StorageClass(BaseModel):
+    """
+    One StorageClass of the cluster.
+    """
+
+    default: bool | None = False
+    """
+    Whether this is the cluster's default StorageClass, the one a claim that names no class gets; at most one class is the default.
+    """
+    maxSize: Annotated[str, Field(max_length=64, pattern="^([0-9]+(\\.[0-9]+)?)([KMGTPE]i|[kMGTPE])?$")]
+    """
+    The largest volume the class provisions, a Kubernetes quantity (e.g. 64Ti): a disk type's or a file share's limit, or the free space of a fixed pool.
+    """
+    name: Annotated[
+        str, Field(max_length=253, pattern="^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+    ]
+    """
+    The StorageClass's name on the cluster, unique within the list.
     """
 
 

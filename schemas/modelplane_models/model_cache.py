@@ -26,7 +26,7 @@ class Cluster(BaseModel):
     """
     phase: Literal["Pending", "Hydrating", "Ready", "Failed"]
     """
-    Pending (not started: the cluster or its objects are not there yet), Hydrating (the download runs), Ready (the copy is complete), Failed (the download failed, or the cluster cannot keep this kind of copy; message says why).
+    Pending (not started: the cluster or its objects are not there yet), Hydrating (the download runs), Ready (the copy is complete), Failed (the download failed, or the cluster cannot keep this kind of copy or one this large; message says why).
     """
     since: AwareDatetime | None = None
     """
@@ -304,7 +304,7 @@ class Spec(BaseModel):
     """
     size: Annotated[str, Field(max_length=64, pattern="^([0-9]+(\\.[0-9]+)?)([KMGTPE]i|[kMGTPE])?$")]
     """
-    The size of the weights, a Kubernetes quantity (e.g. 16Gi, 1.1Ti): the size of each PersistentVolumeClaim, each KServe node group's storage limit, and what capacity is checked against.
+    The size of the weights, a Kubernetes quantity (e.g. 16Gi, 1.1Ti): the size of each PersistentVolumeClaim, each KServe node group's storage limit, and what capacity is checked against. With storage type PVC, a cluster whose spec.storageClasses says the claim's class provisions less gets no new copy (its status.clusters[] entry is Failed and says why).
     """
     source: Source
     """

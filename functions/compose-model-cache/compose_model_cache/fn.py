@@ -29,6 +29,7 @@ from modelplane.fnkit.status import set_conditions, set_ready
 from modelplane.fnkit.xr import name_of, namespace_of
 from modelplane.modelcache.nodelocal import NodeLocalSourceError
 from modelplane.modelcache.phase import CopyState, Phase
+from modelplane.modelcache.storage import StorageClass, size_exceeds
 from modelplane.modelcache.targets import Placement, targets
 from modelplane.modelcache.work import (
     CacheWork,
@@ -56,7 +57,13 @@ from modelplane_models.model_cache import ModelCache, Spec
 from modelplane_models.model_deployment import ClusterSelector
 
 # Why a cluster's copy is not composed as the spec asks, most pressing first (the Deployed condition names the first).
-_PRECEDENCE = (Reason.UNSUPPORTED, Reason.CLUSTER_NOT_FOUND, Reason.CLUSTER_NOT_READY, Reason.DEPLOYING)
+_PRECEDENCE = (
+    Reason.UNSUPPORTED,
+    Reason.SIZE_EXCEEDS_STORAGE,
+    Reason.CLUSTER_NOT_FOUND,
+    Reason.CLUSTER_NOT_READY,
+    Reason.DEPLOYING,
+)
 
 
 @dataclass(frozen=True)
@@ -218,7 +225,15 @@ def _usable(work: CacheWork, found: Fleet, cluster: str) -> InferenceCluster | _
         backend = _backend(ic)
         why = f"spec.storage.type: NodeLocal needs a KServe cluster; InferenceCluster {cluster} serves with {backend}"
         return _Blocked(Reason.UNSUPPORTED, why, Phase.FAILED)
+    too_large = size_exceeds(work, cluster, _storage_classes(ic))
+    if too_large is not None:
+        return _Blocked(Reason.SIZE_EXCEEDS_STORAGE, too_large, Phase.FAILED)
     return ic
+
+
+def _storage_classes(cluster: InferenceCluster) -> list[StorageClass]:
+    listed = (cluster.spec.storageClasses if cluster.spec is not None else None) or []
+    return [StorageClass(c.name, c.maxSize, default=bool(c.default)) for c in listed]
 
 
 def _stage(ledger: Ledger, work: CacheWork, found: Fleet, cluster: str, observed: list[str]) -> _Copy:

@@ -4,5 +4,6 @@
 - ``claim``: storage type PVC, a PersistentVolumeClaim and the Job that fills it;
 - ``nodelocal``: storage type NodeLocal, a KServe LocalModelNodeGroup and LocalModelCache;
 - ``phase``: a copy's phase from what the workload cluster reports;
+- ``storage``: whether the size fits the storage class a cluster's claim gets (``spec.storageClasses``);
 - ``targets``: which clusters keep a copy, and which copies are kept because a replica uses them.
 """
