@@ -242,6 +242,34 @@ def test_the_engine_pointed_at_the_copy_is_not_warned_about() -> None:
     assert _warnings(_run(world)) == []
 
 
+def _node_local() -> dict[str, Any]:
+    cache = _cache(east="Ready", west="Ready")
+    cache["spec"]["storage"] = {"type": "NodeLocal"}
+    del cache["status"]["claimName"]
+    return cache
+
+
+@pytest.mark.parametrize(
+    ("args", "want"),
+    [
+        pytest.param(["--model=/mnt/models"], [], id="served-path"),
+        pytest.param(["--model", "/mnt/models/"], [], id="served-path-slash"),
+        pytest.param(
+            [f"--model=/models/{CACHE}"],
+            [
+                f"spec.workers.template.spec.containers[0].args: --model=/models/{CACHE} is not under where KServe"
+                " mounts a NodeLocal copy /mnt/models: the engine will not read the cache's copy"
+            ],
+            id="mount-path",
+        ),
+    ],
+)
+def test_with_a_node_local_cache_the_engine_reads_where_kserve_mounts_it(args: list[str], want: list[str]) -> None:
+    world = _fresh(xr=_xr(1), cache=_node_local())
+    world.xr["spec"]["workers"]["template"]["spec"]["containers"][0]["args"] = args
+    assert _warnings(_run(world)) == want
+
+
 def test_the_deployment_waits_until_its_cache_is_fetched() -> None:
     world = _fresh(cache_fetched=False)
     got = _run(world)

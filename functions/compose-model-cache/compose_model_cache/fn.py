@@ -34,10 +34,9 @@ from modelplane.modelcache.targets import Placement, targets
 from modelplane.modelcache.work import (
     CacheWork,
     InvalidSizeError,
-    Source,
-    SourceKind,
     StorageType,
     size_in_bytes,
+    sources,
 )
 from modelplane.names import (
     CLUSTER_LABEL,
@@ -123,7 +122,7 @@ def _problems(xr: ModelCache) -> list[Problem]:
     if spec is None:
         return [Problem("spec", "required")]
     out = []
-    if len(_sources(spec)) != 1:
+    if len(sources(spec)) != 1:
         out.append(Problem("spec.source", "must set exactly one of huggingFace, s3, http or oci"))
     try:
         size_in_bytes(spec.size)
@@ -136,33 +135,6 @@ def _problems(xr: ModelCache) -> list[Problem]:
     return out
 
 
-def _sources(spec: Spec) -> list[Source]:
-    given = spec.source
-    out = []
-    if given.huggingFace is not None:
-        hf = given.huggingFace
-        token = hf.tokenSecretRef
-        out.append(
-            Source(
-                SourceKind.HUGGING_FACE,
-                hf.repo,
-                revision=hf.revision or "",
-                secret=token.name if token else "",
-                secret_key=(token.key if token else None) or "token",
-            )
-        )
-    if given.s3 is not None:
-        secret = given.s3.secretRef.name if given.s3.secretRef else ""
-        out.append(Source(SourceKind.S3, given.s3.uri, region=given.s3.region or "", secret=secret))
-    if given.http is not None:
-        out.append(
-            Source(SourceKind.HTTP, given.http.url, secret=given.http.secretRef.name if given.http.secretRef else "")
-        )
-    if given.oci is not None:
-        out.append(Source(SourceKind.OCI, given.oci.image))
-    return out
-
-
 def _work(name: str, namespace: str, spec: Spec) -> CacheWork:
     """The cache resolved (``_problems`` has checked the source and the size)."""
     storage = spec.storage
@@ -170,7 +142,7 @@ def _work(name: str, namespace: str, spec: Spec) -> CacheWork:
     return CacheWork(
         name=name,
         namespace=namespace,
-        source=_sources(spec)[0],
+        source=sources(spec)[0],
         size=spec.size,
         size_bytes=size_in_bytes(spec.size),
         storage=StorageType((storage.type if storage is not None else None) or StorageType.PVC),

@@ -16,6 +16,7 @@ from modelplane.fnkit.required import Requirement
 from modelplane.fnkit.structs import string_at
 from modelplane.kinds import API_VERSION
 from modelplane.modelcache.use import copy_of, ready_clusters
+from modelplane.modelcache.work import StorageType
 
 CACHE = Requirement("cache", API_VERSION, "ModelCache")
 
@@ -28,11 +29,13 @@ class Cache:
         name: ``spec.modelCacheRef.name``.
         found: Whether it exists.
         phases: Each cluster's copy: its phase and message.
+        node_local: Whether its storage type is NodeLocal (KServe serves the copy at ``nodelocal.SERVED_PATH``).
     """
 
     name: str
     found: bool
     phases: dict[str, tuple[str, str]] = field(default_factory=dict)
+    node_local: bool = False
 
     @property
     def ready(self) -> frozenset[str]:
@@ -56,4 +59,5 @@ def read_cache(req: fnv1.RunFunctionRequest, name: str) -> Cache:
     found = CACHE.first(req)
     if found is None:
         return Cache(name, found=False)
-    return Cache(name, found=True, phases=dict(copy_of(protojson.struct_to_dict(found)).clusters))
+    copy = copy_of(protojson.struct_to_dict(found))
+    return Cache(name, found=True, phases=dict(copy.clusters), node_local=copy.storage is StorageType.NODE_LOCAL)

@@ -15,6 +15,7 @@ from google.protobuf import json_format
 from compose_model_deployment.cache import Cache
 from modelplane.conditions import Condition, Reason, Status, Type
 from modelplane.fnkit.structs import readiness_at
+from modelplane.modelcache.nodelocal import SERVED_PATH
 from modelplane.names import replica_key
 from modelplane.scheduling import Schedule
 from modelplane.scheduling.revision import CACHE_REF_KEY, cache_mount
@@ -79,12 +80,16 @@ def cache_condition(cache: Cache, waiting: Mapping[str, str]) -> Condition:
     )
 
 
-def engine_warnings(spec: Mapping[str, Any]) -> list[str]:
-    """Policy Required: each role whose engine's ``--model`` names something outside the cache's mount path."""
+def engine_warnings(spec: Mapping[str, Any], *, node_local: bool = False) -> list[str]:
+    """Policy Required: each role whose engine's ``--model`` names something outside where the copy is read.
+
+    That is the cache's mount path, or for a NodeLocal cache where KServe mounts the node-local copy.
+    """
     ref = _ref(spec)
     if ref["policy"] != "Required":
         return []
-    path = str(ref["mountPath"]).rstrip("/")
+    path = SERVED_PATH if node_local else str(ref["mountPath"]).rstrip("/")
+    where = "where KServe mounts a NodeLocal copy" if node_local else "spec.modelCacheRef's mount path"
     out = []
     for at, block in (
         ("spec", spec),
@@ -99,7 +104,7 @@ def engine_warnings(spec: Mapping[str, Any]) -> list[str]:
         if model is not None and model != path and not model.startswith(f"{path}/"):
             out.append(
                 f"{at}.workers.template.spec.containers[0].args: --model={model} is not under"
-                f" spec.modelCacheRef's mount path {path}: the engine will not read the cache's copy"
+                f" {where} {path}: the engine will not read the cache's copy"
             )
     return out
 

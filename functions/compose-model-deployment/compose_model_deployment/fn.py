@@ -229,7 +229,7 @@ def _cache(
     condition = cache_condition(cache, waiting)
     if condition.reason == Reason.CACHE_NOT_FOUND:
         response.warning(rsp, condition.message)
-    for warning in engine_warnings(deployment.spec):
+    for warning in engine_warnings(deployment.spec, node_local=cache.node_local):
         response.warning(rsp, warning)
     return [condition]
 

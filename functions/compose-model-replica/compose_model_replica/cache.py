@@ -1,7 +1,8 @@
 """The replica's ModelCache: read it (by name, in the replica's namespace) and decide how the replica uses it.
 
-What the replica composed before says whether it started (any workload composed) and whether its pods
-mount the cache's volume: a running replica's pods never change for the cache's sake
+What the replica composed before says whether it started (any workload composed), whether its pods
+mount the cache's volume and which KServe ``spec.model.uri`` its LLMInferenceService was composed with
+(a NodeLocal copy's): a running replica's pods never change for the cache's sake
 (``modelplane.modelcache.use``).
 """
 
@@ -17,13 +18,15 @@ from modelplane import protojson
 from modelplane.backends.pods import CACHE_VOLUME
 from modelplane.fnkit.required import Requirement
 from modelplane.kinds import API_VERSION
-from modelplane.modelcache.use import CacheRef, CacheUse, Policy, cache_use, copy_of
+from modelplane.modelcache.use import KSERVE, CacheRef, CacheUse, Policy, cache_use, copy_of
 from modelplane.names import PODS_KEY
 
 CACHE = Requirement("cache", API_VERSION, "ModelCache")
 
 
-def read_cache(req: fnv1.RunFunctionRequest, spec: Mapping[str, Any], *, cluster_name: str) -> CacheUse:
+def read_cache(
+    req: fnv1.RunFunctionRequest, spec: Mapping[str, Any], *, cluster_name: str, backend: str = KSERVE
+) -> CacheUse:
     """How the replica uses ``spec.modelCache`` (no mount when it has none); the cache must be fetched."""
     written = spec.get("modelCache")
     if not isinstance(written, Mapping):
@@ -32,18 +35,32 @@ def read_cache(req: fnv1.RunFunctionRequest, spec: Mapping[str, Any], *, cluster
     found = CACHE.first(req)
     copy = copy_of(protojson.struct_to_dict(found)) if found is not None else None
     composed = [r.resource for k, r in req.observed.resources.items() if k != PODS_KEY]
-    mounted = any(_mounts_cache(r) for r in composed)
-    return cache_use(ref, copy, cluster_name, started=bool(composed), mounted=mounted)
+    manifests = [m for m in (_manifest(r) for r in composed) if m is not None]
+    mounted = any(_has_volume(m) for m in manifests)
+    served = next((u for u in (_model_uri(m) for m in manifests) if u), "")
+    return cache_use(ref, copy, cluster_name, started=bool(composed), mounted=mounted, served=served, backend=backend)
 
 
-def _mounts_cache(struct: structpb.Struct) -> bool:
-    """Whether a composed Object's manifest has the cache's volume (a PVC volume named ``CACHE_VOLUME``)."""
+def _manifest(struct: structpb.Struct) -> dict[str, Any] | None:
+    """A composed Object's manifest, as composed (None without one)."""
     spec = struct.fields.get("spec")
     if spec is None or not spec.HasField("struct_value"):
-        return False
+        return None
     provider = spec.struct_value.fields.get("forProvider")
     manifest = provider.struct_value.fields.get("manifest") if provider is not None else None
-    return manifest is not None and _has_volume(protojson.struct_to_dict(manifest.struct_value))
+    if manifest is None or not manifest.HasField("struct_value"):
+        return None
+    return protojson.struct_to_dict(manifest.struct_value)
+
+
+def _model_uri(manifest: Mapping[str, Any]) -> str:
+    """An LLMInferenceService's ``spec.model.uri`` ("" for another kind, or none)."""
+    if manifest.get("kind") != "LLMInferenceService":
+        return ""
+    spec = manifest.get("spec")
+    model = spec.get("model") if isinstance(spec, Mapping) else None
+    uri = model.get("uri") if isinstance(model, Mapping) else None
+    return uri if isinstance(uri, str) else ""
 
 
 def _has_volume(value: Any) -> bool:  # noqa: ANN401 - any JSON value

@@ -30,6 +30,7 @@ from modelplane.backends import (
     RemoteStatus,
     ReplicaWork,
     UnknownBackendError,
+    UnsupportedModelUriError,
     compose_remote,
     lift_status,
 )
@@ -45,7 +46,7 @@ from modelplane.fnkit.runner import ComposeRunner
 from modelplane.fnkit.status import set_conditions, set_ready
 from modelplane.fnkit.xr import name_of, namespace_of
 from modelplane.kinds import API_VERSION
-from modelplane.modelcache.use import CacheUse
+from modelplane.modelcache.use import KSERVE, CacheUse
 from modelplane.names import (
     DEPLOYMENT_LABEL,
     MAX_COLLECTION_NAME,
@@ -117,22 +118,20 @@ def compose(
         return
     pools = {p.name: p.className for p in cluster.spec.nodePools or []} if cluster.spec else {}
     class_names = sorted({pools[p] for p in _pools(replica.spec) if p in pools})
-    use = _classes_and_cache(req, ledger, log, replica, needs_classes=bool(class_names))
+    backend = cluster.spec.serving.backend or "" if cluster.spec and cluster.spec.serving else ""
+    use = _classes_and_cache(req, ledger, log, replica, needs_classes=bool(class_names), backend=backend)
     if use is None:
         return
     classes = _classes(req, set(class_names))
     cluster_dump = cluster.model_dump(mode="json", by_alias=True, exclude_unset=True, exclude_none=True)
     try:
         work = resolve(replica.name, replica.namespace, replica.spec, cluster_dump, classes, _labels(replica))
-        remotes = compose_remote(
-            replace(work, cache=use.mount),
-            cluster.spec.serving.backend or "" if cluster.spec and cluster.spec.serving else "",
-        )
+        remotes = compose_remote(replace(work, cache=use.mount, model_uri=use.model_uri), backend)
     except (ResolveError, InvalidPickerConfigError) as err:
         reason = err.reason if isinstance(err, ResolveError) else Reason.INVALID_SPEC
         keep_all(ledger, log, _undeployed(reason, str(err)))
         return
-    except (UnknownBackendError, UnknownSchedulerError, SchedulerSettingsError) as err:
+    except (UnknownBackendError, UnknownSchedulerError, SchedulerSettingsError, UnsupportedModelUriError) as err:
         keep_all(ledger, log, _undeployed(Reason.UNSUPPORTED, str(err)))
         return
     unmonitored = metrics_warning(work)
@@ -161,6 +160,7 @@ def _classes_and_cache(
     replica: _Replica,
     *,
     needs_classes: bool,
+    backend: str,
 ) -> CacheUse | None:
     """How the replica uses its ModelCache; None (having said why) while an input is not fetched, or it waits."""
     if needs_classes and not CLASSES.fetched(req):
@@ -169,7 +169,8 @@ def _classes_and_cache(
     if "modelCache" in replica.spec and not CACHE.fetched(req):
         wait(ledger, log, Type.DEPLOYED, Reason.WAITING_FOR_CLUSTER, "reading the ModelCache")
         return None
-    use = read_cache(req, replica.spec, cluster_name=replica.spec["inferenceClusterRef"]["name"])
+    cluster_name = replica.spec["inferenceClusterRef"]["name"]
+    use = read_cache(req, replica.spec, cluster_name=cluster_name, backend=backend or KSERVE)
     if use.unmounted:
         response.warning(ledger.rsp, f"spec.modelCache: {use.unmounted}")
     if use.waiting:

@@ -28,6 +28,7 @@ __all__ = [
     "ReplicaWork",
     "RoleWork",
     "UnknownBackendError",
+    "UnsupportedModelUriError",
     "compose_remote",
     "lift_status",
 ]
@@ -45,6 +46,14 @@ class UnknownBackendError(LookupError):
     """A serving backend no module implements."""
 
 
+class UnsupportedModelUriError(ValueError):
+    """A model URI (a NodeLocal ModelCache's) for a backend that cannot serve one."""
+
+
+# The backends that serve ReplicaWork.model_uri (KServe's node-local model caches).
+_SERVE_MODEL_URI = frozenset({"KServe"})
+
+
 def compose_remote(work: ReplicaWork, backend: str) -> tuple[Remote, ...]:
     """Every object of a replica for its workload cluster, each under a stable composition key.
 
@@ -60,11 +69,18 @@ def compose_remote(work: ReplicaWork, backend: str) -> tuple[Remote, ...]:
         UnknownBackendError: No backend of that name.
         UnknownSchedulerError: The cluster's scheduler type is not known.
         SchedulerSettingsError: The scheduler's settings are incomplete.
+        UnsupportedModelUriError: A model URI for a backend other than KServe.
     """
     build = BACKENDS.get(backend or "KServe")
     if build is None:
         msg = f"spec.serving.backend: unknown backend {backend!r} (known: {', '.join(sorted(BACKENDS))})"
         raise UnknownBackendError(msg)
+    if work.model_uri and (backend or "KServe") not in _SERVE_MODEL_URI:
+        msg = (
+            f"spec.modelCacheRef: a NodeLocal ModelCache needs a KServe cluster; InferenceCluster {work.cluster}"
+            f" serves with {backend}"
+        )
+        raise UnsupportedModelUriError(msg)
     wrap = scheduler_for(work.scheduler).wrap
     out = [Remote(remote_key("namespace"), namespace(work))]
     roles = []

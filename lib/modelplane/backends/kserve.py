@@ -5,7 +5,10 @@
 pod of the other nodes of a multi-node worker; a disaggregated replica adds
 ``prefill`` with its own replicas, parallelism, template and worker. Pod labels
 and annotations go in ``labels``/``annotations``, which KServe puts on the pods.
-No ``model`` is set: the engine loads its weights as its args say. KServe's
+No ``model`` is set, unless the replica uses a NodeLocal ModelCache: then ``model.uri`` is the
+LocalModelCache's ``sourceModelUri``, which KServe rewrites to the node-local copy's claim and
+mounts at ``/mnt/models`` in the engine container; otherwise the engine loads its weights as its
+args say. KServe's
 managed route attaches to the cluster's gateway and serves the replica's virtual
 host (``replica_host``) at ``/``; a disaggregated replica also gets KServe's
 scheduler (the endpoint picker that splits prefill and decode).
@@ -121,6 +124,9 @@ def build(work: ReplicaWork, roles: Sequence[RolePods]) -> list[Remote]:
     by_role = {pods.work.role: pods for pods in roles}
     serving = by_role[work.serving_role.role]
     spec: dict[str, Any] = _workload(serving)
+    if work.model_uri:
+        # Exactly the LocalModelCache's sourceModelUri: KServe serves the node-local copy only on a match.
+        spec = {"model": {"uri": work.model_uri}, **spec}
     shared = _shared_pool(work)
     router: dict[str, Any] = {
         "route": _route(work, shared),

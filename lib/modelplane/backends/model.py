@@ -72,6 +72,8 @@ class ReplicaWork:
         prometheus: The cluster's ``spec.observability.prometheus`` (monitors unless None).
         routing: The replica's ``spec.routing`` as written (its deployment's).
         cache: The ModelCache copy its pods mount (None: none).
+        model_uri: KServe's ``spec.model.uri``: a NodeLocal ModelCache's source, which KServe serves
+            from the node-local copy at ``/mnt/models`` ("" for none; other backends refuse one).
     """
 
     name: str
@@ -84,6 +86,7 @@ class ReplicaWork:
     prometheus: str = "None"
     routing: Mapping[str, Any] = field(default_factory=dict)
     cache: CacheMount | None = None
+    model_uri: str = ""
 
     @property
     def disaggregated(self) -> bool:

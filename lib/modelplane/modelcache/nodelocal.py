@@ -20,6 +20,9 @@ KSERVE_API_VERSION = "serving.kserve.io/v1alpha1"
 # PersistentVolume and claim bind by (no StorageClass of this name needs to exist).
 NODE_LOCAL_PATH = "/mnt/models"
 NODE_LOCAL_CLASS = "modelplane-node-local"
+# Where KServe mounts the model of an LLMInferenceService's spec.model.uri in its engine container
+# (the container named "main"), the node-local copy included: the engine's --model points here.
+SERVED_PATH = "/mnt/models"
 
 
 class NodeLocalSourceError(ValueError):

@@ -8,6 +8,7 @@ from fractions import Fraction
 from math import ceil
 
 from modelplane.cel.k8s import QuantityError, exact, parse_quantity
+from modelplane_models.model_cache import Spec
 
 
 class SourceKind(StrEnum):
@@ -70,6 +71,38 @@ class CacheWork:
     storage: StorageType = StorageType.PVC
     storage_class: str = ""
     access_mode: str = "ReadOnlyMany"
+
+
+def sources(spec: Spec) -> list[Source]:
+    """Every source ``spec.source`` sets, in the order huggingFace, s3, http, oci (a valid spec sets one).
+
+    One reading for the cache's copies and for the replicas that use them: a replica's KServe
+    ``spec.model.uri`` is the LocalModelCache's ``sourceModelUri`` of the same source.
+    """
+    given = spec.source
+    out = []
+    if given.huggingFace is not None:
+        hf = given.huggingFace
+        token = hf.tokenSecretRef
+        out.append(
+            Source(
+                SourceKind.HUGGING_FACE,
+                hf.repo,
+                revision=hf.revision or "",
+                secret=token.name if token else "",
+                secret_key=(token.key if token else None) or "token",
+            )
+        )
+    if given.s3 is not None:
+        secret = given.s3.secretRef.name if given.s3.secretRef else ""
+        out.append(Source(SourceKind.S3, given.s3.uri, region=given.s3.region or "", secret=secret))
+    if given.http is not None:
+        out.append(
+            Source(SourceKind.HTTP, given.http.url, secret=given.http.secretRef.name if given.http.secretRef else "")
+        )
+    if given.oci is not None:
+        out.append(Source(SourceKind.OCI, given.oci.image))
+    return out
 
 
 class InvalidSizeError(ValueError):
