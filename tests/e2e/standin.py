@@ -58,7 +58,9 @@ STAND_INS = {
     "claim's class, access modes and size (as an admin pre-provisions static volumes), which the real "
     "PersistentVolume binder binds; nothing is written to it",
     "hydration download": "no container runs: kwok turns the Job's pod Succeeded when the scenario annotates it "
-    "(e2e.modelplane.ai/container-exit: 0); the real Job controller marks the Job Complete",
+    "(e2e.modelplane.ai/container-exit: 0), or Failed by check-secret's exit 3 for a missing Secret "
+    "(e2e.modelplane.ai/init-container-exit: 3); the real Job controller marks the Job Complete, or Failed by "
+    "its podFailurePolicy",
 }
 
 Manifest = dict[str, Any]
