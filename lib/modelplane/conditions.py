@@ -107,6 +107,8 @@ class Reason(StrEnum):
     CLASS_NOT_FOUND = "ClassNotFound"
     POOL_NOT_FOUND = "PoolNotFound"
     UNSUPPORTED = "Unsupported"
+    # A ModelCache's source names a Secret (or a key) missing on a workload cluster: its hydration Job's check failed.
+    SECRET_NOT_FOUND = "SecretNotFound"  # noqa: S105 - a condition reason, not a password
     DEPLOYING = "Deploying"
     DEPLOYED = "Deployed"
     APPLY_FAILED = "ApplyFailed"

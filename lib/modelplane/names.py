@@ -372,6 +372,9 @@ def pool_endpoint_name(deployment: str, cluster: str) -> str:
 # name uses that cache (its cluster keeps a copy under placement Follow, and a copy there is never
 # deleted while it runs). Every object a cache composes on a workload cluster carries it too.
 MODEL_CACHE_LABEL = "modelplane.ai/model-cache"
+# Set by the user on a ModelCache: a new value starts a new hydration Job on every cluster (a Job that
+# failed, e.g. for a missing Secret, never runs again by itself; the claim and its copy stay).
+HYDRATION_RETRY_ANNOTATION = "modelplane.ai/hydration-retry"
 # Composition keys are ``<cluster_label(cluster)>.<part>``: a cluster label has no dot.
 _CACHE_KEY_SEPARATOR = "."
 _MAX_JOB = 63

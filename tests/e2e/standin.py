@@ -54,11 +54,13 @@ STAND_INS = {
     "not-ready taint once kwok reports it Ready",
     "GPU DRA driver": "the tier publishes each simulated node's ResourceSlice as the driver would, from the "
     "InferenceClass",
-    "storage provisioner": "none runs: the model-cache scenario pre-creates a hostPath PersistentVolume of the "
+    "storage provisioner": "none runs: the model-cache scenario pre-creates a hostPath PersistentVolume of each "
     "claim's class, access modes and size (as an admin pre-provisions static volumes), which the real "
     "PersistentVolume binder binds; nothing is written to it",
     "hydration download": "no container runs: kwok turns the Job's pod Succeeded when the scenario annotates it "
-    "(e2e.modelplane.ai/container-exit: 0); the real Job controller marks the Job Complete",
+    "(e2e.modelplane.ai/container-exit: 0), or Failed by check-secret's exit 3 for a missing Secret "
+    "(e2e.modelplane.ai/init-container-exit: 3); the real Job controller marks the Job Complete, or Failed by "
+    "its podFailurePolicy",
 }
 
 Manifest = dict[str, Any]

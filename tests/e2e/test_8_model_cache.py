@@ -24,14 +24,23 @@ the wait observable without a fixed sleep.
    path, and turns Ready.
 3. Never drop: with placement Static (no selector: nothing keeps a copy by rule) the copy stays
    while the replica mounts it, and its status entry says so.
+4. A missing Secret (``secret.yaml``: ModelCache ``gated-weights``, an HTTP source whose
+   ``secretRef`` names a Secret that is not on the workload server, its own pre-created volume):
+   the hydration Job's pod runs ``check-secret`` first; kwok plays its exit 3 when the scenario
+   annotates the pod ``e2e.modelplane.ai/init-container-exit: "3"``, the real Job controller
+   applies the Job's podFailurePolicy (Failed, reason PodFailurePolicy), and the copy is Failed
+   with a message naming ``spec.source.http.secretRef``, the ModelCache's Deployed condition
+   False with reason SecretNotFound; the claim stays. A new ``modelplane.ai/hydration-retry``
+   value starts a new Job on the same claim.
 
-The times (apply to the Job Complete and to the replica Ready) are printed with the run's figures.
+The times (apply to the Job Complete and to the replica Ready; check-secret's exit to the Job
+Failed and to the copy Failed) are printed with the run's figures.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,7 +49,7 @@ import pytest
 import yaml
 
 from modelplane import kinds
-from modelplane.names import MODEL_CACHE_LABEL, REPLICA_LABEL, cache_claim_name
+from modelplane.names import HYDRATION_RETRY_ANNOTATION, MODEL_CACHE_LABEL, REPLICA_LABEL, cache_claim_name
 from tests.e2e.figures import FIGURES, Stopwatch
 from tests.e2e.kube import Kube, Manifest, condition, is_true
 from tests.e2e.plane import CROSSPLANE_NAMESPACE, Plane
@@ -70,6 +79,12 @@ VOLUME = "e2e-model-cache-0"
 # The stand-in for the download finishing: kwok's e2e-job-pod-complete stage (tests/e2e/kwok/stages.yaml).
 EXIT_ANNOTATION = "e2e.modelplane.ai/container-exit"
 JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
+# Scenario 4: a cache whose Secret is missing, its claim, the volume reserved for that claim, and kwok's
+# stand-in for check-secret's exit 3 (stage e2e-job-pod-init-failed).
+GATED, ABSENT_SECRET = "gated-weights", "e2e-absent-token"
+GATED_CLAIM = cache_claim_name(GATED)
+GATED_VOLUME = "e2e-model-cache-1"
+INIT_EXIT_ANNOTATION = "e2e.modelplane.ai/init-container-exit"
 # A chain of XRs (deployment, replica, cache), each woken by a watch or Crossplane's 10 s poll, and
 # provider-kubernetes' 10 s poll of each remote object between them, on two loaded cores.
 TIMEOUT = 240.0
@@ -125,7 +140,27 @@ def _static_storage() -> list[dict[str, Any]]:
                 "hostPath": {"path": f"/var/lib/modelplane-e2e/{VOLUME}", "type": "DirectoryOrCreate"},
             },
         },
+        _gated_volume(),
     ]
+
+
+def _gated_volume() -> dict[str, Any]:
+    """Scenario 4's volume, reserved for its claim (``claimRef``) so the first cache's claim cannot take it."""
+    (doc,) = _docs("secret.yaml")
+    assert doc["spec"]["storage"]["pvc"]["storageClassName"] == STORAGE_CLASS, doc["spec"]
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": {"name": GATED_VOLUME},
+        "spec": {
+            "storageClassName": STORAGE_CLASS,
+            "accessModes": ["ReadOnlyMany", "ReadWriteOnce"],
+            "capacity": {"storage": doc["spec"]["size"]},
+            "persistentVolumeReclaimPolicy": "Retain",
+            "claimRef": {"namespace": NS, "name": GATED_CLAIM},
+            "hostPath": {"path": f"/var/lib/modelplane-e2e/{GATED_VOLUME}", "type": "DirectoryOrCreate"},
+        },
+    }
 
 
 @pytest.fixture(scope="module")
@@ -148,16 +183,13 @@ def scenario(plane: Plane) -> Iterator[Scenario]:
 
 
 def _clean_up(plane: Plane, workload: Kube, platform: list[dict[str, Any]], storage: list[dict[str, Any]]) -> None:
-    """The deployment first (its replica mounts the claim), then the cache, its claim gone; then the rest."""
+    """The deployment first (its replica mounts the claim), then the caches, their claims gone; then the rest."""
     kube = plane.kube
     kube.delete(kinds.API_VERSION, "ModelDeployment", DEPLOYMENT, NS)
     eventually(f"{DEPLOYMENT}'s replicas to go", lambda: not replicas_of(kube, DEPLOYMENT, NS), TIMEOUT)
-    kube.delete(kinds.API_VERSION, "ModelCache", CACHE, NS)
-    eventually(
-        f"the claim {CLAIM} to leave {WORKLOAD}",
-        lambda: workload.get("v1", "PersistentVolumeClaim", CLAIM, NS) is None,
-        TIMEOUT,
-    )
+    for cache, claim in ((CACHE, CLAIM), (GATED, GATED_CLAIM)):
+        kube.delete(kinds.API_VERSION, "ModelCache", cache, NS)
+        eventually(f"the claim {claim} to leave {WORKLOAD}", _gone(workload, claim), TIMEOUT)
     for doc in reversed(platform):
         kube.delete(doc["apiVersion"], doc["kind"], doc["metadata"]["name"], doc["metadata"].get("namespace"))
     kube.delete("v1", "Namespace", NS)
@@ -168,14 +200,18 @@ def _clean_up(plane: Plane, workload: Kube, platform: list[dict[str, Any]], stor
     kube.delete("v1", "Secret", SECRET, CROSSPLANE_NAMESPACE)
 
 
-def _copy(kube: Kube) -> Mapping[str, Any]:
+def _gone(workload: Kube, claim: str) -> Callable[[], bool]:
+    return lambda: workload.get("v1", "PersistentVolumeClaim", claim, NS) is None
+
+
+def _copy(kube: Kube, cache: str = CACHE) -> Mapping[str, Any]:
     """The cache's status entry for ``CLUSTER`` (empty when there is none)."""
-    cache = xr(kube, "ModelCache", CACHE, NS) or {}
-    return next((c for c in cache.get("status", {}).get("clusters") or [] if c.get("name") == CLUSTER), {})
+    found = xr(kube, "ModelCache", cache, NS) or {}
+    return next((c for c in found.get("status", {}).get("clusters") or [] if c.get("name") == CLUSTER), {})
 
 
-def _jobs(workload: Kube) -> list[Manifest]:
-    found = workload.list("batch/v1", "Job", NS, labels={MODEL_CACHE_LABEL: CACHE})
+def _jobs(workload: Kube, cache: str = CACHE) -> list[Manifest]:
+    found = workload.list("batch/v1", "Job", NS, labels={MODEL_CACHE_LABEL: cache})
     return sorted(found, key=lambda j: str(j["metadata"]["name"]))
 
 
@@ -183,9 +219,9 @@ def _job_pods(workload: Kube, job: str) -> list[Manifest]:
     return workload.list("v1", "Pod", NS, labels={JOB_NAME_LABEL: job})
 
 
-def _running_job_pod(workload: Kube) -> tuple[Manifest, Manifest] | None:
+def _running_job_pod(workload: Kube, cache: str = CACHE) -> tuple[Manifest, Manifest] | None:
     """The hydration Job and its one pod, once the pod is bound to a node and Running; else None."""
-    jobs = _jobs(workload)
+    jobs = _jobs(workload, cache)
     if len(jobs) != 1:
         return None
     pods = _job_pods(workload, jobs[0]["metadata"]["name"])
@@ -350,3 +386,84 @@ def test_a_mounted_copy_is_kept_when_nothing_else_keeps_it(scenario: Scenario) -
     assert ready(xr(kube, "ModelReplica", name, NS))
     pods = workload.list("v1", "Pod", NS, labels={REPLICA_LABEL: name})
     assert pods and not [p for pod in pods for p in _mount_problems(pod)], pods
+
+
+def test_a_missing_source_secret_fails_the_copy_naming_the_field(scenario: Scenario) -> None:
+    kube, workload = scenario.plane.kube, scenario.workload
+    assert workload.get("v1", "Secret", ABSENT_SECRET, NS) is None
+    scenario.plane.kube.kubectl(["apply", "-f", str(HERE / "secret.yaml")])
+
+    # Its claim Bound to the volume reserved for it; its Job's pod Running, check-secret first.
+    def bound() -> Manifest | None:
+        claim = workload.get("v1", "PersistentVolumeClaim", GATED_CLAIM, NS)
+        return claim if claim and claim.get("status", {}).get("phase") == "Bound" else None
+
+    uid = eventually(f"claim {GATED_CLAIM} on {WORKLOAD}, Bound", bound, TIMEOUT)["metadata"]["uid"]
+    job, pod = eventually(
+        f"{GATED}'s hydration Job's pod on {WORKLOAD}, Running", lambda: _running_job_pod(workload, GATED), TIMEOUT
+    )
+    job_name = str(job["metadata"]["name"])
+    assert [c["name"] for c in pod["spec"].get("initContainers") or []] == ["check-secret"], pod["spec"]
+    rules = job["spec"].get("podFailurePolicy", {}).get("rules")
+    assert rules == [
+        {"action": "FailJob", "onExitCodes": {"containerName": "check-secret", "operator": "In", "values": [3]}}
+    ], job["spec"]
+
+    # check-secret finds no Secret and exits 3 (kwok); the real Job controller applies the podFailurePolicy.
+    exited = time.monotonic()
+    workload.patch(
+        "v1", "Pod", pod["metadata"]["name"], {"metadata": {"annotations": {INIT_EXIT_ANNOTATION: "3"}}}, namespace=NS
+    )
+
+    def failed() -> Manifest | None:
+        found = workload.get("batch/v1", "Job", job_name, NS)
+        return found if is_true(found, "Failed") else None
+
+    job = eventually(f"Job {job_name} Failed (the Job controller's podFailurePolicy)", failed, TIMEOUT)
+    FIGURES["model cache: check-secret exit 3 -> Job Failed (s)"] = round(time.monotonic() - exited, 1)
+    assert condition(job, "Failed").get("reason") == "PodFailurePolicy", job["status"]
+    # Failed at once: no retry of a pod whose Secret is missing.
+    assert len(_job_pods(workload, job_name)) == 1, _job_pods(workload, job_name)
+
+    # The copy Failed, naming the field; the cache's Deployed condition says SecretNotFound.
+    job_failed = time.monotonic()
+    says = (
+        f"spec.source.http.secretRef: Secret {ABSENT_SECRET} (key token) not found in namespace {NS}"
+        f" on InferenceCluster {CLUSTER}"
+    )
+
+    def copy_failed() -> Mapping[str, Any] | None:
+        entry = _copy(kube, GATED)
+        return entry if entry.get("phase") == "Failed" else None
+
+    def secret_not_found() -> Mapping[str, Any] | None:
+        deployed = condition(xr(kube, "ModelCache", GATED, NS), "Deployed")
+        return deployed if deployed.get("reason") == "SecretNotFound" else None
+
+    entry = eventually(f"{GATED}'s copy on {CLUSTER} Failed", copy_failed, TIMEOUT)
+    FIGURES["model cache: Job Failed -> copy Failed (s)"] = round(time.monotonic() - job_failed, 1)
+    assert str(entry.get("message", "")).startswith(says), entry
+    deployed = eventually(f"{GATED}'s Deployed condition SecretNotFound", secret_not_found, TIMEOUT)
+    assert deployed.get("status") == "False" and says in deployed.get("message", ""), deployed
+    assert not ready(xr(kube, "ModelCache", GATED, NS))
+    # A failed hydration keeps the claim.
+    claim = workload.get("v1", "PersistentVolumeClaim", GATED_CLAIM, NS) or {}
+    assert claim.get("metadata", {}).get("uid") == uid and not claim["metadata"].get("deletionTimestamp"), claim
+
+    # Hydrating again: a new retry value is a new Job on the same claim.
+    kube.patch(
+        kinds.API_VERSION,
+        "ModelCache",
+        GATED,
+        {"metadata": {"annotations": {HYDRATION_RETRY_ANNOTATION: "1"}}},
+        namespace=NS,
+    )
+
+    def retried() -> list[str] | None:
+        names = [str(j["metadata"]["name"]) for j in _jobs(workload, GATED)]
+        return names if names and job_name not in names else None
+
+    (new_job,) = eventually(f"a new hydration Job of {GATED}, {job_name} gone", retried, TIMEOUT)
+    assert new_job != job_name
+    claim = workload.get("v1", "PersistentVolumeClaim", GATED_CLAIM, NS) or {}
+    assert claim.get("metadata", {}).get("uid") == uid and not claim["metadata"].get("deletionTimestamp"), claim

@@ -21,6 +21,9 @@ from compose_model_cache.fn import FunctionRunner
 import xrds  # isort: skip
 
 _HF = {"huggingFace": {"repo": "meta-llama/Llama-3.1-8B-Instruct", "revision": "0e9e39f"}}
+_HF_TOKEN = {"huggingFace": {"repo": "org/model", "tokenSecretRef": {"name": "hf-token", "key": "HF_TOKEN"}}}
+_S3_KEYS = {"s3": {"uri": "s3://models/llama/", "secretRef": {"name": "aws"}}}
+_HTTP_TOKEN = {"http": {"url": "https://example.com/m.gguf", "secretRef": {"name": "bearer"}}}
 _T0, _T1 = "2026-11-27T10:00:00Z", "2026-11-27T10:20:00Z"
 
 
@@ -549,6 +552,7 @@ def test_waits_for_the_fleet_and_keeps_everything() -> None:
     "cache",
     [
         pytest.param(_cache(), id="hugging-face"),
+        pytest.param(_cache(source=_HF_TOKEN), id="hugging-face-token-checked"),
         pytest.param(_cache(source={"s3": {"uri": "s3://models/x/", "secretRef": {"name": "aws"}}}), id="s3"),
         pytest.param(
             _cache(source={"http": {"url": "https://example.com/m.gguf", "secretRef": {"name": "t"}}}), id="http"
@@ -576,3 +580,149 @@ def test_a_copy_on_a_cluster_no_longer_listed_is_kept() -> None:
     got = _run(cache, clusters=(_cluster("east"),), observed=observed)
     assert sorted(_objects(got)) == sorted(observed)
     assert _copies(got)["west"]["message"] == "kept: InferenceCluster west is not listed or cannot be read"
+
+
+# --- A missing Secret: the Job checks it first, and fails at once; the function names the field ---
+
+
+def _checked(secret: str, *keys: str) -> list[dict[str, Any]]:
+    """The check-secret init container's variables: the names for its message, each key's value optional."""
+    env: list[dict[str, Any]] = [
+        {"name": "SECRET_NAME", "value": secret},
+        {"name": "SECRET_NAMESPACE", "value": "ml"},
+        {"name": "SECRET_KEYS", "value": ", ".join(keys)},
+    ]
+    ref = [{"secretKeyRef": {"name": secret, "key": k, "optional": True}} for k in keys]
+    return env + [{"name": f"SECRET_VALUE_{i}", "valueFrom": r} for i, r in enumerate(ref)]
+
+
+@pytest.mark.parametrize(
+    ("source", "env"),
+    [
+        pytest.param(_HF_TOKEN, _checked("hf-token", "HF_TOKEN"), id="hugging-face-token"),
+        pytest.param(
+            {"huggingFace": {"repo": "org/model", "tokenSecretRef": {"name": "hf"}}},
+            _checked("hf", "token"),
+            id="hugging-face-default-key",
+        ),
+        pytest.param(_S3_KEYS, _checked("aws", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"), id="s3-both-keys"),
+        pytest.param(_HTTP_TOKEN, _checked("bearer", "token"), id="http-token"),
+        pytest.param(_HF, None, id="hugging-face-public-none"),
+        pytest.param({"s3": {"uri": "s3://models/llama/"}}, None, id="s3-pod-identity-none"),
+        pytest.param({"http": {"url": "https://example.com/m.gguf"}}, None, id="http-public-none"),
+        pytest.param({"oci": {"image": "example.com/m:1"}}, None, id="oci-none"),
+    ],
+)
+def test_a_secret_is_checked_before_the_download(source: dict[str, Any], env: list[dict[str, Any]] | None) -> None:
+    got = _run(_cache(source=source), replicas=(_replica("llm-0", "east"),))
+    job = _of_kind(got, "Job")["east"]
+    pod = job["spec"]["template"]["spec"]
+    # podFailurePolicy needs restartPolicy Never, which the Job uses either way.
+    assert pod["restartPolicy"] == "Never"
+    if env is None:
+        assert "initContainers" not in pod
+        assert "podFailurePolicy" not in job["spec"]
+        return
+    (check,) = pod["initContainers"]
+    (download,) = pod["containers"]
+    assert check["name"] == "check-secret"
+    # The download's own image: nothing more to pull, and it has a shell.
+    assert check["image"] == download["image"]
+    assert check["env"] == env
+    assert check["terminationMessagePolicy"] == "FallbackToLogsOnError"
+    assert "exit 3" in check["command"][-1]
+    # User values reach the script only as variables.
+    assert all(e.get("value", "") not in check["command"][-1] for e in env if e.get("value"))
+    assert job["spec"]["podFailurePolicy"] == {
+        "rules": [
+            {"action": "FailJob", "onExitCodes": {"containerName": "check-secret", "operator": "In", "values": [3]}}
+        ]
+    }
+
+
+def _failed_by_policy() -> dict[str, Any]:
+    """A Job the Job controller failed by its podFailurePolicy (check-secret exited 3)."""
+    message = (
+        "Container check-secret for pod ml/hydrate-llama-x failed with exit code 3 matching FailJob rule at index 0"
+    )
+    condition = {
+        "type": "Failed",
+        "status": "True",
+        "reason": "PodFailurePolicy",
+        "message": message,
+        "lastTransitionTime": _T1,
+    }
+    return {"failed": 1, "startTime": _T0, "conditions": [condition]}
+
+
+@pytest.mark.parametrize(
+    ("source", "says"),
+    [
+        pytest.param(
+            _HF_TOKEN,
+            "spec.source.huggingFace.tokenSecretRef: Secret hf-token (key HF_TOKEN) not found in namespace ml"
+            " on InferenceCluster east",
+            id="hugging-face",
+        ),
+        pytest.param(
+            _S3_KEYS,
+            "spec.source.s3.secretRef: Secret aws (keys AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY) not found"
+            " in namespace ml on InferenceCluster east",
+            id="s3",
+        ),
+        pytest.param(
+            _HTTP_TOKEN,
+            "spec.source.http.secretRef: Secret bearer (key token) not found in namespace ml on InferenceCluster east",
+            id="http",
+        ),
+    ],
+)
+def test_a_missing_secret_fails_the_copy_naming_the_field(source: dict[str, Any], says: str) -> None:
+    cache, users = _cache(source=source), (_replica("llm-0", "east"),)
+    first = _run(cache, replicas=users)
+    got = _run(cache, replicas=users, observed=_observe(first, east=_failed_by_policy()))
+    copy = _copies(got)["east"]
+    assert copy["phase"] == "Failed"
+    assert copy["message"].startswith(says)
+    assert "modelplane.ai/hydration-retry" in copy["message"]
+    assert copy["since"] == _T1
+    deployed = _deployed(got)
+    assert (deployed["status"], deployed["reason"]) == ("STATUS_CONDITION_FALSE", "SecretNotFound")
+    assert says in deployed["message"]
+    assert not _ready(got)
+    # The claim, and what it holds, stays; so does the failed Job (it runs again only when asked to).
+    assert _objects(got)["east.pvc"] == _objects(first)["east.pvc"]
+    assert _job_key(got, "east") == _job_key(first, "east")
+
+
+def test_a_secret_missing_on_one_cluster_is_named_before_one_deploying() -> None:
+    cache = _cache(source=_S3_KEYS, placement="Static", clusterSelector={"matchLabels": {"tier": "prod"}})
+    first = _run(cache)
+    observed = {k: v for k, v in _observe(first, east=_failed_by_policy()).items() if k.startswith("east.")}
+    got = _run(cache, observed=observed)
+    assert _deployed(got)["reason"] == "SecretNotFound"
+    assert "InferenceCluster east" in _deployed(got)["message"]
+    assert _copies(got)["west"]["phase"] == "Pending"
+
+
+def test_a_job_failed_otherwise_says_the_jobs_reason() -> None:
+    # Out of retries (a download that failed four times) is not a missing Secret.
+    cache, users = _cache(source=_S3_KEYS), (_replica("llm-0", "east"),)
+    got = _run(cache, replicas=users, observed=_observe(_run(cache, replicas=users), east=_FAILED))
+    assert "BackoffLimitExceeded" in _copies(got)["east"]["message"]
+    assert _deployed(got)["reason"] == "Deployed"
+
+
+def test_a_new_retry_value_is_a_new_job_and_the_same_claim() -> None:
+    users = (_replica("llm-0", "east"),)
+    first = _run(_cache(source=_HF_TOKEN), replicas=users)
+    retried = _cache(source=_HF_TOKEN)
+    retried["metadata"]["annotations"] = {"modelplane.ai/hydration-retry": "1"}
+    second = _run(retried, replicas=users, observed=_observe(first, east=_failed_by_policy()))
+    assert _job_key(second, "east") != _job_key(first, "east")
+    assert _job_key(first, "east") not in _objects(second)
+    assert _objects(second)["east.pvc"] == _objects(first)["east.pvc"]
+    assert _copies(second)["east"]["phase"] == "Pending"
+    # The same value again is the same Job: nothing reruns until the value changes.
+    third = _run(retried, replicas=users, observed=_observe(second, east=_RUNNING))
+    assert _job_key(third, "east") == _job_key(second, "east")

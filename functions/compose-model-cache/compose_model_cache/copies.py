@@ -13,7 +13,7 @@ from modelplane.layout import CONDITION
 from modelplane.modelcache import claim, nodelocal
 from modelplane.modelcache.phase import CopyState, Phase, job_state, node_local_state
 from modelplane.modelcache.work import CacheWork, StorageType
-from modelplane.names import cache_key_cluster
+from modelplane.names import HYDRATION_RETRY_ANNOTATION, cache_key_cluster
 from modelplane.remote import observed_manifest
 
 # The parts of a copy that hold the weights: kept while a replica on the cluster may mount them.
@@ -81,13 +81,31 @@ def remote(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, key: str
     return observed_manifest(found) if found is not None else None
 
 
-def state_of(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, key: str, name: str = "") -> CopyState | None:
-    """The copy's state from the observed Job or LocalModelCache ``name`` under ``key`` (None for another part)."""
+def missing_secret(work: CacheWork, cluster: str) -> str:
+    """What the hydration Job's failed Secret check on ``cluster`` means, naming the field ("" for no Secret)."""
+    check = claim.secret_check(work.source) if work.storage == StorageType.PVC else None
+    if check is None:
+        return ""
+    keys = f"key{'s' if len(check.keys) > 1 else ''} {', '.join(check.keys)}"
+    return (
+        f"{check.field}: Secret {check.secret} ({keys}) not found in namespace {work.namespace}"
+        f" on InferenceCluster {cluster}; create it there, then set a new value of the annotation"
+        f" {HYDRATION_RETRY_ANNOTATION} on the ModelCache to hydrate again"
+    )
+
+
+def state_of(
+    req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, key: str, name: str = "", secret: str = ""
+) -> CopyState | None:
+    """The copy's state from the observed Job or LocalModelCache ``name`` under ``key`` (None for another part).
+
+    ``secret`` is what the Job's failed Secret check means (``missing_secret``).
+    """
     part = part_of(key)
     manifest = remote(req, rsp, key)
     name = name or str((manifest or {}).get("metadata", {}).get("name", "")) or key
     if part.startswith(_JOB):
-        return job_state(manifest, name)
+        return job_state(manifest, name, secret)
     if part == "localmodelcache":
         return node_local_state(manifest, name)
     return None

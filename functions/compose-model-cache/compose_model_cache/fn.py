@@ -40,6 +40,7 @@ from modelplane.modelcache.work import (
 )
 from modelplane.names import (
     CLUSTER_LABEL,
+    HYDRATION_RETRY_ANNOTATION,
     MODEL_CACHE_LABEL,
     cache_claim_name,
     cache_key,
@@ -59,6 +60,7 @@ from modelplane_models.model_deployment import ClusterSelector
 _PRECEDENCE = (
     Reason.UNSUPPORTED,
     Reason.SIZE_EXCEEDS_STORAGE,
+    Reason.SECRET_NOT_FOUND,
     Reason.CLUSTER_NOT_FOUND,
     Reason.CLUSTER_NOT_READY,
     Reason.DEPLOYING,
@@ -83,7 +85,7 @@ def compose(
         return
     name, namespace = name_of(xr), namespace_of(xr)
     fleet.request(rsp, name, namespace)
-    work = _work(name, namespace, xr.spec)
+    work = _work(name, namespace, xr.spec, (xr.metadata.annotations if xr.metadata else None) or {})
     if not fleet.fetched(req):
         wait(ledger, log, Type.DEPLOYED, Reason.WAITING_FOR_CLUSTER, "reading the clusters and the cache's replicas")
         return
@@ -135,7 +137,7 @@ def _problems(xr: ModelCache) -> list[Problem]:
     return out
 
 
-def _work(name: str, namespace: str, spec: Spec) -> CacheWork:
+def _work(name: str, namespace: str, spec: Spec, annotations: dict[str, str]) -> CacheWork:
     """The cache resolved (``_problems`` has checked the source and the size)."""
     storage = spec.storage
     pvc = storage.pvc if storage is not None else None
@@ -148,6 +150,7 @@ def _work(name: str, namespace: str, spec: Spec) -> CacheWork:
         storage=StorageType((storage.type if storage is not None else None) or StorageType.PVC),
         storage_class=(pvc.storageClassName if pvc is not None else None) or "",
         access_mode=(pvc.accessMode if pvc is not None else None) or "ReadOnlyMany",
+        retry=annotations.get(HYDRATION_RETRY_ANNOTATION, ""),
     )
 
 
@@ -221,7 +224,7 @@ def _stage(ledger: Ledger, work: CacheWork, found: Fleet, cluster: str, observed
         ledger.keep(observed, f"kept: {err}")
         return _Copy(cluster, CopyState(Phase.FAILED, str(err)), (Reason.UNSUPPORTED, str(err)))
     labels = {MODEL_CACHE_LABEL: cache_label(work.name), CLUSTER_LABEL: cluster_label(cluster)}
-    waiting, state = [], CopyState(Phase.PENDING, "")
+    waiting, state, secret = [], CopyState(Phase.PENDING, ""), copies.missing_secret(work, cluster)
     for part in wanted:
         key = cache_key(cluster, part.part)
         obj = wrap(
@@ -236,9 +239,11 @@ def _stage(ledger: Ledger, work: CacheWork, found: Fleet, cluster: str, observed
         ledger.put(key, obj, ready=inputs.ready(req, rsp, key).true)
         if copies.remote(req, rsp, key) is None:
             waiting.append(part.part)
-        state = copies.state_of(req, rsp, key, part.manifest["metadata"]["name"]) or state
+        state = copies.state_of(req, rsp, key, part.manifest["metadata"]["name"], secret) or state
     _leave(ledger, found, cluster, observed)
     issue = (Reason.DEPLOYING, f"waiting for {', '.join(waiting)} on InferenceCluster {cluster}") if waiting else None
+    if state.reason is not None:
+        issue = (state.reason, state.message)
     return _Copy(cluster, state, issue)
 
 

@@ -11,12 +11,19 @@ images are pinned by tag (docs/model-cache.md lists them):
 - HTTP: ``curlimages/curl``, the file saved under its own name;
 - OCI: the model image itself (the KServe modelcar layout: weights under ``/models`` and a
   shell), whose ``/models`` is copied into the claim.
+
+A source that names a Secret gets an init container, ``check-secret``, first: the function cannot
+read Secrets on the workload cluster, so the pod reads the Secret's keys as optional variables (the
+pod starts even when the Secret is missing) and the check exits 3 when one is empty. The Job's
+``podFailurePolicy`` fails the whole Job on that exit code at once (reason ``PodFailurePolicy``)
+instead of retrying, and the function lifts that into the copy's status (``secret_check``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from modelplane.modelcache.work import CacheWork, Source, SourceKind
@@ -51,6 +58,47 @@ _HTTP = (
     f' && mv "{MOUNT_PATH}/.$MODEL_FILE.part" "{MOUNT_PATH}/$MODEL_FILE"'
 )
 _OCI = f"cp -a /models/. {MOUNT_PATH}/"
+# The init container that stops the Job when the source's Secret, or a key of it, is missing.
+CHECK_SECRET = "check-secret"  # noqa: S105 - a container's name, not a password
+# Its exit code for that, which the Job's podFailurePolicy turns into a failed Job at once.
+SECRET_MISSING_EXIT = 3
+# What it prints to stderr (its termination message) before it exits: user values only as variables.
+_CHECK_FAILED = (
+    'echo "Secret $SECRET_NAME in namespace $SECRET_NAMESPACE is missing, or lacks one of the keys: $SECRET_KEYS" >&2'
+    f"; exit {SECRET_MISSING_EXIT}"
+)
+# The S3 keys the download cannot do without (AWS_SESSION_TOKEN is optional).
+_S3_KEYS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")
+
+
+@dataclass(frozen=True)
+class SecretCheck:
+    """The Secret a source names, as ``check-secret`` checks it.
+
+    Attributes:
+        field: The spec field that names it, e.g. ``spec.source.s3.secretRef``.
+        secret: The Secret's name (in the cache's namespace on the workload cluster).
+        keys: The keys the download needs.
+    """
+
+    field: str
+    secret: str
+    keys: tuple[str, ...]
+
+
+def secret_check(source: Source) -> SecretCheck | None:
+    """The Secret ``source`` names and the keys it needs, or None for a source without one."""
+    if not source.secret:
+        return None
+    match source.kind:
+        case SourceKind.HUGGING_FACE:
+            return SecretCheck("spec.source.huggingFace.tokenSecretRef", source.secret, (source.secret_key,))
+        case SourceKind.S3:
+            return SecretCheck("spec.source.s3.secretRef", source.secret, _S3_KEYS)
+        case SourceKind.HTTP:
+            return SecretCheck("spec.source.http.secretRef", source.secret, (source.secret_key,))
+        case SourceKind.OCI:
+            return None
 
 
 def claim(work: CacheWork) -> dict[str, Any]:
@@ -79,13 +127,26 @@ def hydration_job(work: CacheWork) -> dict[str, Any]:
         **_container(work.source),
         "volumeMounts": [{"name": "cache", "mountPath": MOUNT_PATH}],
     }
-    pod = {
-        "restartPolicy": "Never",
+    pod: dict[str, Any] = {
+        "restartPolicy": "Never",  # also what a podFailurePolicy requires
         "securityContext": {"fsGroup": _FS_GROUP},
         "containers": [container],
         "volumes": [{"name": "cache", "persistentVolumeClaim": {"claimName": cache_claim_name(work.name)}}],
     }
-    digest = hashlib.sha256(json.dumps(pod, sort_keys=True).encode()).hexdigest()
+    check = secret_check(work.source)
+    if check is not None:
+        pod["initContainers"] = [_check_container(check, work.namespace, container["image"])]
+    # A retry (the cache's annotation) is part of what the Job runs: a new value, a new Job.
+    hashed: dict[str, Any] = {"pod": pod, "retry": work.retry} if work.retry else pod
+    digest = hashlib.sha256(json.dumps(hashed, sort_keys=True).encode()).hexdigest()
+    spec: dict[str, Any] = {
+        "backoffLimit": _BACKOFF_LIMIT,
+        "template": {"metadata": {"labels": _labels(work)}, "spec": pod},
+    }
+    if check is not None:
+        # A missing Secret does not heal by retrying: fail the Job at once, with reason PodFailurePolicy.
+        exit_codes = {"containerName": CHECK_SECRET, "operator": "In", "values": [SECRET_MISSING_EXIT]}
+        spec["podFailurePolicy"] = {"rules": [{"action": "FailJob", "onExitCodes": exit_codes}]}
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
@@ -95,10 +156,7 @@ def hydration_job(work: CacheWork) -> dict[str, Any]:
             "labels": _labels(work),
             "finalizers": [_DELETE_PODS_FIRST],
         },
-        "spec": {
-            "backoffLimit": _BACKOFF_LIMIT,
-            "template": {"metadata": {"labels": _labels(work)}, "spec": pod},
-        },
+        "spec": spec,
     }
 
 
@@ -120,6 +178,27 @@ def _secret_env(name: str, secret: str, key: str, *, optional: bool = False) -> 
     if optional:
         ref["optional"] = True
     return {"name": name, "valueFrom": {"secretKeyRef": ref}}
+
+
+def _check_container(check: SecretCheck, namespace: str, image: str) -> dict[str, Any]:
+    """``check-secret``, in the download's own image (it has a shell, and is pulled anyway): each key optional."""
+    values = [f"SECRET_VALUE_{i}" for i in range(len(check.keys))]
+    env = [
+        _env("SECRET_NAME", check.secret),
+        _env("SECRET_NAMESPACE", namespace),
+        _env("SECRET_KEYS", ", ".join(check.keys)),
+    ]
+    env += [_secret_env(v, check.secret, key, optional=True) for v, key in zip(values, check.keys, strict=True)]
+    # An optional key that is absent (or a Secret that is) leaves its variable unset: each must be non-empty.
+    script = " && ".join(f'[ -n "${{{v}:-}}" ]' for v in values) + f" || {{ {_CHECK_FAILED}; }}"
+    return {
+        "name": CHECK_SECRET,
+        "image": image,
+        "command": ["sh", "-c", script],
+        "env": env,
+        # Its stderr becomes the container's termination message (kubectl describe shows it).
+        "terminationMessagePolicy": "FallbackToLogsOnError",
+    }
 
 
 def _container(source: Source) -> dict[str, Any]:

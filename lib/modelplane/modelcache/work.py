@@ -61,6 +61,8 @@ class CacheWork:
         storage: Where each copy is kept.
         storage_class: The claim's StorageClass ("" for the cluster's default).
         access_mode: How serving pods mount the claim.
+        retry: The cache's ``modelplane.ai/hydration-retry`` annotation ("" when unset): a new value
+            starts a new hydration Job (e.g. once a missing Secret is created).
     """
 
     name: str
@@ -71,6 +73,7 @@ class CacheWork:
     storage: StorageType = StorageType.PVC
     storage_class: str = ""
     access_mode: str = "ReadOnlyMany"
+    retry: str = ""
 
 
 def sources(spec: Spec) -> list[Source]:
