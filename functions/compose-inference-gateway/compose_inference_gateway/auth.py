@@ -2,8 +2,8 @@
 
 Each API key Secret is asked for by name on every call (in ``KEYS_NAMESPACE``) only to say
 whether it exists: its values are never read, converted or reported. A missing Secret composes
-nothing less (Envoy Gateway refuses a policy naming it, so its routes fail closed); the gateway is
-not Ready and ``AuthReady`` names the field.
+nothing less (Envoy Gateway answers 500 on the routes of a policy it cannot translate: closed, not
+open); the gateway is not Ready and ``AuthReady`` names the field.
 """
 
 from __future__ import annotations
@@ -116,7 +116,7 @@ def condition(req: fnv1.RunFunctionRequest, plan: Plan) -> Condition:
         if not req.required_resources[n].items
     ]
     if missing:
-        message = "; ".join(missing) + " (Envoy Gateway refuses the gateway's SecurityPolicy until it exists)"
+        message = "; ".join(missing) + " (Envoy Gateway answers 500 to every caller until it exists)"
         return Condition(Type.AUTH_READY, Status.FALSE, Reason.SECRET_NOT_FOUND, message)
     ways = []
     if plan.auth.api_keys is not None:
