@@ -118,11 +118,12 @@ class GatewayCase:
 
 _ALL_SECRETS = {"api-keys-0": [_secret("team-a")], "api-keys-1": [_secret("team-b")]}
 _TARGET = [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "default"}]
+_CREDENTIALS = [
+    {"group": "", "kind": "Secret", "name": "team-a", "namespace": "crossplane-system"},
+    {"group": "", "kind": "Secret", "name": "team-b", "namespace": "crossplane-system"},
+]
 _API_KEY_AUTH = {
-    "credentialRefs": [
-        {"group": "", "kind": "Secret", "name": "team-a", "namespace": "crossplane-system"},
-        {"group": "", "kind": "Secret", "name": "team-b", "namespace": "crossplane-system"},
-    ],
+    "credentialRefs": _CREDENTIALS,
     "extractFrom": [{"headers": ["Authorization"]}],
     "forwardClientIDHeader": CLIENT_ID,
     "sanitize": True,
@@ -153,7 +154,7 @@ GATEWAY_CASES = [
                 "targetRefs": _TARGET,
                 "apiKeyAuth": {
                     **_API_KEY_AUTH,
-                    "credentialRefs": _API_KEY_AUTH["credentialRefs"][:1],
+                    "credentialRefs": _CREDENTIALS[:1],
                     "extractFrom": [{"headers": ["x-api-key"]}],
                 },
             },
