@@ -87,7 +87,9 @@ def compose(
         ready = ready and is_ready
     # A certificate taken out of spec.https takes its ReferenceGrant with it; auth turned off, its policy.
     ledger.remove([CERTIFICATE_GRANT_KEY], "spec.https names no certificate")
-    ledger.remove([GATEWAY_AUTH_KEY, KEYS_GRANT_KEY], f"spec.auth.mode is {plan.mode}: no caller auth")
+    off = "spec.auth is not set" if plan.mode is auth.Mode.UNSET else f"spec.auth.mode is {plan.mode}"
+    ledger.remove([GATEWAY_AUTH_KEY], f"{off}: no caller auth")
+    ledger.remove([KEYS_GRANT_KEY], "spec.auth.apiKeys names no Secret")
     ref = gateway_ref(name)
     http_port = spec.http.port if spec.http and spec.http.port else 80
     url = address(observed_gateway, http_port)
