@@ -105,7 +105,13 @@ def _gateway() -> dict[str, Any]:
         "apiVersion": API_VERSION,
         "kind": "InferenceGateway",
         "metadata": {"name": "default"},
-        "spec": {"gatewayClassName": "modelplane", "http": {"port": 80}, "providerConfigRef": {"name": "in-cluster"}},
+        "spec": {
+            "gatewayClassName": "modelplane",
+            "http": {"port": 80},
+            "providerConfigRef": {"name": "in-cluster"},
+            # A synthetic fleet nobody calls: no key Secrets to write (a new gateway must say so).
+            "auth": {"mode": "None"},
+        },
     }
 
 

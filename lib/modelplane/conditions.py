@@ -33,6 +33,8 @@ class Type(StrEnum):
     DRAINED = "Drained"
     # An InferenceCluster's ModelReplicas placed concurrently beyond its capacity.
     OVERCOMMITTED = "Overcommitted"
+    # Whether an InferenceGateway authenticates its callers (spec.auth) with what it names.
+    AUTH_READY = "AuthReady"
 
 
 class Reason(StrEnum):
@@ -92,6 +94,12 @@ class Reason(StrEnum):
     WAITING_FOR_GATEWAY = "WaitingForGateway"
     GATEWAY_NOT_FOUND = "GatewayNotFound"
     UNSUPPORTED_REWRITE = "UnsupportedRewrite"
+    # An InferenceGateway's caller auth (AuthReady): required and configured, a named Secret missing,
+    # disabled on purpose (mode None), or not set at all (a gateway created before spec.auth).
+    AUTH_REQUIRED = "AuthRequired"
+    SECRET_NOT_FOUND = "SecretNotFound"  # noqa: S105 - a reason, not a secret
+    AUTH_DISABLED = "AuthDisabled"
+    AUTH_NOT_CONFIGURED = "AuthNotConfigured"
     # A ModelReplica's remote workload (Deployed, Serving); remote reasons such as
     # ImagePullBackOff or Unschedulable are reported as the remote object says them.
     WAITING_FOR_CLUSTER = "WaitingForCluster"

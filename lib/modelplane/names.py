@@ -227,6 +227,12 @@ BACKEND_KEY = "backend"
 ROUTE_KEY = "route"
 # The HTTPRouteFilter a ModelService's route answers 503 with while no endpoint serves.
 UNAVAILABLE_KEY = "unavailable"
+# Caller auth: an InferenceGateway's SecurityPolicy, the ClientTrafficPolicy that clears the client-id
+# header, and the ReferenceGrant to its API key Secrets; a ModelService's SecurityPolicy (spec.access).
+GATEWAY_AUTH_KEY = "auth"
+CLIENT_ID_POLICY_KEY = "client-id"
+KEYS_GRANT_KEY = "auth-keys-grant"
+ACCESS_KEY = "access"
 
 
 # Helm refuses a release name over 53 characters; provider-helm names the release after the Release resource.
@@ -241,6 +247,26 @@ def helm_release_name(owner: str, component: str) -> str:
 def gateway_release_name(gateway: str) -> str:
     """The Helm release (and Release resource) that installs Envoy Gateway for InferenceGateway ``gateway``."""
     return helm_release_name(gateway, "envoy-gateway")
+
+
+def auth_policy_name(gateway: str) -> str:
+    """The SecurityPolicy authenticating callers of InferenceGateway ``gateway`` (beside its Gateway)."""
+    return bounded_name(f"{gateway}-auth", 253)
+
+
+def client_id_policy_name(gateway: str) -> str:
+    """The ClientTrafficPolicy that clears the client-id header on InferenceGateway ``gateway``."""
+    return bounded_name(f"{gateway}-client-id", 253)
+
+
+def keys_grant_name(gateway: str) -> str:
+    """The ReferenceGrant letting InferenceGateway ``gateway``'s SecurityPolicy read its API key Secrets."""
+    return bounded_name(f"{gateway}-api-keys", 253)
+
+
+def access_policy_name(service: str) -> str:
+    """The SecurityPolicy on ModelService ``service``'s route allowing its ``spec.access.clients``."""
+    return bounded_name(f"{service}-access", 253)
 
 
 def certificate_grant_name(gateway: str) -> str:

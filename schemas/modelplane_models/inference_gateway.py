@@ -2,8 +2,49 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, RootModel
 from typing import Annotated, Literal
+
+
+class ApiKeys(BaseModel):
+    """
+    API keys. Each Secret (type Opaque, in crossplane-system) maps client ids to keys: each data key is a client id, its value that client's API key. A caller sends its key in the header, as "Bearer <key>" (or the bare key); the key is removed from the request before it is forwarded.
+    """
+
+    header: Annotated[str | None, Field(max_length=256, min_length=1, pattern="^[A-Za-z0-9-]+$")] = "Authorization"
+    """
+    The request header carrying the key, as "Bearer <key>" or the bare key.
+    """
+    secretRefs: Annotated[list[SecretRef], Field(max_length=16, min_length=1)]
+    """
+    The Secrets (in crossplane-system) holding the keys. A client id found in two Secrets uses the first.
+    """
+
+
+class Audience(RootModel[str]):
+    root: Annotated[str, Field(max_length=253, min_length=1)]
+    """
+    An audience.
+    """
+
+
+class Auth(BaseModel):
+    """
+    How callers authenticate. Required on a new gateway: API keys and/or JWTs (mode Required, the default), or mode None, written explicitly, which accepts every caller (for development only). Envoy Gateway checks the credentials before any route runs (a SecurityPolicy on the Gateway) and forwards the caller's client id in the x-modelplane-client-id header, which a caller cannot set itself (the gateway removes it from every request first). A gateway created before spec.auth existed keeps accepting every caller until spec.auth is written.
+    """
+
+    apiKeys: ApiKeys | None = None
+    """
+    API keys. Each Secret (type Opaque, in crossplane-system) maps client ids to keys: each data key is a client id, its value that client's API key. A caller sends its key in the header, as "Bearer <key>" (or the bare key); the key is removed from the request before it is forwarded.
+    """
+    jwt: Jwt | None = None
+    """
+    JSON Web Tokens, sent as "Authorization: Bearer <token>", signed by the issuer's keys (fetched from jwksURI). The client id is the token's sub claim.
+    """
+    mode: Literal["Required", "None"] | None = "Required"
+    """
+    Required: every request needs a valid credential (401 otherwise). None: no authentication at all, every caller accepted (development only).
+    """
 
 
 class CertificateRef(BaseModel):
@@ -122,6 +163,25 @@ class InferenceGateway(BaseModel):
     """
 
 
+class Jwt(BaseModel):
+    """
+    JSON Web Tokens, sent as "Authorization: Bearer <token>", signed by the issuer's keys (fetched from jwksURI). The client id is the token's sub claim.
+    """
+
+    audiences: Annotated[list[Audience] | None, Field(max_length=8)] = None
+    """
+    Audiences a token's aud claim must include one of (any when empty).
+    """
+    issuer: Annotated[str, Field(max_length=253, min_length=1)]
+    """
+    The iss claim a token must carry, e.g. https://auth.example.com.
+    """
+    jwksURI: Annotated[str, Field(max_length=253, min_length=9)]
+    """
+    The HTTPS URI of the issuer's JSON Web Key Set.
+    """
+
+
 class Metadata(BaseModel):
     """
     Standard object metadata.
@@ -170,11 +230,28 @@ class ProviderConfigRef(BaseModel):
     """
 
 
+class SecretRef(BaseModel):
+    """
+    A Secret of API keys.
+    """
+
+    name: Annotated[
+        str, Field(max_length=253, pattern="^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+    ]
+    """
+    The Secret's name (in crossplane-system).
+    """
+
+
 class Spec(BaseModel):
     """
     The gateway's class, listeners and how to reach the control plane.
     """
 
+    auth: Auth | None = None
+    """
+    How callers authenticate. Required on a new gateway: API keys and/or JWTs (mode Required, the default), or mode None, written explicitly, which accepts every caller (for development only). Envoy Gateway checks the credentials before any route runs (a SecurityPolicy on the Gateway) and forwards the caller's client id in the x-modelplane-client-id header, which a caller cannot set itself (the gateway removes it from every request first). A gateway created before spec.auth existed keeps accepting every caller until spec.auth is written.
+    """
     gatewayClassName: Annotated[
         str | None, Field(max_length=253, pattern="^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
     ] = "modelplane"

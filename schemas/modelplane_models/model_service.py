@@ -7,6 +7,24 @@ from typing import Annotated, Literal
 from typing_extensions import TypeAliasType
 
 
+class Access(BaseModel):
+    """
+    Who may call the service, among the callers the gateway authenticates (InferenceGateway spec.auth). Every authenticated caller when unset.
+    """
+
+    clients: Annotated[list[Client] | None, Field(max_length=256, min_length=1)] = None
+    """
+    The client ids allowed to call the service; any other caller gets 403. A client id is a key of the gateway's API key Secrets, or a JWT's sub claim. On a gateway with spec.auth.mode None no caller has a client id, so a service that lists clients refuses every request.
+    """
+
+
+class Client(RootModel[str]):
+    root: Annotated[str, Field(max_length=253, min_length=1)]
+    """
+    A client id.
+    """
+
+
 class Condition(BaseModel):
     """
     A condition Crossplane or the composition function reports.
@@ -195,6 +213,10 @@ class Spec(BaseModel):
     The desired state of the ModelService.
     """
 
+    access: Access | None = None
+    """
+    Who may call the service, among the callers the gateway authenticates (InferenceGateway spec.auth). Every authenticated caller when unset.
+    """
     endpoints: Annotated[list[Endpoint], Field(max_length=16, min_length=1)]
     """
     The groups of ModelEndpoints (in the service's namespace) to route to, each with its share of the traffic.

@@ -48,6 +48,7 @@ def _cel_cases() -> list[tuple[str, dict[str, Any]]]:
 NOT_CHECKED_BY_CLI = {
     "inferenceclusters/bad-label-value": "label values are checked by ObjectMeta validation",
     "modeldeployments/md-placement-pinned-twice": "the CLI does not check x-kubernetes-list-type: set for duplicates",
+    "modelservices/access-clients-repeated": "the CLI does not check x-kubernetes-list-type: set for duplicates",
 }
 
 # Messages the CLI words differently from the API server's admission response
@@ -112,6 +113,9 @@ def test_the_tables_name_real_cases() -> None:
 
 @pytest.mark.parametrize(("case_id", "case"), [pytest.param(i, c, id=i) for i, c in _cel_cases()])
 def test_admission_case(case_id: str, case: dict[str, Any], cel_verdicts: dict[str, Verdict]) -> None:
+    if "old" in case:
+        # Each manifest is validated as a create (its optionalOldSelf rules run with no old object).
+        pytest.skip("resource validate has no old object: updates meet the real API server in tests/e2e")
     verdict = cel_verdicts[case_id]
     if case["valid"] or case_id in NOT_CHECKED_BY_CLI:
         assert verdict.ok, verdict.errors

@@ -137,6 +137,8 @@ STAND_IN_CRDS = {
     "gateway-api/standard/gateway.networking.k8s.io_referencegrants.yaml": "Gateway API (no Envoy Gateway runs)",
     "envoy-gateway/gateway.envoyproxy.io_backends.yaml": "Envoy Gateway's Backend (no Envoy Gateway runs)",
     "envoy-gateway/gateway.envoyproxy.io_httproutefilters.yaml": "Envoy Gateway's HTTPRouteFilter (a service's 503)",
+    "envoy-gateway/gateway.envoyproxy.io_securitypolicies.yaml": "Envoy Gateway's SecurityPolicy (caller auth)",
+    "envoy-gateway/gateway.envoyproxy.io_clienttrafficpolicies.yaml": "Envoy Gateway's ClientTrafficPolicy (client id)",
     "provider-upjet-gcp": "GKE clusters and node pools (no provider-gcp-container runs)",
     "provider-upjet-aws": "EKS clusters and node groups (no provider-aws-eks runs)",
     "provider-upjet-azure": "AKS clusters and node pools (no provider-azure-containerservice runs)",

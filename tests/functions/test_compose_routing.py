@@ -91,7 +91,7 @@ def _gateway_xr(*, https: bool = False) -> dict[str, Any]:
         ),
         pytest.param(
             {"envoy-gateway": {"status": {"conditions": READY}}},
-            ["envoy-gateway", "gateway", "gateway-class"],
+            ["client-id", "envoy-gateway", "gateway", "gateway-class"],
             "WaitingForAddress",
             id="release-ready",
         ),
@@ -138,6 +138,7 @@ def test_gateway_https_and_address_from_the_observed_gateway() -> None:
             }
         },
         "certificate-grant": {},
+        "client-id": {},
     }
     got = _run(GatewayRunner(), _gateway_xr(https=True), observed=observed)
     composed = _composed(got)

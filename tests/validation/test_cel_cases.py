@@ -1,7 +1,8 @@
 """Admission cases per kind: each manifest is accepted or refused with the expected message.
 
-``cel_cases/<plural>.yaml`` is a list of ``{name, valid, message, manifest}``;
-``message`` (only for ``valid: false``) is a substring of an expected error.
+``cel_cases/<plural>.yaml`` is a list of ``{name, valid, message, manifest, old}``;
+``message`` (only for ``valid: false``) is a substring of an expected error; ``old``
+(optional) makes the case an update of that object, for the transition rules.
 Every CEL rule of every XRD must be accepted by at least one valid case that
 evaluates it and refused by at least one invalid case that expects its message.
 """
@@ -37,7 +38,7 @@ def _cases(plural: str) -> tuple[dict[str, Any], ...]:
 @functools.cache
 def _result(plural: str, name: str) -> xrds.Result:
     (case,) = [c for c in _cases(plural) if c["name"] == name]
-    return xrds.validate(case["manifest"])
+    return xrds.validate(case["manifest"], case.get("old"))
 
 
 _CASES = [
@@ -56,7 +57,7 @@ def test_case_file_is_well_formed(path: Path) -> None:
     names = [c.get("name") for c in cases]
     assert len(names) == len(set(names)), "case names must be unique"
     for case in cases:
-        assert set(case) <= {"name", "valid", "message", "manifest"}, case.get("name")
+        assert set(case) <= {"name", "valid", "message", "manifest", "old"}, case.get("name")
         assert isinstance(case["name"], str)
         assert isinstance(case["valid"], bool)
         assert isinstance(case["manifest"], dict)

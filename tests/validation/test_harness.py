@@ -335,3 +335,42 @@ def test_other_kinds(manifest: dict[str, Any], want: list[str]) -> None:
     assert len(errors) == len(want), errors
     for fragment, error in zip(want, errors, strict=True):
         assert fragment in error
+
+
+# Transition rules: a plain one runs only where there is an old value; one with optionalOldSelf
+# also on create, where oldSelf is an absent optional (hasValue() false), as on Kubernetes 1.29+.
+_TRANSITIONS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "spec": {
+            "type": "object",
+            "x-kubernetes-validations": [
+                {"rule": "self.size >= oldSelf.size", "message": "size cannot shrink"},
+                {
+                    "rule": "has(self.owner) || (oldSelf.hasValue() && !has(oldSelf.value().owner))",
+                    "optionalOldSelf": True,
+                    "message": "owner is required",
+                },
+            ],
+            "properties": {"size": {"type": "integer"}, "owner": {"type": "string"}},
+        }
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("spec", "old", "want"),
+    [
+        pytest.param({"size": 1, "owner": "a"}, None, [], id="create-with-owner"),
+        pytest.param({"size": 1}, None, ["owner is required"], id="create-without-owner"),
+        pytest.param({"size": 2}, {"size": 1}, [], id="update-of-an-object-that-never-had-an-owner"),
+        pytest.param({"size": 2}, {"size": 1, "owner": "a"}, ["owner is required"], id="update-dropping-the-owner"),
+        pytest.param(
+            {"size": 1, "owner": "a"}, {"size": 2, "owner": "a"}, ["size cannot shrink"], id="plain-transition"
+        ),
+    ],
+)
+def test_transition_rules(spec: dict[str, Any], old: dict[str, Any] | None, want: list[str]) -> None:
+    validator = xrds.Validator("Thing", _TRANSITIONS, namespaced=False)
+    result = validator.validate(_obj(**spec), None if old is None else _obj(**old))
+    assert [e.split(": ")[-1] for e in result.errors] == want, result.errors

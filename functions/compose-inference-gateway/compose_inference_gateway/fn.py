@@ -3,7 +3,8 @@
 It composes a provider-helm Release of Envoy Gateway (through the control
 plane's own ProviderConfig), a GatewayClass, a Gateway with an HTTP listener
 (and HTTPS when a certificate is given, with the ReferenceGrant that lets the
-Gateway read a certificate in another namespace), and reports the Gateway's
+Gateway read a certificate in another namespace), the caller auth of
+``spec.auth`` (``compose_inference_gateway.auth``), and reports the Gateway's
 address once Envoy Gateway has programmed it.
 """
 
@@ -13,9 +14,10 @@ import functools
 from typing import Any
 
 import structlog
-from crossplane.function import resource
+from crossplane.function import resource, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
+from compose_inference_gateway import auth
 from modelplane.conditions import Condition, Reason, Status, Type
 from modelplane.fnkit import inputs
 from modelplane.fnkit.ledger import Ledger
@@ -25,9 +27,11 @@ from modelplane.fnkit.status import set_conditions, set_ready
 from modelplane.fnkit.xr import name_of
 from modelplane.names import (
     CERTIFICATE_GRANT_KEY,
+    GATEWAY_AUTH_KEY,
     GATEWAY_CLASS_KEY,
     GATEWAY_KEY,
     GATEWAY_RELEASE_KEY,
+    KEYS_GRANT_KEY,
     certificate_grant_name,
     gateway_release_name,
 )
@@ -63,7 +67,9 @@ def compose(
         return
     name = name_of(xr)
     spec = xr.spec or Spec()
-    desired = _desired(name, spec)
+    plan = auth.plan_of(spec)
+    auth.request_secrets(rsp, plan)
+    desired = {**_desired(name, spec), **auth.desired(name, gateway_ref(name), plan)}
     ready = True
     observed_gateway = inputs.observed(req, rsp, GATEWAY_KEY, OBSERVED)
     observed_release = inputs.observed(req, rsp, GATEWAY_RELEASE_KEY, OBSERVED)
@@ -79,8 +85,11 @@ def compose(
         is_ready = observed is not None and (key not in _READY_WHEN or readiness_of(observed, _READY_WHEN[key]).true)
         ledger.put(key, manifest, ready=is_ready)
         ready = ready and is_ready
-    # A certificate taken out of spec.https takes its ReferenceGrant with it.
+    # A certificate taken out of spec.https takes its ReferenceGrant with it; auth turned off, its policy.
     ledger.remove([CERTIFICATE_GRANT_KEY], "spec.https names no certificate")
+    off = "spec.auth is not set" if plan.mode is auth.Mode.UNSET else f"spec.auth.mode is {plan.mode}"
+    ledger.remove([GATEWAY_AUTH_KEY], f"{off}: no caller auth")
+    ledger.remove([KEYS_GRANT_KEY], "spec.auth.apiKeys names no Secret")
     ref = gateway_ref(name)
     http_port = spec.http.port if spec.http and spec.http.port else 80
     url = address(observed_gateway, http_port)
@@ -98,7 +107,13 @@ def compose(
     else:
         message = f"waiting for Envoy Gateway to program {where} and give it an address"
         set_conditions(rsp, Condition(Type.PROGRAMMED, Status.FALSE, Reason.WAITING_FOR_ADDRESS, message))
-    set_ready(rsp, ready=ready and url is not None)
+    auth_ready = auth.condition(req, plan)
+    set_conditions(rsp, auth_ready)
+    if auth_ready.reason == Reason.SECRET_NOT_FOUND:
+        response.warning(rsp, auth_ready.message)
+        log.info("auth not ready", reason=str(auth_ready.reason), message=auth_ready.message)
+    # A gateway whose key Secrets are missing refuses every caller: not Ready, though all is composed.
+    set_ready(rsp, ready=ready and url is not None and auth_ready.reason != Reason.SECRET_NOT_FOUND)
 
 
 FunctionRunner = functools.partial(ComposeRunner, compose)

@@ -36,7 +36,14 @@ from modelplane.fnkit.structs import labels_at
 from modelplane.fnkit.xr import name_of, namespace_of
 from modelplane.kinds import API_VERSION
 from modelplane.layout import Layout
-from modelplane.names import ROUTE_KEY, SERVING_ANNOTATION, UNAVAILABLE_KEY, service_path
+from modelplane.names import (
+    ACCESS_KEY,
+    ROUTE_KEY,
+    SERVING_ANNOTATION,
+    UNAVAILABLE_KEY,
+    access_policy_name,
+    service_path,
+)
 from modelplane.problems import Problem, describe
 from modelplane.readiness import readiness_of
 from modelplane.routing import (
@@ -55,6 +62,7 @@ from modelplane.routing import (
     route_accepted,
     unavailable_filter,
 )
+from modelplane.routing.auth import access_policy
 from modelplane.routing.route import ENDPOINT, ROUTE
 from modelplane.routing.unavailable import unavailable_filter_name
 from modelplane.scheduling.labels import LabelSelector, Operator
@@ -104,6 +112,12 @@ def compose(
     # Always composed, so the route can point at it the moment the last endpoint stops serving.
     ledger.put(UNAVAILABLE_KEY, unavailable_filter(service.name, service.namespace), ready=True)
     ledger.put(ROUTE_KEY, http_route(service.name, service.namespace, path, ref, plan), ready=accepted)
+    access = spec.access if spec else None
+    clients = [c.root for c in access.clients or []] if access else []
+    if clients:
+        policy = access_policy(access_policy_name(service.name), service.namespace, service.name, clients)
+        ledger.put(ACCESS_KEY, policy, ready=ACCESS_KEY in req.observed.resources)
+    ledger.remove([ACCESS_KEY], "spec.access.clients is not set: every caller the gateway authenticates may call")
     _write_status(rsp, service, plan, gateways[0])
     condition = _routed(plan, ref, path, service.name)
     if condition.status != Status.TRUE:

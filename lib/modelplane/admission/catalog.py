@@ -158,8 +158,11 @@ def builtin_validator(api_version: str, kind: str) -> BuiltinValidator | None:
     return None
 
 
-def validate(manifest: JSON) -> Result:
-    """Validate any manifest: our kinds against their XRD, others against their CRD or built-in schema."""
+def validate(manifest: JSON, old: JSON = None) -> Result:
+    """Validate any manifest: our kinds against their XRD, others against their CRD or built-in schema.
+
+    ``old`` is the object ``manifest`` updates (None: a create), for our kinds' transition rules.
+    """
     if not isinstance(manifest, dict):
         return Result(object=manifest, errors=("<root>: Invalid value: not an object",))
     api_version = manifest.get("apiVersion")
@@ -169,7 +172,7 @@ def validate(manifest: JSON) -> Result:
     if api_version == kinds.API_VERSION:
         if kind not in definitions():
             return Result(object=manifest, errors=(f"no XRD defines {api_version} {kind}",), schema_found=False)
-        return xr_validator(kind).validate(manifest)
+        return xr_validator(kind).validate(manifest, old)
     validator = validator_for(api_version, kind)
     if validator is None:
         return Result(object=manifest, errors=(f"no schema found for {api_version} {kind}",), schema_found=False)

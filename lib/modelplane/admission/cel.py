@@ -41,6 +41,9 @@ PORTABLE_CEL_FUNCTIONS = frozenset(
         "type",
         "duration",
         "timestamp",
+        # optionals (oldSelf of an optionalOldSelf rule): Kubernetes 1.29+, evaluated here by _OPTIONAL_FUNCTIONS
+        "hasValue",
+        "value",
     }
 )
 
@@ -58,6 +61,7 @@ class Rule:
     rule: str
     message: str
     field_path: str = ""
+    optional_old_self: bool = False  # oldSelf is an optional, absent on create (Kubernetes 1.29+)
 
     @property
     def id(self) -> str:
@@ -66,8 +70,12 @@ class Rule:
 
     @property
     def transition(self) -> bool:
-        """Whether the rule compares with the old object (never evaluated on create)."""
+        """Whether the rule compares with the old object (on create only with ``optionalOldSelf``)."""
         return re.search(r"\boldSelf\b", self.rule) is not None
+
+    def evaluated(self, old: object) -> bool:
+        """Whether the API server evaluates the rule given the old value (``ABSENT`` when there is none)."""
+        return not self.transition or self.optional_old_self or old is not ABSENT
 
 
 @dataclass(frozen=True)
@@ -93,9 +101,43 @@ def _upper_ascii(s: celtypes.StringType) -> celtypes.StringType:
     return celtypes.StringType(s.upper())
 
 
-# The few Kubernetes CEL library functions the CRDs we validate against use.
-# Our own XRDs must stick to PORTABLE_CEL_FUNCTIONS (tested).
-_KUBERNETES_FUNCTIONS: dict[str, Any] = {"lowerAscii": _lower_ascii, "upperAscii": _upper_ascii}
+class _Absent:
+    """No old value: on create, or a field the old object did not have."""
+
+    def __repr__(self) -> str:
+        return "optional.none()"
+
+
+ABSENT: Any = _Absent()
+
+
+@dataclass(frozen=True)
+class _Present:
+    """An optional holding an old value (``oldSelf`` of an ``optionalOldSelf`` rule on update)."""
+
+    value: Any
+
+
+def _has_value(optional: object) -> celtypes.BoolType:
+    return celtypes.BoolType(isinstance(optional, _Present))
+
+
+def _value(optional: object) -> Any:  # noqa: ANN401 - any CEL value
+    if not isinstance(optional, _Present):
+        msg = "optional.none() dereference"
+        raise ValueError(msg)  # cel-python turns it into an evaluation error, as CEL does
+    return optional.value
+
+
+# The few Kubernetes CEL library functions the CRDs we validate against use, and the optional
+# type's methods (an optionalOldSelf rule's oldSelf). Our own XRDs must stick to
+# PORTABLE_CEL_FUNCTIONS (tested).
+_KUBERNETES_FUNCTIONS: dict[str, Any] = {
+    "lowerAscii": _lower_ascii,
+    "upperAscii": _upper_ascii,
+    "hasValue": _has_value,
+    "value": _value,
+}
 
 _ENV = celpy.Environment()
 
@@ -200,7 +242,9 @@ def _read_part(rule: str, value: JSON) -> JSON:
     return part
 
 
-def _evaluate(rule: Rule, value: JSON, node: Schema) -> tuple[bool, str | None]:
+def _evaluate(rule: Rule, value: JSON, node: Schema, old: JSON = ABSENT) -> tuple[bool, str | None]:
+    if rule.transition:  # verdicts are cached by the new value alone
+        return _evaluate_now(rule, value, node, old)
     try:
         part = _read_part(rule.rule, value)
         key = (rule.rule, id(node), json.dumps(part, sort_keys=True, separators=(",", ":")))
@@ -216,9 +260,14 @@ def _evaluate(rule: Rule, value: JSON, node: Schema) -> tuple[bool, str | None]:
     return verdict
 
 
-def _evaluate_now(rule: Rule, value: JSON, node: Schema) -> tuple[bool, str | None]:
+def _evaluate_now(rule: Rule, value: JSON, node: Schema, old: JSON = ABSENT) -> tuple[bool, str | None]:
+    activation: dict[str, Any] = {"self": _to_cel(value, node)}
+    if rule.transition:
+        old_self = ABSENT if old is ABSENT else _to_cel(old, node)
+        optional = old_self if old_self is ABSENT else _Present(old_self)
+        activation["oldSelf"] = optional if rule.optional_old_self else old_self
     try:
-        result = compile_rule(rule.rule).evaluate({"self": _to_cel(value, node)})
+        result = compile_rule(rule.rule).evaluate(activation)
     except Exception as e:  # noqa: BLE001 - any failure is an evaluation error the API server would report
         return False, f"{type(e).__name__}: {e}"
     if isinstance(result, CELEvalError):
@@ -228,8 +277,17 @@ def _evaluate_now(rule: Rule, value: JSON, node: Schema) -> tuple[bool, str | No
     return bool(result), None
 
 
-def walk_rules(kind: str, node: Schema, value: JSON, path: list[str | int], schema_path: str) -> Iterator[Evaluation]:
-    """Evaluate every rule of ``node`` and its descendants on ``value`` (transition rules are skipped)."""
+def walk_rules(
+    kind: str, node: Schema, value: JSON, path: list[str | int], schema_path: str, old: JSON = ABSENT
+) -> Iterator[Evaluation]:
+    """Evaluate every rule of ``node`` and its descendants on ``value``.
+
+    ``old`` is the old value at the same place (an update), ``ABSENT`` on create. A transition
+    rule (one reading ``oldSelf``) is evaluated only where there is an old value, unless it sets
+    ``optionalOldSelf``: then ``oldSelf`` is an optional, ``hasValue()`` false on create. Old
+    values are correlated through object fields and maps only, as the API server does for
+    atomic lists; a rule inside a list item is evaluated as on create.
+    """
     for entry in node.get("x-kubernetes-validations", []):
         rule = Rule(
             kind=kind,
@@ -237,10 +295,11 @@ def walk_rules(kind: str, node: Schema, value: JSON, path: list[str | int], sche
             rule=entry["rule"],
             message=entry.get("message", f"failed rule: {entry['rule']}"),
             field_path=entry.get("fieldPath", ""),
+            optional_old_self=bool(entry.get("optionalOldSelf", False)),
         )
-        if rule.transition:
+        if not rule.evaluated(old):
             continue
-        passed, error = _evaluate(rule, value, node)
+        passed, error = _evaluate(rule, value, node, old)
         yield Evaluation(rule=rule, field=fmt_path(path), passed=passed, error=error, value_type=type_name(value))
     if isinstance(value, dict):
         props: Schema = node.get("properties", {})
@@ -248,11 +307,14 @@ def walk_rules(kind: str, node: Schema, value: JSON, path: list[str | int], sche
         for name, item in value.items():
             if item is None:
                 continue
+            was = old.get(name, ABSENT) if isinstance(old, dict) else ABSENT
+            if was is None:
+                was = ABSENT
             if name in props:
                 sub = f"{schema_path}.{name}" if schema_path else name
-                yield from walk_rules(kind, props[name], item, [*path, name], sub)
+                yield from walk_rules(kind, props[name], item, [*path, name], sub, was)
             elif isinstance(additional, dict):
-                yield from walk_rules(kind, additional, item, [*path, name], f"{schema_path}[*]")
+                yield from walk_rules(kind, additional, item, [*path, name], f"{schema_path}[*]", was)
     elif isinstance(value, list) and isinstance(node.get("items"), dict):
         for i, item in enumerate(value):
             if item is not None:
@@ -276,6 +338,7 @@ def iter_rules(kind: str, node: Schema, path: str = "") -> Iterator[Rule]:
             rule=entry["rule"],
             message=entry.get("message", f"failed rule: {entry['rule']}"),
             field_path=entry.get("fieldPath", ""),
+            optional_old_self=bool(entry.get("optionalOldSelf", False)),
         )
     for name, sub in node.get("properties", {}).items():
         yield from iter_rules(kind, sub, f"{path}.{name}" if path else name)

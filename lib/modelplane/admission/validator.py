@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import jsonschema  # type: ignore[import-untyped]  # types-jsonschema is not in the dev extras
 
-from modelplane.admission.cel import Evaluation, evaluation_error, walk_rules
+from modelplane.admission.cel import ABSENT, Evaluation, evaluation_error, walk_rules
 from modelplane.admission.documents import JSON, Schema
 from modelplane.admission.objects import apply_defaults, drop_namespace, list_type_errors, metadata_errors
 from modelplane.admission.openapi import (
@@ -57,9 +57,13 @@ class Validator:
         """The fields the schema declares for the object at ``path``."""
         return fields_at(self.schema, path)
 
-    def validate(self, manifest: JSON) -> Result:
-        """Default, then validate ``manifest``; every error the API server would report."""
+    def validate(self, manifest: JSON, old: JSON = None) -> Result:
+        """Default, then validate ``manifest``; every error the API server would report.
+
+        ``old`` is the object ``manifest`` updates (None: a create), for the transition rules.
+        """
         obj = apply_defaults(self.schema, drop_namespace(manifest, namespaced=self.namespaced))
+        was = ABSENT if old is None else apply_defaults(self.schema, drop_namespace(old, namespaced=self.namespaced))
         errors: list[str] = []
         if isinstance(obj, dict):
             errors.extend(metadata_errors(obj, namespaced=self.namespaced))
@@ -71,7 +75,7 @@ class Validator:
         if blocking:
             errors.append(RULES_NOT_CHECKED)
             return Result(object=obj, errors=tuple(errors))
-        evaluations = tuple(walk_rules(self.kind, self.schema, obj, [], ""))
+        evaluations = tuple(walk_rules(self.kind, self.schema, obj, [], "", was))
         for e in evaluations:
             if not e.passed:
                 errors.append(evaluation_error(e))

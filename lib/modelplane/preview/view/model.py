@@ -149,6 +149,8 @@ class ServiceView:
     backends: tuple[BackendView, ...]
     # Selectors of spec.endpoints[] that match nothing its namespace has or will have, each said in full.
     unmatched: tuple[str, ...] = ()
+    # Who may call it: its gateway's spec.auth and its own spec.access.clients, in a few words.
+    access: str = "-"
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from modelplane.preview.fleet import Fleet
 from modelplane.preview.references import Selectable, selectable, unmatched_selectors
 from modelplane.preview.view.model import BackendView, ServiceView
@@ -18,6 +21,7 @@ def service_views(fleet: Fleet) -> tuple[ServiceView, ...]:
     for key, _state in of_kind(fleet, "ModelDeployment"):
         deployments.setdefault(key[1], []).append(key[2])
     namespaces: dict[str, Selectable] = {}
+    gateways = {key[2]: state.xr for key, state in of_kind(fleet, "InferenceGateway")}
     rows = []
     for key, state in of_kind(fleet, "ModelService"):
         if key[1] not in namespaces:
@@ -47,9 +51,28 @@ def service_views(fleet: Fleet) -> tuple[ServiceView, ...]:
                 routed=condition(state.xr, "Routed"),
                 backends=tuple(sorted(backends, key=lambda b: b.name)),
                 unmatched=unmatched_selectors(state.xr, namespaces[key[1]]),
+                access=access_of(state.xr, gateways),
             )
         )
     return tuple(rows)
+
+
+def access_of(service: Mapping[str, Any], gateways: Mapping[str, Mapping[str, Any]]) -> str:
+    """Who may call ``service``: how its gateway authenticates, then which client ids it allows.
+
+    ``"key: team-a"`` (API key clients), ``"jwt: any"``, ``"key+jwt: any"``, ``"open"`` (auth mode
+    None, or a gateway without spec.auth); ``"-"`` when its gateway is not among the manifests.
+    """
+    spec = service.get("spec") or {}
+    gateway = gateways.get(str((spec.get("gatewayRef") or {}).get("name") or "default"))
+    if gateway is None:
+        return "-"
+    auth = (gateway.get("spec") or {}).get("auth")
+    if not isinstance(auth, dict) or auth.get("mode") == "None":
+        return "open"
+    ways = "+".join(w for k, w in (("apiKeys", "key"), ("jwt", "jwt")) if auth.get(k))
+    clients = [str(c) for c in (spec.get("access") or {}).get("clients") or []]
+    return f"{ways}: {', '.join(sorted(clients)) if clients else 'any'}"
 
 
 def gateway_addresses(fleet: Fleet) -> dict[str, str]:
