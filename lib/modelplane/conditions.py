@@ -97,6 +97,7 @@ class Reason(StrEnum):
     # An InferenceGateway's caller auth (AuthReady): required and configured, a named Secret missing,
     # disabled on purpose (mode None), or not set at all (a gateway created before spec.auth).
     AUTH_REQUIRED = "AuthRequired"
+    # Also a ModelCache's copy whose source Secret (or a key) is missing on a workload cluster.
     SECRET_NOT_FOUND = "SecretNotFound"  # noqa: S105 - a reason, not a secret
     AUTH_DISABLED = "AuthDisabled"
     AUTH_NOT_CONFIGURED = "AuthNotConfigured"
@@ -115,8 +116,6 @@ class Reason(StrEnum):
     CLASS_NOT_FOUND = "ClassNotFound"
     POOL_NOT_FOUND = "PoolNotFound"
     UNSUPPORTED = "Unsupported"
-    # A ModelCache's source names a Secret (or a key) missing on a workload cluster: its hydration Job's check failed.
-    SECRET_NOT_FOUND = "SecretNotFound"  # noqa: S105 - a condition reason, not a password
     DEPLOYING = "Deploying"
     DEPLOYED = "Deployed"
     APPLY_FAILED = "ApplyFailed"
