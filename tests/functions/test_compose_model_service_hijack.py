@@ -73,7 +73,8 @@ def _warnings(got: dict[str, Any]) -> list[str]:
             id="another-group",
         ),
         pytest.param(
-            _endpoint("evil", DEPLOYMENT, [_owner("ModelDeployment", "llama", controller=False)]), id="owner-not-controller"
+            _endpoint("evil", DEPLOYMENT, [_owner("ModelDeployment", "llama", controller=False)]),
+            id="owner-not-controller",
         ),
     ],
 )

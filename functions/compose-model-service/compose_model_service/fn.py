@@ -10,7 +10,9 @@ deployment's pool endpoint weighs its cluster's Ready replicas); the route sends
 to their Backends, rewritten to the endpoints' ``rewritePath``. A missing
 gateway keeps the route composed before; a service with no endpoint to send
 to keeps its route (so its address stays), which answers 503 through the
-service's HTTPRouteFilter, and says ``NoEndpoints``.
+service's HTTPRouteFilter, and says ``NoEndpoints``. An endpoint carrying a
+``modelplane.ai/`` label that its ModelDeployment did not compose (its controller
+reference) gets no traffic, and a warning names it (``modelplane.routing.provenance``).
 """
 
 from __future__ import annotations
