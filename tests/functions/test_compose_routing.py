@@ -259,7 +259,15 @@ def _endpoint(
     return {
         "apiVersion": API,
         "kind": "ModelEndpoint",
-        "metadata": {"name": name, "namespace": "ml", "labels": {"modelplane.ai/deployment": deployment}},
+        "metadata": {
+            "name": name,
+            "namespace": "ml",
+            "labels": {"modelplane.ai/deployment": deployment},
+            # Composed by its deployment: Crossplane sets the deployment as controller.
+            "ownerReferences": [
+                {"apiVersion": API, "kind": "ModelDeployment", "name": deployment, "uid": "u", "controller": True}
+            ],
+        },
         "spec": spec,
         "status": {"backendName": name, "conditions": READY if ready else []},
     }
@@ -535,8 +543,7 @@ _WHOLE_NAMESPACE = {"apiVersion": API, "kind": "ModelEndpoint", "matchLabels": {
                 {
                     **_endpoint("fp8-0", "fp8"),
                     "metadata": {
-                        "name": "fp8-0",
-                        "namespace": "ml",
+                        **_endpoint("fp8-0", "fp8")["metadata"],
                         "labels": {"modelplane.ai/deployment": "fp8", "tier": "gold"},
                     },
                 },

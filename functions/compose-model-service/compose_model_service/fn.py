@@ -10,7 +10,9 @@ deployment's pool endpoint weighs its cluster's Ready replicas); the route sends
 to their Backends, rewritten to the endpoints' ``rewritePath``. A missing
 gateway keeps the route composed before; a service with no endpoint to send
 to keeps its route (so its address stays), which answers 503 through the
-service's HTTPRouteFilter, and says ``NoEndpoints``.
+service's HTTPRouteFilter, and says ``NoEndpoints``. An endpoint carrying a
+``modelplane.ai/`` label that its ModelDeployment did not compose (its controller
+reference) gets no traffic, and a warning names it (``modelplane.routing.provenance``).
 """
 
 from __future__ import annotations
@@ -63,6 +65,7 @@ from modelplane.routing import (
     unavailable_filter,
 )
 from modelplane.routing.auth import access_policy
+from modelplane.routing.provenance import refusal
 from modelplane.routing.route import ENDPOINT, ROUTE
 from modelplane.routing.unavailable import unavailable_filter_name
 from modelplane.scheduling.labels import LabelSelector, Operator
@@ -105,7 +108,11 @@ def compose(
         keep_all(ledger, log, Condition(Type.ROUTED, Status.FALSE, Reason.GATEWAY_NOT_FOUND, message))
         return
     selections = [Selection(_selector(e.selector), e.weight if e.weight is not None else 1) for e in entries]
-    plan = plan_route(selections, list(_endpoints(req, rsp, service.namespace, wanted, selections)))
+    refused: list[str] = []
+    plan = plan_route(selections, list(_endpoints(req, rsp, service.namespace, wanted, selections, refused)))
+    for message in refused:
+        response.warning(rsp, message)
+        log.info("endpoint refused", message=message)
     ref = gateway_ref(gateway_name)
     path = service_path(service.namespace, service.name)
     accepted = route_accepted(inputs.observed(req, rsp, ROUTE_KEY, ROUTE), ref)
@@ -119,7 +126,7 @@ def compose(
         ledger.put(ACCESS_KEY, policy, ready=ACCESS_KEY in req.observed.resources)
     ledger.remove([ACCESS_KEY], "spec.access.clients is not set: every caller the gateway authenticates may call")
     _write_status(rsp, service, plan, gateways[0])
-    condition = _routed(plan, ref, path, service.name)
+    condition = _routed(plan, ref, path, service.name, refused)
     if condition.status != Status.TRUE:
         response.warning(rsp, condition.message)
         log.info("not routed", reason=str(condition.reason), message=condition.message)
@@ -163,12 +170,14 @@ def _endpoints(
     namespace: str,
     names: Sequence[str],
     selections: Sequence[Selection],
+    refused: list[str],
 ) -> Iterator[Endpoint]:
     """The ModelEndpoints of ``namespace`` answered under ``names`` as routing sees them (others are never routed to).
 
     Only those some selection matches are read whole, their labels read in place first; one whose
     labels cannot be read in place is read whole, so what does not fit is named in a warning. One
-    answered under several names (matched by several entries) is read once.
+    answered under several names (matched by several entries) is read once. One carrying a
+    ``modelplane.ai/`` label that modelplane did not compose is left out, why appended to ``refused``.
     """
 
     def matched(struct: structpb.Struct) -> bool:
@@ -181,6 +190,13 @@ def _endpoints(
         if meta.get("namespace", namespace) != namespace or meta.get("name", "") in seen:
             continue
         seen.add(str(meta.get("name", "")))
+        labels = meta.get("labels") or {}
+        why = refusal(namespace, str(meta.get("name", "")), labels, meta.get("ownerReferences") or [])
+        if why is not None:
+            # Not matched at all: its Backend is not referenced and it counts in no entry.
+            if any(s.selector.matches(labels) for s in selections):
+                refused.append(why)
+            continue
         spec, status = item.get("spec") or {}, item.get("status") or {}
         # An endpoint whose replica stopped serving is kept by its deployment, annotated: no traffic.
         serving = (meta.get("annotations") or {}).get(SERVING_ANNOTATION) != "false"
@@ -195,7 +211,7 @@ def _endpoints(
         hostname = str(spec.get("host") or "") or hostname
         yield Endpoint(
             name=str(meta.get("name", "")),
-            labels=meta.get("labels") or {},
+            labels=labels,
             ready=ready,
             backend=status.get("backendName"),
             rewrite_path=str(spec.get("rewritePath") or "/"),
@@ -225,7 +241,14 @@ def _write_status(rsp: fnv1.RunFunctionResponse, service: _Service, plan: RouteP
     resource.update(rsp.desired.composite, {"status": status})
 
 
-def _routed(plan: RoutePlan, gateway: GatewayRef, path: str, service: str) -> Condition:
+def _routed(plan: RoutePlan, gateway: GatewayRef, path: str, service: str, refused: Sequence[str]) -> Condition:
+    condition = _routed_plan(plan, gateway, path, service)
+    if not refused:
+        return condition
+    return Condition(condition.type, condition.status, condition.reason, f"{condition.message}; {'; '.join(refused)}")
+
+
+def _routed_plan(plan: RoutePlan, gateway: GatewayRef, path: str, service: str) -> Condition:
     if not plan.serving:
         matched = sum(len(g.matched) for g in plan.groups)
         message = (

@@ -17,7 +17,11 @@ from modelplane.scheduling.labels import LabelSelector
 # What a ModelService reads of its observed HTTPRoute, and of each ModelEndpoint it may route to.
 ROUTE: Layout = {"status": {"parents": [{"parentRef": {"name": str, "namespace": str}, "conditions": [CONDITION]}]}}
 ENDPOINT: Layout = {
-    "metadata": METADATA,
+    # The controller reference tells an endpoint modelplane composed from a hand-made one (provenance).
+    "metadata": {
+        **METADATA,
+        "ownerReferences": [{"apiVersion": str, "kind": str, "name": str, "controller": bool}],
+    },
     "spec": {"url": str, "host": str, "rewritePath": str, "weight": int},
     "status": {"conditions": [CONDITION], "backendName": str},
 }
