@@ -437,6 +437,8 @@ def model_endpoint(replica: dict[str, Any]) -> dict[str, Any]:
             index,
             namespace=NAMESPACE,
             labels={DEPLOYMENT_LABEL: deployment, "crossplane.io/composite": deployment},
+            # Composed by the deployment, as its replica: the service routes only to endpoints so controlled.
+            owners=[dict(o) for o in replica["metadata"]["ownerReferences"]],
         ),
         "spec": {
             "url": f"http://{cluster}.example/{NAMESPACE}/{name}",

@@ -48,6 +48,8 @@ def test_scale_of_every_function_that_reads_the_fleet() -> None:
     assert all(f.request_bytes > f.response_bytes > 0 for f in figures)
     assert [f.summary.split(":")[0] for f in figures] == ["Scheduled", "Scheduled", "Provisioned", "Routed", "Routed"]
     assert served.summary == "Scheduled: placed 4 of 4"
+    # The services route to the fleet's endpoints (a figure of the 503 path would measure nothing).
+    assert all(" routes to " in f.summary for f in figures if f.function == "compose-model-service")
     report = scale.report(figures, served)
     assert "largest request" in report
     assert "over gRPC, compose-model-deployment served" in report
