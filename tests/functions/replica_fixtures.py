@@ -140,3 +140,13 @@ def request(
         }
         req.required_resources["pods"].items.add().resource.update(obj)
     return req
+
+
+def condition_of(out: dict[str, Any], typ: str) -> dict[str, Any]:
+    """The condition ``typ`` of a response read as JSON (``json_format.MessageToDict``)."""
+    return next(c for c in out.get("conditions", []) if c["type"] == typ)
+
+
+def warnings_of(out: dict[str, Any]) -> list[str]:
+    """The Warning results' messages of a response read as JSON."""
+    return [r["message"] for r in out.get("results", []) if r.get("severity") == "SEVERITY_WARNING"]

@@ -21,7 +21,7 @@ from google.protobuf import json_format
 
 from compose_model_replica.fn import FunctionRunner
 from modelplane.backends.pods import SHM_PATH
-from tests.functions.replica_fixtures import NAMESPACE, cluster, gpu_class, replica, request
+from tests.functions.replica_fixtures import NAMESPACE, cluster, condition_of, gpu_class, replica, request, warnings_of
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "validation"))
 import xrds
@@ -101,14 +101,6 @@ def _pods(out: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return pods
 
 
-def _condition(out: dict[str, Any], typ: str) -> dict[str, Any]:
-    return next(c for c in out.get("conditions", []) if c["type"] == typ)
-
-
-def _warnings(out: dict[str, Any]) -> list[str]:
-    return [r["message"] for r in out.get("results", []) if r.get("severity") == "SEVERITY_WARNING"]
-
-
 def _as_observed(out: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """What a call composed, as the next call observes it."""
     return _objects(out)
@@ -122,7 +114,7 @@ def test_a_ready_copy_is_mounted_read_only_in_every_pod_of_every_role(shape: str
     xr = _replica(shape, init=True)
     assert xrds.validate(xr).errors == ()
     out = _run(xr, _cache("Ready"), backend=backend)
-    assert _warnings(out) == []
+    assert warnings_of(out) == []
     for obj in _objects(out).values():
         if obj["kind"] == "Object":
             manifest = obj["spec"]["forProvider"]["manifest"]
@@ -159,20 +151,20 @@ def test_a_ready_copy_is_mounted_read_only_in_every_pod_of_every_role(shape: str
 def test_required_waits_composing_nothing_until_the_copy_is_ready(cache: dict[str, Any] | None, want: str) -> None:
     out = _run(_replica(), cache)
     assert _objects(out) == {}
-    deployed = _condition(out, "Deployed")
+    deployed = condition_of(out, "Deployed")
     assert (deployed["status"], deployed["reason"], deployed["message"]) == (
         "STATUS_CONDITION_FALSE",
         "CacheNotReady",
         want,
     )
-    assert _condition(out, "Serving")["reason"] == "CacheNotReady"
+    assert condition_of(out, "Serving")["reason"] == "CacheNotReady"
     assert out["desired"]["composite"].get("ready") == "READY_FALSE"
 
 
 def test_a_replica_waits_while_the_cache_is_not_fetched_yet() -> None:
     out = _run(_replica(), None, fetched=False)
     assert out["requirements"]["resources"]["cache"]["matchName"] == "llama-weights"
-    assert _condition(out, "Deployed")["status"] == "STATUS_CONDITION_UNKNOWN"
+    assert condition_of(out, "Deployed")["status"] == "STATUS_CONDITION_UNKNOWN"
     assert _objects(out) == {}
 
 
@@ -193,14 +185,14 @@ def test_a_running_replica_keeps_its_mount_whatever_becomes_of_the_cache(
     first = _run(xr, _cache("Ready"))
     again = _run(xr, later, observed=_as_observed(first))
     assert _pods(again) == _pods(first)
-    assert _condition(again, "Deployed")["reason"] != "CacheNotReady"
+    assert condition_of(again, "Deployed")["reason"] != "CacheNotReady"
 
 
 def test_preferred_starts_without_the_copy_and_says_so() -> None:
     out = _run(_replica(policy="Preferred"), _cache("Hydrating"))
     (pod,) = _pods(out).values()
     assert [v["name"] for v in pod["volumes"]] == ["dshm"]
-    assert _warnings(out) == [
+    assert warnings_of(out) == [
         "spec.modelCache: ModelCache llama-weights's copy on east is Hydrating: hydration Job is hydrating:"
         " starting without it (policy Preferred)"
     ]
@@ -219,13 +211,13 @@ def test_required_composes_once_the_copy_becomes_ready() -> None:
     ready = _run(xr, _cache("Ready"), observed=_as_observed(waiting))
     (pod,) = _pods(ready).values()
     assert VOLUME in pod["volumes"]
-    assert _condition(ready, "Deployed")["reason"] != "CacheNotReady"
+    assert condition_of(ready, "Deployed")["reason"] != "CacheNotReady"
 
 
 def test_a_ready_copy_without_a_claim_is_not_mounted_and_says_why() -> None:
     out = _run(_replica(), _cache("Ready", claim=""))
     (pod,) = _pods(out).values()
     assert [v["name"] for v in pod["volumes"]] == ["dshm"]
-    assert _warnings(out) == [
+    assert warnings_of(out) == [
         "spec.modelCache: ModelCache llama-weights has no status.claimName yet: starting without it"
     ]

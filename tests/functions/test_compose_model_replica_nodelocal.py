@@ -26,7 +26,7 @@ from compose_model_cache.fn import FunctionRunner as CacheRunner
 from compose_model_replica.fn import FunctionRunner
 from modelplane.backends.pods import SHM_PATH
 from modelplane.modelcache.nodelocal import SERVED_PATH
-from tests.functions.replica_fixtures import NAMESPACE, cluster, gpu_class, replica, request
+from tests.functions.replica_fixtures import NAMESPACE, cluster, condition_of, gpu_class, replica, request, warnings_of
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "validation"))
 import xrds  # isort: skip
@@ -146,14 +146,6 @@ def _pods(out: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return pods
 
 
-def _condition(out: dict[str, Any], typ: str) -> dict[str, Any]:
-    return next(c for c in out.get("conditions", []) if c["type"] == typ)
-
-
-def _warnings(out: dict[str, Any]) -> list[str]:
-    return [r["message"] for r in out.get("results", []) if r.get("severity") == "SEVERITY_WARNING"]
-
-
 def _as_observed(out: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {k: r["resource"] for k, r in out.get("desired", {}).get("resources", {}).items()}
 
@@ -166,7 +158,7 @@ def test_a_ready_node_local_copy_is_served_by_kserve_at_the_local_model_cache_ur
     cache = _cache("Ready", source=source)
     assert xrds.validate({k: v for k, v in cache.items() if k != "status"}).errors == ()
     out = _run(_replica(shape), cache)
-    assert _warnings(out) == []
+    assert warnings_of(out) == []
     service = _service(out)
     # Exactly what the LocalModelCache holds, or KServe downloads the weights again.
     assert service["spec"]["model"] == {"uri": uri}
@@ -204,13 +196,13 @@ def test_a_ready_node_local_copy_is_served_by_kserve_at_the_local_model_cache_ur
 def test_required_waits_for_a_node_local_copy_as_for_a_claim(cache: dict[str, Any], want: str) -> None:
     out = _run(_replica(), cache)
     assert _manifests(out) == []
-    deployed = _condition(out, "Deployed")
+    deployed = condition_of(out, "Deployed")
     assert (deployed["status"], deployed["reason"], deployed["message"]) == (
         "STATUS_CONDITION_FALSE",
         "CacheNotReady",
         want,
     )
-    assert _condition(out, "Serving")["reason"] == "CacheNotReady"
+    assert condition_of(out, "Serving")["reason"] == "CacheNotReady"
 
 
 def test_required_composes_with_the_uri_once_the_node_local_copy_is_ready() -> None:
@@ -223,7 +215,7 @@ def test_required_composes_with_the_uri_once_the_node_local_copy_is_ready() -> N
 def test_preferred_starts_without_the_node_local_copy_and_says_so() -> None:
     out = _run(_replica(policy="Preferred"), _cache("Hydrating"))
     assert "model" not in _service(out)["spec"]
-    assert _warnings(out) == [
+    assert warnings_of(out) == [
         "spec.modelCache: ModelCache llama-weights's copy on east is Hydrating: node copies hydrating:"
         " starting without it (policy Preferred)"
     ]
@@ -250,7 +242,7 @@ def test_a_running_replica_keeps_its_model_uri_whatever_becomes_of_the_cache(
     first = _run(xr, _cache("Ready"))
     again = _run(xr, later, observed=_as_observed(first))
     assert _service(again) == _service(first)
-    assert _condition(again, "Deployed")["reason"] != "CacheNotReady"
+    assert condition_of(again, "Deployed")["reason"] != "CacheNotReady"
 
 
 def test_preferred_started_without_the_copy_gets_no_uri_when_it_becomes_ready() -> None:
@@ -271,7 +263,7 @@ _NATIVE = (
 def test_required_on_a_non_kserve_cluster_waits_naming_the_field(phase: str | None) -> None:
     out = _run(_replica(), _cache(phase), backend="Native")
     assert _manifests(out) == []
-    deployed = _condition(out, "Deployed")
+    deployed = condition_of(out, "Deployed")
     assert (deployed["status"], deployed["reason"], deployed["message"]) == (
         "STATUS_CONDITION_FALSE",
         "CacheNotReady",
@@ -284,7 +276,7 @@ def test_preferred_on_a_non_kserve_cluster_starts_without_it_naming_the_field() 
     kinds = {m["kind"] for m in _manifests(out)}
     assert "Deployment" in kinds
     assert "LLMInferenceService" not in kinds
-    assert _warnings(out) == [f"spec.modelCache: {_NATIVE}: starting without it (policy Preferred)"]
+    assert warnings_of(out) == [f"spec.modelCache: {_NATIVE}: starting without it (policy Preferred)"]
 
 
 def test_a_replica_served_node_local_whose_cluster_turns_native_keeps_what_runs() -> None:
@@ -292,7 +284,7 @@ def test_a_replica_served_node_local_whose_cluster_turns_native_keeps_what_runs(
     first = _run(xr, _cache("Ready"))
     again = _run(xr, _cache("Ready"), backend="Native", observed=_as_observed(first))
     assert _as_observed(again) == _as_observed(first)
-    deployed = _condition(again, "Deployed")
+    deployed = condition_of(again, "Deployed")
     assert (deployed["reason"], deployed["message"]) == (
         "Unsupported",
         "spec.modelCacheRef: a NodeLocal ModelCache needs a KServe cluster; InferenceCluster east serves with Native",
@@ -304,7 +296,7 @@ def test_a_node_local_source_kserve_cannot_read_waits_naming_the_field() -> None
     cache = _cache("Ready", source={"oci": {"image": "registry.example.com/llama:1"}})
     out = _run(_replica(), copy.deepcopy(cache))
     assert _manifests(out) == []
-    assert _condition(out, "Deployed")["message"] == (
+    assert condition_of(out, "Deployed")["message"] == (
         "waiting for the weights: spec.modelCacheRef: ModelCache llama-weights's node-local copy cannot be served:"
         " spec.source.oci needs storage type PVC: KServe's node-local copies cannot read an image"
     )
