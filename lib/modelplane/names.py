@@ -233,6 +233,8 @@ GATEWAY_AUTH_KEY = "auth"
 CLIENT_ID_POLICY_KEY = "client-id"
 KEYS_GRANT_KEY = "auth-keys-grant"
 ACCESS_KEY = "access"
+# A ModelService's BackendTrafficPolicy (spec.limits, and the health checks and retries of its tiers).
+TRAFFIC_KEY = "traffic"
 
 
 # Helm refuses a release name over 53 characters; provider-helm names the release after the Release resource.
@@ -262,6 +264,11 @@ def client_id_policy_name(gateway: str) -> str:
 def keys_grant_name(gateway: str) -> str:
     """The ReferenceGrant letting InferenceGateway ``gateway``'s SecurityPolicy read its API key Secrets."""
     return bounded_name(f"{gateway}-api-keys", 253)
+
+
+def traffic_policy_name(service: str) -> str:
+    """The BackendTrafficPolicy on ModelService ``service``'s route (``modelplane.routing.traffic``)."""
+    return bounded_name(f"{service}-traffic", 253)
 
 
 def access_policy_name(service: str) -> str:
