@@ -37,6 +37,23 @@ class Condition(BaseModel):
     """
 
 
+class Credentials(BaseModel):
+    """
+    Credentials the gateway adds to every request it sends to the endpoint, for a hosted API (e.g. an OpenAI API key). They are read from a Secret in the endpoint's namespace by Envoy Gateway (an HTTPRouteFilter credentialInjection that names the Secret); Modelplane never copies the value. The Secret's key "credential" holds the whole header value, e.g. "Bearer sk-..." for OpenAI, or the bare key for Anthropic's x-api-key. A client's own value of the header is replaced.
+    """
+
+    header: Annotated[str | None, Field(max_length=256, min_length=1, pattern="^[A-Za-z0-9][-A-Za-z0-9]*$")] = (
+        "Authorization"
+    )
+    """
+    The request header the credential is sent in (default Authorization; Anthropic's API reads x-api-key).
+    """
+    secretRef: SecretRef
+    """
+    The Secret (in the endpoint's namespace) holding the credential.
+    """
+
+
 class Metadata(BaseModel):
     """
     Standard object metadata.
@@ -111,6 +128,22 @@ class ReplicaRef(BaseModel):
     """
 
 
+class SecretRef(BaseModel):
+    """
+    The Secret (in the endpoint's namespace) holding the credential.
+    """
+
+    name: Annotated[
+        str,
+        Field(
+            max_length=253, min_length=1, pattern="^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+        ),
+    ]
+    """
+    The Secret's name. Its key "credential" is the header's value (Envoy Gateway reads that key only).
+    """
+
+
 class Spec(BaseModel):
     """
     The desired state of the ModelEndpoint.
@@ -119,6 +152,10 @@ class Spec(BaseModel):
     api: Literal["OpenAI", "Anthropic"] | None = "OpenAI"
     """
     The API the endpoint speaks: OpenAI (the OpenAI-compatible /v1 API, as vLLM and SGLang serve) or Anthropic (the Anthropic Messages API).
+    """
+    credentials: Credentials | None = None
+    """
+    Credentials the gateway adds to every request it sends to the endpoint, for a hosted API (e.g. an OpenAI API key). They are read from a Secret in the endpoint's namespace by Envoy Gateway (an HTTPRouteFilter credentialInjection that names the Secret); Modelplane never copies the value. The Secret's key "credential" holds the whole header value, e.g. "Bearer sk-..." for OpenAI, or the bare key for Anthropic's x-api-key. A client's own value of the header is replaced.
     """
     host: Annotated[
         str | None,
@@ -166,4 +203,8 @@ class Status(BaseModel):
     conditions: list[Condition] | None = None
     """
     Conditions of the resource.
+    """
+    credentialsFilterName: str | None = None
+    """
+    The name of the Envoy Gateway HTTPRouteFilter composed for spec.credentials (in the endpoint's namespace), which ModelService routes put on the endpoint's backendRef; set while the Secret exists.
     """

@@ -65,6 +65,10 @@ class Endpoint(BaseModel):
     """
     Selects ModelEndpoints by their labels (a standard Kubernetes label selector; requirements are ANDed). Must not be empty: an empty selector would match every ModelEndpoint in the namespace. The endpoints of a ModelDeployment carry modelplane.ai/deployment=<name>.
     """
+    tier: Annotated[int | None, Field(ge=0, le=15)] = 0
+    """
+    The entry's priority tier: 0 (the default) is the primary, higher tiers are fallbacks. Traffic goes to the lowest tier with a Ready endpoint, and the weights apply within a tier. Tiers count up from 0 without gaps. On Envoy Gateway a service has at most two tiers (0 and 1): tier 1 is composed as fallback Backends with passive health checks and retries when the route needs no per-backend filter, so Envoy fails over per request; otherwise Modelplane moves the traffic to tier 1 when no tier-0 endpoint is Ready. More tiers need the InferenceGateway's spec.aiGateway: Enabled (Envoy AI Gateway's backend priorities).
+    """
     weight: Annotated[int | None, Field(ge=0, le=1000000)] = 1
     """
     This group's share of the traffic, relative to the other groups' weights (e.g. 90 and 10), split evenly over the endpoints it matches. 0 sends it nothing (the endpoints stay attached, e.g. to drain a variant).
