@@ -35,6 +35,8 @@ class Type(StrEnum):
     OVERCOMMITTED = "Overcommitted"
     # Whether an InferenceGateway authenticates its callers (spec.auth) with what it names.
     AUTH_READY = "AuthReady"
+    # Whether a ModelEndpoint's spec.credentials Secret exists, so the gateway can inject it (set with it only).
+    CREDENTIALS_READY = "CredentialsReady"
 
 
 class Reason(StrEnum):
@@ -94,6 +96,8 @@ class Reason(StrEnum):
     WAITING_FOR_GATEWAY = "WaitingForGateway"
     GATEWAY_NOT_FOUND = "GatewayNotFound"
     UNSUPPORTED_REWRITE = "UnsupportedRewrite"
+    # A ModelService with more priority tiers than its gateway can fail over between.
+    UNSUPPORTED_TIERS = "UnsupportedTiers"
     # An InferenceGateway's caller auth (AuthReady): required and configured, a named Secret missing,
     # disabled on purpose (mode None), or not set at all (a gateway created before spec.auth).
     AUTH_REQUIRED = "AuthRequired"
@@ -101,6 +105,8 @@ class Reason(StrEnum):
     SECRET_NOT_FOUND = "SecretNotFound"  # noqa: S105 - a reason, not a secret
     AUTH_DISABLED = "AuthDisabled"
     AUTH_NOT_CONFIGURED = "AuthNotConfigured"
+    # A ModelEndpoint's spec.credentials Secret is there: the gateway injects it upstream.
+    CREDENTIALS_INJECTED = "CredentialsInjected"
     # A ModelReplica's remote workload (Deployed, Serving); remote reasons such as
     # ImagePullBackOff or Unschedulable are reported as the remote object says them.
     WAITING_FOR_CLUSTER = "WaitingForCluster"

@@ -235,6 +235,10 @@ KEYS_GRANT_KEY = "auth-keys-grant"
 ACCESS_KEY = "access"
 # A ModelService's BackendTrafficPolicy (spec.limits, and the health checks and retries of its tiers).
 TRAFFIC_KEY = "traffic"
+# A ModelService's own Backend copy (spec.fallback) of each endpoint of its fallback tier: fallback-<endpoint>.
+FALLBACK_KEY_PREFIX = "fallback-"
+# A ModelEndpoint's HTTPRouteFilter injecting its spec.credentials.
+CREDENTIALS_KEY = "credentials"
 
 
 # Helm refuses a release name over 53 characters; provider-helm names the release after the Release resource.
@@ -269,6 +273,16 @@ def keys_grant_name(gateway: str) -> str:
 def traffic_policy_name(service: str) -> str:
     """The BackendTrafficPolicy on ModelService ``service``'s route (``modelplane.routing.traffic``)."""
     return bounded_name(f"{service}-traffic", 253)
+
+
+def fallback_backend_name(service: str, endpoint: str) -> str:
+    """ModelService ``service``'s fallback Backend copy of ModelEndpoint ``endpoint`` (``modelplane.routing.tiers``)."""
+    return bounded_name(f"{service}-fallback-{endpoint}", 253)
+
+
+def credentials_filter_name(endpoint: str) -> str:
+    """The HTTPRouteFilter injecting ModelEndpoint ``endpoint``'s ``spec.credentials`` upstream."""
+    return bounded_name(f"{endpoint}-credentials", 253)
 
 
 def access_policy_name(service: str) -> str:

@@ -2,7 +2,13 @@
 
 A malformed URL is reported in the ``Valid`` condition, naming the problem, and
 any Backend composed before is kept: routes that send to it keep working
-until the user fixes the URL.
+until the user fixes the URL. An endpoint with ``spec.credentials`` also composes
+the HTTPRouteFilter that injects them (``modelplane.routing.credentials``); its
+Secret is asked for by name only to say whether it exists and has the key Envoy
+Gateway reads (the value is never read). While it does not, the filter is kept
+but not published in ``status.credentialsFilterName``, the endpoint is not Ready
+(services send it nothing: a hosted API would refuse every request), and
+``CredentialsReady`` names the field.
 """
 
 from __future__ import annotations
@@ -10,20 +16,25 @@ from __future__ import annotations
 import functools
 
 import structlog
-from crossplane.function import resource
+from crossplane.function import resource, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane.conditions import Condition, Reason, Status, Type
 from modelplane.fnkit import inputs
 from modelplane.fnkit.ledger import Ledger
 from modelplane.fnkit.preamble import keep_all, parse_or_keep
+from modelplane.fnkit.required import Requirement
 from modelplane.fnkit.runner import ComposeRunner
 from modelplane.fnkit.status import set_conditions, set_ready
 from modelplane.fnkit.xr import name_of, namespace_of
-from modelplane.names import BACKEND_KEY
+from modelplane.names import BACKEND_KEY, CREDENTIALS_KEY, credentials_filter_name
 from modelplane.problems import Problem, describe
 from modelplane.routing import InvalidURLError, backend, parse_url
-from modelplane_models.model_endpoint import ModelEndpoint
+from modelplane.routing.credentials import CREDENTIAL_KEY, DEFAULT_HEADER, credentials_filter
+from modelplane_models.model_endpoint import Credentials, ModelEndpoint
+
+# The Secret spec.credentials.secretRef names, asked for by name in the endpoint's namespace.
+SECRET = Requirement("credentials-secret", "v1", "Secret")
 
 
 def compose(
@@ -42,14 +53,64 @@ def compose(
     # Envoy Gateway reports a Backend it can use as Accepted.
     accepted = inputs.ready(req, rsp, BACKEND_KEY, "Accepted").true
     ledger.put(BACKEND_KEY, backend(name, namespace, url), ready=accepted)
-    resource.update(rsp.desired.composite, {"status": {"backendName": name}})
+    status = {"backendName": name}
+    credentials = _credentials(req, rsp, ledger, name, namespace, xr.spec.credentials if xr.spec else None)
+    if credentials is not None:
+        set_conditions(rsp, credentials)
+        if credentials.status == Status.TRUE:
+            status["credentialsFilterName"] = credentials_filter_name(name)
+        else:
+            response.warning(rsp, credentials.message)
+            log.info("credentials not ready", reason=str(credentials.reason), message=credentials.message)
+    ledger.remove([CREDENTIALS_KEY], "spec.credentials is not set")
+    resource.update(rsp.desired.composite, {"status": status})
     tls = "over TLS " if url.tls else ""
     message = f"sends {tls}to {url.kind} {url.host} port {url.port}"
     set_conditions(rsp, Condition(Type.VALID, Status.TRUE, Reason.VALID, message))
-    set_ready(rsp, ready=accepted)
+    set_ready(rsp, ready=accepted and (credentials is None or credentials.status == Status.TRUE))
 
 
 FunctionRunner = functools.partial(ComposeRunner, compose)
+
+
+def _credentials(
+    req: fnv1.RunFunctionRequest,
+    rsp: fnv1.RunFunctionResponse,
+    ledger: Ledger,
+    name: str,
+    namespace: str,
+    credentials: Credentials | None,
+) -> Condition | None:
+    """Write the credentials filter and say whether its Secret is there; None without ``spec.credentials``."""
+    if credentials is None:
+        return None
+    secret, header = credentials.secretRef.name, credentials.header or DEFAULT_HEADER
+    SECRET.request(rsp, name=secret, namespace=namespace)
+    ledger.put(
+        CREDENTIALS_KEY, credentials_filter(credentials_filter_name(name), namespace, secret, header), ready=True
+    )
+    field = "spec.credentials.secretRef.name"
+    if not SECRET.fetched(req):
+        return Condition(Type.CREDENTIALS_READY, Status.UNKNOWN, Reason.WAITING_FOR_INPUTS, f"reading Secret {secret}")
+    found = SECRET.first(req)
+    if found is None:
+        message = f"{field}: Secret {namespace}/{secret} not found; the endpoint gets no traffic until it exists"
+        return Condition(Type.CREDENTIALS_READY, Status.FALSE, Reason.SECRET_NOT_FOUND, message)
+    # The API server returns data only; stringData is what a manifest (an in-process render) may carry.
+    keys = {
+        key
+        for field_name in ("data", "stringData")
+        if field_name in found.fields and found.fields[field_name].HasField("struct_value")
+        for key in found.fields[field_name].struct_value.fields
+    }
+    if CREDENTIAL_KEY not in keys:
+        message = (
+            f"{field}: Secret {namespace}/{secret} has no key {CREDENTIAL_KEY!r} (the one Envoy Gateway injects); "
+            "the endpoint gets no traffic until it has"
+        )
+        return Condition(Type.CREDENTIALS_READY, Status.FALSE, Reason.SECRET_NOT_FOUND, message)
+    message = f"the gateway sends Secret {secret}'s {CREDENTIAL_KEY} in header {header}, replacing a client's"
+    return Condition(Type.CREDENTIALS_READY, Status.TRUE, Reason.CREDENTIALS_INJECTED, message)
 
 
 def _invalid(problems: list[Problem]) -> Condition:

@@ -13,12 +13,15 @@ to keeps its route (so its address stays), which answers 503 through the
 service's HTTPRouteFilter, and says ``NoEndpoints``. An endpoint carrying a
 ``modelplane.ai/`` label that its ModelDeployment did not compose (its controller
 reference) gets no traffic, and a warning names it (``modelplane.routing.provenance``).
+Entries carry a priority tier: traffic goes to the lowest tier with a Ready endpoint, and the
+tier above it is Envoy's per-request fallback when the route allows (``failover``); tiers with
+a gap, or more than Envoy Gateway's two, keep what was composed and say why.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +30,7 @@ from crossplane.function import resource, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2 as structpb
 
+from compose_model_service import failover
 from modelplane.conditions import Condition, Reason, Status, Type
 from modelplane.fnkit import inputs
 from modelplane.fnkit.ledger import Ledger
@@ -42,16 +46,20 @@ from modelplane.names import (
     ACCESS_KEY,
     ROUTE_KEY,
     SERVING_ANNOTATION,
+    TRAFFIC_KEY,
     UNAVAILABLE_KEY,
     access_policy_name,
     service_path,
+    traffic_policy_name,
 )
 from modelplane.problems import Problem, describe
 from modelplane.readiness import readiness_of
 from modelplane.routing import (
     CONTROLLER_NAME,
     SUPPORTS_BACKEND_PATH_REWRITE,
+    BackendRef,
     Endpoint,
+    EndpointURL,
     GatewayRef,
     HostKind,
     InvalidURLError,
@@ -67,6 +75,8 @@ from modelplane.routing import (
 from modelplane.routing.auth import access_policy
 from modelplane.routing.provenance import refusal
 from modelplane.routing.route import ENDPOINT, ROUTE
+from modelplane.routing.tiers import tier_problem
+from modelplane.routing.traffic import traffic_policy
 from modelplane.routing.unavailable import unavailable_filter_name
 from modelplane.scheduling.labels import LabelSelector, Operator
 from modelplane.scheduling.labels import Requirement as LabelRequirement
@@ -98,6 +108,11 @@ def compose(
     gateway_name = (spec.gatewayRef.name if spec and spec.gatewayRef else None) or "default"
     service = _Service(name_of(xr), namespace_of(xr), gateway_name)
     entries = list(spec.endpoints) if spec else []
+    tiers = tier_problem([e.tier or 0 for e in entries])
+    if tiers is not None:
+        reason = Reason.UNSUPPORTED_TIERS if tiers.needs_ai_gateway else Reason.INVALID_SPEC
+        keep_all(ledger, log, Condition(Type.ROUTED, Status.FALSE, reason, tiers.message))
+        return
     wanted = _request(rsp, service, [e.selector for e in entries])
     if any(name not in req.required_resources for name in (GATEWAY.name, *wanted)):
         wait(ledger, log, Type.ROUTED, Reason.WAITING_FOR_GATEWAY, "reading the gateway and endpoints")
@@ -107,7 +122,9 @@ def compose(
         message = f"InferenceGateway {gateway_name!r} (spec.gatewayRef.name) does not exist"
         keep_all(ledger, log, Condition(Type.ROUTED, Status.FALSE, Reason.GATEWAY_NOT_FOUND, message))
         return
-    selections = [Selection(_selector(e.selector), e.weight if e.weight is not None else 1) for e in entries]
+    selections = [
+        Selection(_selector(e.selector), e.weight if e.weight is not None else 1, e.tier or 0) for e in entries
+    ]
     refused: list[str] = []
     plan = plan_route(selections, list(_endpoints(req, rsp, service.namespace, wanted, selections, refused)))
     for message in refused:
@@ -125,6 +142,11 @@ def compose(
         policy = access_policy(access_policy_name(service.name), service.namespace, service.name, clients)
         ledger.put(ACCESS_KEY, policy, ready=ACCESS_KEY in req.observed.resources)
     ledger.remove([ACCESS_KEY], "spec.access.clients is not set: every caller the gateway authenticates may call")
+    parts: dict[str, Any] = {**failover.write(req, rsp, ledger, service.name, service.namespace, plan)}
+    traffic = traffic_policy(traffic_policy_name(service.name), service.namespace, service.name, parts)
+    if traffic is not None:
+        ledger.put(TRAFFIC_KEY, traffic, ready=TRAFFIC_KEY in req.observed.resources)
+    ledger.remove([TRAFFIC_KEY], "no fallback tier fails over per request")
     _write_status(rsp, service, plan, gateways[0])
     condition = _routed(plan, ref, path, service.name, refused)
     if condition.status != Status.TRUE:
@@ -201,10 +223,11 @@ def _endpoints(
         # An endpoint whose replica stopped serving is kept by its deployment, annotated: no traffic.
         serving = (meta.get("annotations") or {}).get(SERVING_ANNOTATION) != "false"
         ready = serving and readiness_of(item).true
+        url: EndpointURL | None
         try:
             url = parse_url(str(spec.get("url", "")))
         except InvalidURLError:
-            ready, hostname = False, None
+            ready, hostname, url = False, None, None
         else:
             hostname = url.host if url.kind is HostKind.DNS else None
         # An endpoint's spec.host (a replica's virtual host on its cluster's gateway) wins over the URL's.
@@ -218,6 +241,8 @@ def _endpoints(
             hostname=hostname,
             # A pool endpoint weighs its cluster's Ready replicas; any other endpoint 1.
             weight=int(spec["weight"]) if isinstance(spec.get("weight"), int | float) else 1,
+            url=url,
+            credentials=status.get("credentialsFilterName") or None,
         )
 
 
@@ -268,10 +293,30 @@ def _routed_plan(plan: RoutePlan, gateway: GatewayRef, path: str, service: str) 
             "selected endpoints one rewritePath, or split them into separate ModelServices"
         )
         return Condition(Type.ROUTED, Status.FALSE, Reason.UNSUPPORTED_REWRITE, message)
-    weights = ", ".join(
-        f"{b.endpoint.name} {float(b.share.fraction):.1%}" for b in plan.backends if b.endpoint.routable
-    )
+    active = plan.active_tier
+    weights = _shares(b for b in plan.backends if b.tier == active and not b.fallback)
     empty = [f"spec.endpoints[{g.index}]" for g in plan.groups if not g.routable]
     note = f"; {', '.join(empty)} match(es) no Ready endpoint" if empty else ""
-    message = f"{path} on Gateway {gateway.namespace}/{gateway.name} routes to {weights}{note}"
+    message = f"{path} on Gateway {gateway.namespace}/{gateway.name} routes to {weights}{note}{_tiers(plan)}"
     return Condition(Type.ROUTED, Status.TRUE, Reason.ROUTED, message)
+
+
+def _shares(backends: Iterable[BackendRef]) -> str:
+    return ", ".join(f"{b.endpoint.name} {float(b.share.fraction):.1%}" for b in backends if b.endpoint.routable)
+
+
+def _tiers(plan: RoutePlan) -> str:
+    """What the tiers do: which tier serves, and how traffic reaches the one above it."""
+    active = plan.active_tier
+    if len(plan.tiers) < 2 or active is None:
+        return ""
+    out = f"; tier {active} serves (no tier below it has a Ready endpoint)" if active > 0 else ""
+    if plan.fails_over:
+        return f"{out}; falls back per request to tier {active + 1}: {_shares(b for b in plan.backends if b.fallback)}"
+    standby = [b.endpoint.name for b in plan.backends if b.tier == active + 1 and b.endpoint.routable]
+    if standby:
+        out += (
+            f"; tier {active + 1} ({', '.join(standby)}) gets the traffic once no tier-{active} endpoint is Ready: "
+            "the route's per-backend filters keep Envoy Gateway from failing over per request"
+        )
+    return out
