@@ -351,7 +351,7 @@ def _secret(**data: str) -> dict[str, Any]:
         ),
         pytest.param(
             _hosted(),
-            [_secret(token="eA==")],
+            [_secret(other="eA==")],
             "Authorization",
             False,
             "SecretNotFound",
