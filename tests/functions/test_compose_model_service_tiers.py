@@ -289,7 +289,7 @@ _KEPT_ROUTE = {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute"
 def test_bad_tiers_keep_the_route_and_name_the_field(tiers: tuple[int, ...], reason: str, message: str) -> None:
     # Admitted before the XRD's rule (gaps), or valid but more than Envoy Gateway's two levels.
     xr = _service(*((f"app-{i}", t) for i, t in enumerate(tiers)))
-    observed = {"route": _KEPT_ROUTE, "traffic": {"kind": "BackendTrafficPolicy"}}
+    observed: dict[str, dict[str, Any]] = {"route": _KEPT_ROUTE, "traffic": {"kind": "BackendTrafficPolicy"}}
     got = _serve(ServiceRunner(), xr, [GATEWAY, _endpoint("e-0", "app-0")], observed=observed)
     assert _composed(got) == observed
     routed = _condition(got, "Routed")
