@@ -87,7 +87,7 @@ class Http(BaseModel):
 
     secretRef: SecretRef | None = None
     """
-    A Secret in the cache's namespace on each workload cluster whose key token is sent as a bearer token (Authorization: Bearer).
+    A Secret in the cache's namespace on each workload cluster whose key token is sent as a bearer token (Authorization: Bearer). If it is missing when the download starts, the copy fails with reason SecretNotFound; create it, then set a new value of the annotation modelplane.ai/hydration-retry.
     """
     url: Annotated[str, Field(max_length=2048, pattern="^https?://[^/\\s]+/[^\\s]*[^/\\s]$")]
     """
@@ -112,7 +112,7 @@ class HuggingFace(BaseModel):
     """
     tokenSecretRef: TokenSecretRef | None = None
     """
-    A Secret in the cache's namespace on each workload cluster holding a Hugging Face token (for gated or private repositories), passed to the download as HF_TOKEN.
+    A Secret in the cache's namespace on each workload cluster holding a Hugging Face token (for gated or private repositories), passed to the download as HF_TOKEN. If it is missing when the download starts, the copy fails with reason SecretNotFound; create it, then set a new value of the annotation modelplane.ai/hydration-retry to hydrate again.
     """
 
 
@@ -236,7 +236,7 @@ class S3(BaseModel):
     """
     secretRef: SecretRef1 | None = None
     """
-    A Secret in the cache's namespace on each workload cluster with the keys AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and, optionally, AWS_SESSION_TOKEN); without one the download uses the pod's own credentials (e.g. workload identity).
+    A Secret in the cache's namespace on each workload cluster with the keys AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and, optionally, AWS_SESSION_TOKEN); without one the download uses the pod's own credentials (e.g. workload identity). If it is missing when the download starts, the copy fails with reason SecretNotFound; create it, then set a new value of the annotation modelplane.ai/hydration-retry.
     """
     uri: Annotated[str, Field(max_length=1024, pattern="^s3://[a-z0-9][-a-z0-9.]{1,61}[a-z0-9](/.*)?$")]
     """
@@ -246,7 +246,7 @@ class S3(BaseModel):
 
 class SecretRef(BaseModel):
     """
-    A Secret in the cache's namespace on each workload cluster whose key token is sent as a bearer token (Authorization: Bearer).
+    A Secret in the cache's namespace on each workload cluster whose key token is sent as a bearer token (Authorization: Bearer). If it is missing when the download starts, the copy fails with reason SecretNotFound; create it, then set a new value of the annotation modelplane.ai/hydration-retry.
     """
 
     name: Annotated[str, Field(max_length=253, min_length=1)]
@@ -257,7 +257,7 @@ class SecretRef(BaseModel):
 
 class SecretRef1(BaseModel):
     """
-    A Secret in the cache's namespace on each workload cluster with the keys AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and, optionally, AWS_SESSION_TOKEN); without one the download uses the pod's own credentials (e.g. workload identity).
+    A Secret in the cache's namespace on each workload cluster with the keys AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and, optionally, AWS_SESSION_TOKEN); without one the download uses the pod's own credentials (e.g. workload identity). If it is missing when the download starts, the copy fails with reason SecretNotFound; create it, then set a new value of the annotation modelplane.ai/hydration-retry.
     """
 
     name: Annotated[str, Field(max_length=253, min_length=1)]
@@ -356,7 +356,7 @@ class Storage(BaseModel):
 
 class TokenSecretRef(BaseModel):
     """
-    A Secret in the cache's namespace on each workload cluster holding a Hugging Face token (for gated or private repositories), passed to the download as HF_TOKEN.
+    A Secret in the cache's namespace on each workload cluster holding a Hugging Face token (for gated or private repositories), passed to the download as HF_TOKEN. If it is missing when the download starts, the copy fails with reason SecretNotFound; create it, then set a new value of the annotation modelplane.ai/hydration-retry to hydrate again.
     """
 
     key: Annotated[str | None, Field(max_length=253, min_length=1)] = "token"

@@ -193,7 +193,7 @@ def test_a_healthy_world_routes_the_canary(capsys: pytest.CaptureFixture[str]) -
     # 90 to the FP8 deployment's pool on its cluster (both its replicas), 10 to the BF16 one's (9:1).
     flat = _flat(out)
     want = (
-        "ml-team/llama-8b http://203.0.113.10/ml-team/llama-8b key: any Routed "
+        "ml-team/llama-8b http://203.0.113.10/ml-team/llama-8b key: any - Routed "
         "llama-8b-bf16-gke-us-central1: 1 → 10.0%\n"
     )
     assert want in flat
@@ -217,7 +217,7 @@ def test_without_a_healthy_world_nothing_serves(capsys: pytest.CaptureFixture[st
     assert simulate(loaded, _compositions()) == simulate(loaded, _compositions(), world=None)
     assert command.main(["--width", "200", str(examples / "platform"), str(examples / "models")]) == Exit.UNPLACED
     out = capsys.readouterr().out
-    assert "ml-team/llama-8b http://203.0.113.10/ml-team/llama-8b key: any NoEndpoints" in _flat(out)
+    assert "ml-team/llama-8b http://203.0.113.10/ml-team/llama-8b key: any - NoEndpoints" in _flat(out)
     assert "ml-team/llama-70b 0/2 2/2 4" in _flat(out)
     assert "gke-us-central1 GKE None KServe Creating" in _flat(out)
 

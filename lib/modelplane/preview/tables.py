@@ -208,10 +208,10 @@ def _deployment_table(c: Console, view: FleetView, why: Mapping[str, Sequence[st
 
 
 def _service_table(c: Console, view: FleetView) -> None:
-    t = table("service", "address", "access", "routed", "backends (weight → share)", title="Services")
+    t = table("service", "address", "access", "limits", "routed", "backends (weight → share)", title="Services")
     for s in view.services:
         backends = "\n".join(f"{b.name}: {b.weight} → {b.share:.1f}%" for b in s.backends) or "-"
-        t.add_row(s.name, s.address or "-", s.access, state(s.routed), backends)
+        t.add_row(s.name, s.address or "-", s.access, s.limits, state(s.routed), backends)
     c.print(t)
     for s in view.services:
         if not s.routed.true and s.routed.message:

@@ -151,6 +151,8 @@ class ServiceView:
     unmatched: tuple[str, ...] = ()
     # Who may call it: its gateway's spec.auth and its own spec.access.clients, in a few words.
     access: str = "-"
+    # Its spec.limits, in a few words (``services.limits_of``).
+    limits: str = "-"
 
 
 @dataclass(frozen=True)

@@ -52,6 +52,7 @@ def service_views(fleet: Fleet) -> tuple[ServiceView, ...]:
                 backends=tuple(sorted(backends, key=lambda b: b.name)),
                 unmatched=unmatched_selectors(state.xr, namespaces[key[1]]),
                 access=access_of(state.xr, gateways),
+                limits=limits_of(state.xr),
             )
         )
     return tuple(rows)
@@ -73,6 +74,31 @@ def access_of(service: Mapping[str, Any], gateways: Mapping[str, Mapping[str, An
     ways = "+".join(w for k, w in (("apiKeys", "key"), ("jwt", "jwt")) if auth.get(k))
     clients = [str(c) for c in (spec.get("access") or {}).get("clients") or []]
     return f"{ways}: {', '.join(sorted(clients)) if clients else 'any'}"
+
+
+def limits_of(service: Mapping[str, Any]) -> str:
+    """The service's ``spec.limits``, a rule each: who, then requests and tokens per minute.
+
+    ``"all: 600 req/min"``, ``"team-a: 60 req/min, 20000 tok/min; all: 600 req/min"``; ``"-"`` when
+    it sets none. Clients unset (or ``all``) is every caller.
+    """
+    rules = (service.get("spec") or {}).get("limits")
+    if not isinstance(rules, list) or not rules:
+        return "-"
+    said = []
+    for rule in rules:
+        if not isinstance(rule, dict):
+            continue
+        clients = rule.get("clients")
+        ids = [str(c) for c in clients] if isinstance(clients, list) else [str(clients)] if clients else []
+        who = "all" if not ids or "all" in ids else ", ".join(ids)
+        rates = [
+            f"{rule[k]} {unit}/min"
+            for k, unit in (("requestsPerMinute", "req"), ("tokensPerMinute", "tok"))
+            if rule.get(k)
+        ]
+        said.append(f"{who}: {', '.join(rates) or '-'}")
+    return "; ".join(said) or "-"
 
 
 def gateway_addresses(fleet: Fleet) -> dict[str, str]:
