@@ -490,6 +490,10 @@ class ProviderConfigRef(BaseModel):
 
 
 class RemovingPool(BaseModel):
+    className: str | None = None
+    """
+    Its InferenceClass, as the cluster last published it (the spec no longer says): the ModelReplicas on the pool resolve their devices with it until they move.
+    """
     name: str
     """
     The pool's name.

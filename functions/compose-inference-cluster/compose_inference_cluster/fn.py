@@ -31,7 +31,7 @@ from compose_inference_cluster.access import (
 from compose_inference_cluster.capacity import REPLICAS, cluster_capacity, request_replicas
 from compose_inference_cluster.cloud import write_cloud
 from compose_inference_cluster.drain import drain_status, drained_condition
-from compose_inference_cluster.removing import removed_condition, removing_pools, removing_status
+from compose_inference_cluster.removing import published_classes, removed_condition, removing_pools, removing_status
 from compose_inference_cluster.stack import write_stack
 from compose_inference_cluster.watches import write_watches
 from modelplane.conditions import Condition, Reason, Status, Type
@@ -71,7 +71,9 @@ def compose(
         wait(ledger, log, Type.PROVISIONED, Reason.WAITING_FOR_INPUTS, "reading classes and secrets")
         return
     classes = _classes(req, rsp)
-    removing = removing_pools(REPLICAS.structs(req), name, {p.name for p in spec.nodePools or []})
+    removing = removing_pools(
+        REPLICAS.structs(req), name, {p.name for p in spec.nodePools or []}, published_classes(xr)
+    )
     provisioned = write_cloud(ledger, name, spec, classes, [p.name for p in removing]) or existing_provisioned(
         req, access
     )

@@ -11,7 +11,7 @@ the ``PoolsRemoved`` condition names the replicas. Once none remains it is delet
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +22,7 @@ from modelplane.clusters.types import SYSTEM_POOL
 from modelplane.conditions import Condition, Reason, Status, Type
 from modelplane.fnkit.structs import string_at
 from modelplane.names import CANNOT_MOVE_ANNOTATION, pool_key
+from modelplane_models.inference_cluster import InferenceCluster
 
 _LISTED = 32  # replicas listed per pool in status (as a drain lists deployments)
 _NAMED = 10  # replicas named per pool in the condition
@@ -35,11 +36,13 @@ class RemovingPool:
         name: The pool's name.
         replicas: The ModelReplicas on it ("namespace/name"), sorted.
         blocked: Why some cannot move, as their ModelDeployments annotate them ("namespace/name: why"), sorted.
+        class_name: Its InferenceClass as the cluster last published it ("" when it never did).
     """
 
     name: str
     replicas: tuple[str, ...]
     blocked: tuple[str, ...] = ()
+    class_name: str = ""
 
 
 def _pools_of(struct: structpb.Struct) -> list[str]:
@@ -49,8 +52,17 @@ def _pools_of(struct: structpb.Struct) -> list[str]:
     return sorted({p for p in found if p})
 
 
-def removing_pools(replicas: Iterable[structpb.Struct], cluster: str, in_spec: Collection[str]) -> list[RemovingPool]:
-    """The pools outside ``in_spec`` that ModelReplicas of ``cluster`` still run on, by name."""
+def removing_pools(
+    replicas: Iterable[structpb.Struct],
+    cluster: str,
+    in_spec: Collection[str],
+    classes: Mapping[str, str] | None = None,
+) -> list[RemovingPool]:
+    """The pools outside ``in_spec`` that ModelReplicas of ``cluster`` still run on, by name.
+
+    ``classes``: each pool's InferenceClass as last published (``published_classes``).
+    """
+    known = classes or {}
     on: dict[str, list[str]] = {}
     blocked: dict[str, list[str]] = {}
     for struct in replicas:
@@ -64,12 +76,41 @@ def removing_pools(replicas: Iterable[structpb.Struct], cluster: str, in_spec: C
             on.setdefault(pool, []).append(name)
             if why:
                 blocked.setdefault(pool, []).append(f"{name}: {why}")
-    return [RemovingPool(p, tuple(sorted(on[p])), tuple(sorted(blocked.get(p, ())))) for p in sorted(on)]
+    return [
+        RemovingPool(p, tuple(sorted(on[p])), tuple(sorted(blocked.get(p, ()))), known.get(p, "")) for p in sorted(on)
+    ]
+
+
+def published_classes(xr: InferenceCluster) -> dict[str, str]:
+    """Each pool's InferenceClass as the cluster last published it: a pool out of the spec has it nowhere else.
+
+    From ``status.removingPools`` (carried while the pool is kept), else ``status.capacity.pools``
+    (written while the pool was in the spec).
+    """
+    status = xr.status
+    if status is None:
+        return {}
+    out: dict[str, str] = {}
+    for pool in (status.capacity.pools or []) if status.capacity is not None else []:
+        if pool.name and pool.className:
+            out[pool.name] = pool.className
+    for kept in status.removingPools or []:
+        if kept.className:
+            out[kept.name] = kept.className
+    return out
 
 
 def removing_status(pools: Sequence[RemovingPool]) -> list[dict[str, Any]]:
     """``status.removingPools``: each pool, how many ModelReplicas remain on it, and the first of them."""
-    return [{"name": p.name, "remaining": len(p.replicas), "replicas": list(p.replicas[:_LISTED])} for p in pools]
+    return [
+        {
+            "name": p.name,
+            **({"className": p.class_name} if p.class_name else {}),
+            "remaining": len(p.replicas),
+            "replicas": list(p.replicas[:_LISTED]),
+        }
+        for p in pools
+    ]
 
 
 def removed_condition(pools: Sequence[RemovingPool]) -> Condition:

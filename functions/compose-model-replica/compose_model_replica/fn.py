@@ -116,7 +116,9 @@ def compose(
     cluster = _cluster(req, ledger, log, replica)
     if cluster is None:
         return
-    pools = {p.name: p.className for p in cluster.spec.nodePools or []} if cluster.spec else {}
+    written = [{"name": p.name, "className": p.className} for p in cluster.spec.nodePools or []] if cluster.spec else []
+    node_pools = [*written, *_kept_pools(cluster)]
+    pools = {p["name"]: p["className"] for p in node_pools}
     class_names = sorted({pools[p] for p in _pools(replica.spec) if p in pools})
     backend = cluster.spec.serving.backend or "" if cluster.spec and cluster.spec.serving else ""
     use = _classes_and_cache(req, ledger, log, replica, needs_classes=bool(class_names), backend=backend)
@@ -124,6 +126,7 @@ def compose(
         return
     classes = _classes(req, set(class_names))
     cluster_dump = cluster.model_dump(mode="json", by_alias=True, exclude_unset=True, exclude_none=True)
+    cluster_dump.setdefault("spec", {})["nodePools"] = node_pools
     try:
         work = resolve(replica.name, replica.namespace, replica.spec, cluster_dump, classes, _labels(replica))
         remotes = compose_remote(replace(work, cache=use.mount, model_uri=use.model_uri), backend)
@@ -151,6 +154,17 @@ def compose(
 
 
 FunctionRunner = functools.partial(ComposeRunner, compose)
+
+
+def _kept_pools(cluster: InferenceCluster) -> list[dict[str, str]]:
+    """Pools out of the cluster's spec that it keeps while replicas run there, with their class (when published).
+
+    A replica on such a pool goes on running, and serving, until its ModelDeployment has moved it.
+    """
+    listed = cluster.spec.nodePools or [] if cluster.spec else []
+    in_spec = {p.name for p in listed}
+    kept = cluster.status.removingPools or [] if cluster.status else []
+    return [{"name": p.name, "className": p.className} for p in kept if p.className and p.name not in in_spec]
 
 
 def _classes_and_cache(
