@@ -133,6 +133,8 @@ def compose(
     except (ResolveError, InvalidPickerConfigError) as err:
         reason = err.reason if isinstance(err, ResolveError) else Reason.INVALID_SPEC
         keep_all(ledger, log, _undeployed(reason, str(err)))
+        if reason == Reason.POOL_NOT_FOUND:
+            _still_serving(req, rsp, replica, cluster)
         return
     except (UnknownBackendError, UnknownSchedulerError, SchedulerSettingsError, UnsupportedModelUriError) as err:
         keep_all(ledger, log, _undeployed(Reason.UNSUPPORTED, str(err)))
@@ -154,6 +156,36 @@ def compose(
 
 
 FunctionRunner = functools.partial(ComposeRunner, compose)
+
+
+def _still_serving(
+    req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, replica: _Replica, cluster: InferenceCluster
+) -> None:
+    """Whether a replica kept as composed, its pool gone from its cluster's spec, still serves, as observed.
+
+    Its workload runs on until its ModelDeployment has moved it (the cluster keeps a pool out of its
+    spec while replicas run there); reporting it not Ready for its pool alone would let a rollout
+    retire it before its replacement serves.
+    """
+    keys = sorted(k for k in req.observed.resources if k != PODS_KEY)
+    observed = []
+    for key in keys:
+        found = inputs.observed(req, rsp, key, _OBSERVED_REMOTE)
+        if found is not None:
+            observed.append(ObservedRemote(key, observed_manifest(found), ""))
+    state = lift_status(keys, observed, _pods(req, rsp)) if keys else None
+    if state is None or not state.ready:
+        return
+    response.set_conditions(
+        rsp, resource.Condition(typ=str(Type.SERVING), status=str(Status.TRUE), reason=state.reason)
+    )
+    address = cluster.status.gateway.address if cluster.status and cluster.status.gateway else None
+    if address:
+        base = address if "://" in address else f"http://{address}"
+        endpoint = {"url": base.rstrip("/") + "/", "host": replica_host(replica.name, replica.namespace)}
+        status = protojson.struct_to_dict(rsp.desired.composite.resource).get("status", {})
+        resource.update(rsp.desired.composite, {"status": {**status, "endpoint": endpoint}})
+    set_ready(rsp, ready=True)
 
 
 def _kept_pools(cluster: InferenceCluster) -> list[dict[str, str]]:
