@@ -196,3 +196,27 @@ def test_while_a_pool_may_be_leaving_every_replica_is_read(
     if status is not None:
         xr["status"] = {"removingPools": status}
     assert _labels(_run(_req(xr, fetched=False, observed=observed))) == labels
+
+
+@pytest.mark.parametrize(
+    ("status", "want"),
+    [
+        # The first call after the pool left the spec: its class is what the last capacity status said.
+        pytest.param(
+            {"capacity": {"pools": [{"name": "a100", "className": "a100-sxm"}]}}, "a100-sxm", id="from-capacity"
+        ),
+        # Later calls carry it in removingPools.
+        pytest.param(
+            {"removingPools": [{"name": "a100", "className": "a100-sxm", "remaining": 1}]}, "a100-sxm", id="carried"
+        ),
+        pytest.param({}, None, id="never-published"),
+    ],
+)
+def test_a_kept_pool_carries_the_class_it_last_published(status: dict[str, Any], want: str | None) -> None:
+    xr = _gke(["h100"])
+    xr["status"] = status
+    rsp = _run(
+        _req(xr, classes=[_class("h100", "GKE")], observed={"nodepool-a100": A100}, replicas=[_on("m-0", "a100")])
+    )
+    (kept,) = _status(rsp)["removingPools"]
+    assert kept.get("className") == want

@@ -72,7 +72,7 @@ def compose(
         return
     classes = _classes(req, rsp)
     removing = removing_pools(
-        REPLICAS.structs(req), name, {p.name for p in spec.nodePools or []}, published_classes(xr)
+        REPLICAS.structs(req), name, {p.name for p in spec.nodePools or []}, published_classes(req)
     )
     provisioned = write_cloud(ledger, name, spec, classes, [p.name for p in removing]) or existing_provisioned(
         req, access

@@ -22,7 +22,6 @@ from modelplane.clusters.types import SYSTEM_POOL
 from modelplane.conditions import Condition, Reason, Status, Type
 from modelplane.fnkit.structs import string_at
 from modelplane.names import CANNOT_MOVE_ANNOTATION, pool_key
-from modelplane_models.inference_cluster import InferenceCluster
 
 _LISTED = 32  # replicas listed per pool in status (as a drain lists deployments)
 _NAMED = 10  # replicas named per pool in the condition
@@ -81,23 +80,30 @@ def removing_pools(
     ]
 
 
-def published_classes(xr: InferenceCluster) -> dict[str, str]:
+def published_classes(req: fnv1.RunFunctionRequest) -> dict[str, str]:
     """Each pool's InferenceClass as the cluster last published it: a pool out of the spec has it nowhere else.
 
     From ``status.removingPools`` (carried while the pool is kept), else ``status.capacity.pools``
-    (written while the pool was in the spec).
+    (written while the pool was in the spec). Read in place: the parsed XR leaves its status out,
+    and a status of any shape only gives fewer classes.
     """
-    status = xr.status
-    if status is None:
-        return {}
+    status = req.observed.composite.resource.fields.get("status")
+    fields = status.struct_value.fields if status is not None and status.HasField("struct_value") else {}
+    capacity = fields.get("capacity")
+    listed = capacity.struct_value.fields.get("pools") if capacity is not None else None
     out: dict[str, str] = {}
-    for pool in (status.capacity.pools or []) if status.capacity is not None else []:
-        if pool.name and pool.className:
-            out[pool.name] = pool.className
-    for kept in status.removingPools or []:
-        if kept.className:
-            out[kept.name] = kept.className
+    for value in (*_items(listed), *_items(fields.get("removingPools"))):
+        name, class_name = string_at(value, "name"), string_at(value, "className")
+        if name and class_name:
+            out[name] = class_name
     return out
+
+
+def _items(value: structpb.Value | None) -> list[structpb.Struct]:
+    """The objects of a list value (none when it is absent or not a list)."""
+    if value is None or not value.HasField("list_value"):
+        return []
+    return [v.struct_value for v in value.list_value.values if v.HasField("struct_value")]
 
 
 def removing_status(pools: Sequence[RemovingPool]) -> list[dict[str, Any]]:
