@@ -33,6 +33,8 @@ class Type(StrEnum):
     DRAINED = "Drained"
     # An InferenceCluster's ModelReplicas placed concurrently beyond its capacity.
     OVERCOMMITTED = "Overcommitted"
+    # An InferenceCluster's pools taken out of spec.nodePools: each kept until no ModelReplica runs on it.
+    POOLS_REMOVED = "PoolsRemoved"
     # Whether an InferenceGateway authenticates its callers (spec.auth) with what it names.
     AUTH_READY = "AuthReady"
     # Whether a ModelEndpoint's spec.credentials Secret exists, so the gateway can inject it (set with it only).
@@ -65,6 +67,7 @@ class Reason(StrEnum):
     REPLICA_UNREADABLE = "ReplicaUnreadable"
     STALE_PLACEMENT = "StalePlacement"
     CLUSTER_DRAINING = "ClusterDraining"
+    POOL_REMOVING = "PoolRemoving"
     CLUSTER_LOST = "ClusterLost"
     OUTDATED = "Outdated"
     # A ModelDeployment's rollout (Progressing) and failover (Failover).
@@ -84,6 +87,10 @@ class Reason(StrEnum):
     DRAINING = "Draining"
     DRAIN_BLOCKED = "DrainBlocked"
     NOT_DRAINING = "NotDraining"
+    # An InferenceCluster's pools taken out of spec.nodePools (PoolsRemoved).
+    POOLS_REMOVED = "PoolsRemoved"
+    POOL_IN_USE = "PoolInUse"
+    POOL_REMOVAL_BLOCKED = "PoolRemovalBlocked"
     # An InferenceCluster's ModelReplicas against its capacity (Overcommitted).
     WITHIN_CAPACITY = "WithinCapacity"
     OVERCOMMITTED = "Overcommitted"

@@ -489,6 +489,25 @@ class ProviderConfigRef(BaseModel):
     """
 
 
+class RemovingPool(BaseModel):
+    className: str | None = None
+    """
+    Its InferenceClass, as the cluster last published it (the spec no longer says): the ModelReplicas on the pool resolve their devices with it until they move.
+    """
+    name: str
+    """
+    The pool's name.
+    """
+    remaining: int
+    """
+    ModelReplicas still placed on the pool.
+    """
+    replicas: list[str] | None = None
+    """
+    Those ModelReplicas (namespace/name), sorted; at most 32 are listed.
+    """
+
+
 class Scheduler(BaseModel):
     """
     The workload scheduler of the cluster: how ModelReplica workloads are wrapped and where observed capacity comes from.
@@ -626,6 +645,10 @@ class Status(BaseModel):
     providerConfigRef: ProviderConfigRef | None = None
     """
     The provider-kubernetes and provider-helm ProviderConfig (same name) that reach the cluster; composed remote objects use it.
+    """
+    removingPools: list[RemovingPool] | None = None
+    """
+    Pools taken out of spec.nodePools while ModelReplicas still run on them, sorted by name. Such a pool is kept (its cloud node pool is not deleted) and drained like spec.drain but for that pool only: it takes no new replicas, and its replicas' ModelDeployments place each one elsewhere before retiring it. It is deleted once no ModelReplica runs on it.
     """
 
 

@@ -2,8 +2,9 @@
 
 ``python -m tests.faults.campaign`` prints the totals (steady states, fault
 classes, runs, drops without a user reason, silent runs, silent changes; for
-the lifecycle classes, plays, calls, drops and calls below the Ready bound) and
-each failure; the fault tests assert the same totals are zero.
+the lifecycle classes, plays, calls, drops and calls below the Ready bound; for
+the InferenceCluster's classes, runs, drops and silent runs) and each failure;
+the fault tests assert the same totals are zero.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass, field
 from tests.faults.faults import FAULTS, Fault
 from tests.faults.judge import judge
 from tests.faults.lifecycle import LIFECYCLES, Lifecycle, play
+from tests.faults.pools import judge_removal, removals
 from tests.faults.steady import FLEETS, steady_states
 
 
@@ -75,6 +77,37 @@ def run_lifecycles(fleets: list[str], lifecycles: dict[str, Lifecycle]) -> LifeT
     return totals
 
 
+# compose-inference-cluster's fault classes: a change to one cluster, judged on what that cluster composes.
+CLUSTER_FAULTS = {"pool-removed-from-spec": removals}
+
+
+@dataclass
+class ClusterTotals:
+    """What the InferenceCluster's classes ran and what went wrong."""
+
+    runs: int = 0
+    drops: int = 0
+    silent: int = 0
+    failures: list[str] = field(default_factory=list)
+
+
+def run_cluster_faults(fleets: list[str]) -> ClusterTotals:
+    """Take each pool of each cluster of ``fleets`` out of its spec, and judge what the cluster composes."""
+    totals = ClusterTotals()
+    for fleet in fleets:
+        for name, fault in CLUSTER_FAULTS.items():
+            for removal in fault(fleet):
+                verdict = judge_removal(removal, removal.call.run())
+                totals.runs += 1
+                totals.drops += len(verdict.dropped)
+                totals.silent += bool(verdict.silent)
+                if not verdict.ok:
+                    dropped = f"dropped {', '.join(verdict.dropped)}; " if verdict.dropped else ""
+                    what = f"{fleet} {name}[{removal.cluster}/{removal.pool}]"
+                    totals.failures.append(f"{what}: {dropped}{verdict.silent}")
+    return totals
+
+
 def main() -> int:
     """Run the whole campaign; exit 1 when anything was dropped, changed or left unreported."""
     totals = run(list(FLEETS), FAULTS)
@@ -92,7 +125,14 @@ def main() -> int:
     )
     for failure in life.failures:
         sys.stdout.write(f"  {failure}\n")
-    return 1 if totals.failures or life.failures else 0
+    clusters = run_cluster_faults(list(FLEETS))
+    sys.stdout.write(
+        f"{len(CLUSTER_FAULTS)} InferenceCluster classes: {clusters.runs} runs, "
+        f"{clusters.drops} drops without a user reason, {clusters.silent} silent runs\n"
+    )
+    for failure in clusters.failures:
+        sys.stdout.write(f"  {failure}\n")
+    return 1 if totals.failures or life.failures or clusters.failures else 0
 
 
 if __name__ == "__main__":

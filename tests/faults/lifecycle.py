@@ -1,17 +1,17 @@
 """Lifecycle fault classes: a change played call after call from a steady state, as the control plane would.
 
-A drain, a cluster lost past the failover grace and back, and a rollout whose
-surge replica turns unready are not one bad input but a sequence. Each class
-starts from a steady state, changes the world at given calls, and plays
-compose-model-deployment: what a call composes is observed by the next (a new
-or rewritten replica turns Ready one call later, unless it cannot), the fleet's
-ModelReplicas follow, and the XR's conditions carry the lastTransitionTime
-Crossplane would stamp. Each call is judged: a replica removed without a user
-reason is a drop (the user's reasons: it leaves a draining cluster, runs an
-older revision, or is surplus once a lost cluster is back), and the Ready
-replicas the function keeps unchanged never fall below ``replicas -
-maxUnavailable`` (or below those Ready before the call, when fewer serve: a
-replica on a lost cluster cannot serve, whatever the function does).
+A drain, a pool taken out of its cluster's spec, a cluster lost past the failover
+grace and back, and a rollout whose surge replica turns unready are not one bad
+input but a sequence. Each class starts from a steady state, changes the world at
+given calls, and plays compose-model-deployment: what a call composes is observed
+by the next (a new or rewritten replica turns Ready one call later, unless it
+cannot), the fleet's ModelReplicas follow, and the XR's conditions carry the
+lastTransitionTime Crossplane would stamp. Each call is judged: a replica removed
+without a user reason is a drop (the user's reasons: it leaves a draining cluster
+or a pool being removed, runs an older revision, or is surplus once a lost cluster
+is back), and the Ready replicas the function keeps unchanged never fall below
+``replicas - maxUnavailable`` (or below those Ready before the call, when fewer
+serve: a replica on a lost cluster cannot serve, whatever the function does).
 """
 
 from __future__ import annotations
@@ -22,6 +22,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from crossplane.function import resource
+
+from compose_inference_cluster.removing import removing_pools, removing_status
 from modelplane.scheduling.strategy import DEFAULT_FAILOVER
 from tests.faults.steady import Call, Steady
 
@@ -154,12 +157,13 @@ def play(p: Play) -> Outcome:
         status = got.get("desired", {}).get("composite", {}).get("resource", {}).get("status", {})
         revision = status.get("observedRevision", "")
         draining = {c["metadata"]["name"] for c in call.required["clusters"] if (c.get("spec") or {}).get("drain")}
+        removing = _removing(call)
         for name in sorted(set(before) - set(after)):
             body = before[name]
             where = body["spec"].get("inferenceClusterRef", {}).get("name")
             old = body["metadata"].get("labels", {}).get(_REVISION) != revision
             surplus = not lost and len(after) >= replicas
-            if where in draining or old or surplus:
+            if where in draining or old or surplus or {(where, p) for p in _pools(body)} & removing:
                 continue
             out.drops.append(f"call {index}: {name} removed")
         # The function may take a Ready replica away (retire it, or rewrite it in place) only while the
@@ -180,6 +184,22 @@ def _hosts(call: Call) -> list[str]:
     return sorted({v["spec"]["inferenceClusterRef"]["name"] for v in _replicas(call).values()})
 
 
+def _pools(replica: dict[str, Any]) -> set[str]:
+    spec = replica.get("spec") or {}
+    return {
+        p for p in (spec.get("poolName"), *((spec.get(r) or {}).get("poolName") for r in ("prefill", "decode"))) if p
+    }
+
+
+def _removing(call: Call) -> set[tuple[str, str]]:
+    """The (cluster, pool) pairs the clusters keep out of their spec (``status.removingPools``)."""
+    return {
+        (c["metadata"]["name"], p.get("name"))
+        for c in call.required["clusters"]
+        for p in ((c.get("status") or {}).get("removingPools") or [])
+    }
+
+
 def drain(steady: Steady) -> Iterator[Play]:
     """Each cluster a replica runs on drains."""
     for host in _hosts(steady.call):
@@ -190,6 +210,40 @@ def drain(steady: Steady) -> Iterator[Play]:
                 cluster.setdefault("spec", {})["drain"] = True
 
         yield Play(host, steady.call, {0: start})
+
+
+def pool_removed(steady: Steady) -> Iterator[Play]:
+    """Each pool a replica runs on is taken out of its cluster's spec.nodePools.
+
+    Before every call the cluster publishes ``status.removingPools`` from the fleet's
+    ModelReplicas as compose-inference-cluster does (its own code), so the pool stays
+    listed while replicas run on it and leaves the list once they have moved.
+    """
+    hosted = sorted(
+        {(v["spec"]["inferenceClusterRef"]["name"], p) for v in _replicas(steady.call).values() for p in _pools(v)}
+    )
+    for host, pool in hosted:
+
+        def publish(call: Call, host: str = host) -> None:
+            cluster = _cluster(call, host)
+            if cluster is None:
+                return
+            in_spec = {p.get("name") for p in (cluster.get("spec") or {}).get("nodePools") or []}
+            structs = (resource.dict_to_struct(r) for r in call.required["replicas"])
+            kept = removing_status(removing_pools(structs, host, in_spec))
+            status = cluster.setdefault("status", {})
+            status.pop("removingPools", None)
+            if kept:
+                status["removingPools"] = kept
+
+        def remove(call: Call, host: str = host, pool: str = pool) -> None:
+            cluster = _cluster(call, host)
+            if cluster is not None:
+                spec = cluster.setdefault("spec", {})
+                spec["nodePools"] = [p for p in spec.get("nodePools") or [] if p.get("name") != pool]
+            publish(call)
+
+        yield Play(f"{host}/{pool}", steady.call, {0: remove, **dict.fromkeys(range(1, _CALLS), publish)})
 
 
 def lost_and_back(steady: Steady) -> Iterator[Play]:
@@ -225,6 +279,8 @@ def unready_surge(steady: Steady) -> Iterator[Play]:
 Lifecycle = Callable[[Steady], Iterator[Play]]
 LIFECYCLES: dict[str, Lifecycle] = {
     "cluster-drained": drain,
+    # The user takes a pool out of spec.nodePools: its replicas move surge-first, none is dropped.
+    "pool-removed-from-spec": pool_removed,
     "cluster-lost-and-back": lost_and_back,
     "rollout-surge-unready": unready_surge,
 }

@@ -14,10 +14,11 @@ from typing import Any
 
 import pytest
 
-from tests.faults.campaign import run, run_lifecycles
+from tests.faults.campaign import run, run_cluster_faults, run_lifecycles
 from tests.faults.faults import CONTROLS, FAULTS, Injection
 from tests.faults.judge import judge
 from tests.faults.lifecycle import LIFECYCLES, Play, play
+from tests.faults.pools import judge_removal, removals
 from tests.faults.steady import FLEETS, Call, Steady, steady_states
 
 # Fleets whose deployments run replicas once settled (the others only show scheduling failures).
@@ -156,3 +157,33 @@ def test_the_lifecycle_judge_sees_a_drop() -> None:
     _Dropping.calls = 0
     outcome = play(Play("", _Dropping(base.xr, base.observed, base.required)))
     assert outcome.drops and outcome.drops[0].startswith("call 2: ")
+
+
+@pytest.mark.parametrize("fleet", [pytest.param(name, id=name) for name in FLEETS])
+def test_a_pool_removed_from_spec_keeps_what_runs_on_it_and_says_so(fleet: str) -> None:
+    totals = run_cluster_faults([fleet])
+    assert totals.runs, f"no pool in {fleet}"
+    assert totals.failures == []
+
+
+def test_a_removed_pool_without_replicas_is_deleted_and_a_drop_is_seen() -> None:
+    # Guards the class: its control removes exactly the empty pool, and its judge sees a cloud pool dropped.
+    found = {(r.cluster, r.pool): r for r in removals("platform+models")}
+    empty = found["eks-us-west-2", "h100"]
+    assert not empty.replicas
+    got = empty.call.run()
+    assert judge_removal(empty, got).ok
+    assert "nodepool-h100" in empty.call.observed
+    assert "nodepool-h100" not in got["desired"]["resources"]
+    used = found["gke-us-central1", "l4"]
+    got = used.call.run()
+    assert got["desired"]["resources"]["nodepool-l4"]["resource"]["kind"] == "NodePool"
+    got["desired"]["resources"].pop("nodepool-l4")
+    assert judge_removal(used, got).dropped == ("nodepool-l4",)
+
+
+def test_a_removed_pools_replicas_move_off_it() -> None:
+    (steady,) = steady_states("scheduling/drain")
+    moved = {p.target: play(p) for p in LIFECYCLES["pool-removed-from-spec"](steady)}
+    assert "drain-a" not in moved["drain-a/hgx"].where.values()
+    assert moved["drain-a/hgx"].min_ready == 3

@@ -212,6 +212,8 @@ def test_existing_cluster_composes_provider_configs_and_stack() -> None:
         # Always set, so a Drained=True of an earlier drain never outlives it.
         "Drained": ("FALSE", "NotDraining"),
         "Overcommitted": ("FALSE", "WithinCapacity"),
+        # Always set too, so a PoolsRemoved=False never outlives the pools it named.
+        "PoolsRemoved": ("TRUE", "PoolsRemoved"),
     }
     assert rsp.desired.composite.ready == fnv1.READY_FALSE
     assert rsp.requirements.resources["kubeconfig"].match_name == "c-kubeconfig"

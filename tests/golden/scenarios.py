@@ -63,6 +63,9 @@ _LOST_SINCE = {
     }
 }
 
+# What pool-removed-a publishes once its pool hgx left the spec with replicas on it.
+_POOL_REMOVING = {"InferenceCluster/pool-removed-a": {"status": {"removingPools": [{"name": "hgx", "remaining": 2}]}}}
+
 STEPS: dict[str, tuple[Step, ...]] = {
     # A running replica stays where it is when a better cluster appears; the control step shows
     # that a fresh placement on the same fleet would take the new cluster.
@@ -99,6 +102,14 @@ STEPS: dict[str, tuple[Step, ...]] = {
         Step("2-surge", dir="step-2", carry=True, serving=True),
         Step("3-one-retired-next-surge", dir="step-2", carry=True, serving=True),
         Step("4-drained", dir="step-2", carry=True, serving=True),
+    ),
+    # pool-removed-a's pool hgx leaves its spec (replaced by hgx-v2): the cluster keeps it and lists it in
+    # status.removingPools (as its function does while replicas run there); its replicas move surge-first.
+    "pool-removed": (
+        Step("1-running", dir="step-1"),
+        Step("2-surge", dir="step-2", carry=True, serving=True, others=_POOL_REMOVING),
+        Step("3-one-retired-next-surge", dir="step-2", carry=True, serving=True, others=_POOL_REMOVING),
+        Step("4-moved", dir="step-2", carry=True, serving=True, others=_POOL_REMOVING),
     ),
     # lost-b leaves the fleet past the failover grace: its replica is replaced on lost-a and kept; then it returns.
     "lost": (

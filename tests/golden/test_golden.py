@@ -254,6 +254,47 @@ CLAIMS: dict[str, Claim] = {
         },
         ready=("llama-70b-drain-1", "llama-70b-drain-3", "llama-70b-drain-4"),
     ),
+    # A pool taken out of the spec: pool-removed-a's replicas on hgx move (here to its new pool hgx-v2, the
+    # cluster's other pool still taking replicas) one at a time, each retired once its replacement serves.
+    "pool-removed/1-running/modeldeployment-ml-team-llama-70b-pool-removed": Claim(
+        "Scheduled",
+        {
+            "llama-70b-pool-removed-0": _on("pool-removed-a", "hgx"),
+            "llama-70b-pool-removed-1": _on("pool-removed-b", "hgx"),
+            "llama-70b-pool-removed-2": _on("pool-removed-a", "hgx"),
+        },
+    ),
+    "pool-removed/2-surge/modeldeployment-ml-team-llama-70b-pool-removed": Claim(
+        "Scheduled",
+        {
+            "llama-70b-pool-removed-0": _on("pool-removed-a", "hgx"),
+            "llama-70b-pool-removed-1": _on("pool-removed-b", "hgx"),
+            "llama-70b-pool-removed-2": _on("pool-removed-a", "hgx"),
+            "llama-70b-pool-removed-3": _on("pool-removed-a", "hgx-v2"),
+        },
+        ready=("llama-70b-pool-removed-0", "llama-70b-pool-removed-1", "llama-70b-pool-removed-2"),
+        message="placed 3 of 3 (2 leaving: llama-70b-pool-removed-0, llama-70b-pool-removed-2)",
+    ),
+    "pool-removed/3-one-retired-next-surge/modeldeployment-ml-team-llama-70b-pool-removed": Claim(
+        "Scheduled",
+        {
+            "llama-70b-pool-removed-1": _on("pool-removed-b", "hgx"),
+            "llama-70b-pool-removed-2": _on("pool-removed-a", "hgx"),
+            "llama-70b-pool-removed-3": _on("pool-removed-a", "hgx-v2"),
+            "llama-70b-pool-removed-4": _on("pool-removed-a", "hgx-v2"),
+        },
+        ready=("llama-70b-pool-removed-1", "llama-70b-pool-removed-2", "llama-70b-pool-removed-3"),
+        message="placed 3 of 3 (1 leaving: llama-70b-pool-removed-2)",
+    ),
+    "pool-removed/4-moved/modeldeployment-ml-team-llama-70b-pool-removed": Claim(
+        "Scheduled",
+        {
+            "llama-70b-pool-removed-1": _on("pool-removed-b", "hgx"),
+            "llama-70b-pool-removed-3": _on("pool-removed-a", "hgx-v2"),
+            "llama-70b-pool-removed-4": _on("pool-removed-a", "hgx-v2"),
+        },
+        ready=("llama-70b-pool-removed-1", "llama-70b-pool-removed-3", "llama-70b-pool-removed-4"),
+    ),
     # Lost and back: lost-b's replicas are replaced on lost-a and kept; when it returns the surplus goes.
     "lost/1-running/modeldeployment-ml-team-llama-70b-lost": Claim(
         "Scheduled",

@@ -94,8 +94,12 @@ def cluster(
     ready: bool | None = True,
     cordoned: bool = False,
     observed: Mapping[str, tuple[str, int]] | None = None,
+    removing: Collection[str] = (),
 ) -> InferenceCluster:
-    """A cluster; ``ready=None`` leaves it without status, ``observed`` maps pool → (source, inUse)."""
+    """A cluster; ``ready=None`` leaves it without status, ``observed`` maps pool → (source, inUse).
+
+    ``removing``: pools its function keeps out of the spec while replicas run on them (``status.removingPools``).
+    """
     node_pools = []
     for p in pools:
         pool: dict[str, Any] = {"name": p.name, "className": p.class_name, "nodeCount": p.nodes}
@@ -122,6 +126,8 @@ def cluster(
                     for n, (source, used) in observed.items()
                 ]
             }
+        if removing:
+            status["removingPools"] = [{"name": n, "remaining": 1} for n in sorted(removing)]
         body["status"] = status
     return InferenceCluster.model_validate(body)
 

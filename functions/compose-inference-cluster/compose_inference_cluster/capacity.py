@@ -17,6 +17,7 @@ from crossplane.function import response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2 as structpb
 
+from compose_inference_cluster.removing import removal_pending
 from compose_inference_cluster.watches import Watched
 from modelplane import protojson
 from modelplane.capacity import ClusterInfo, ClusterSummary, Listed, cluster_info, replica_occupancy, summarize
@@ -38,19 +39,21 @@ REPLICAS = Requirement("replicas", API_VERSION, "ModelReplica")
 
 
 def request_replicas(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> None:
-    """Ask for the ModelReplicas labelled with this cluster; while it drains, for every ModelReplica.
+    """Ask for the ModelReplicas labelled with this cluster; while it or one of its pools drains, for every one.
 
     A replica composed before its ModelDeployment wrote ``CLUSTER_LABEL`` (an upgrade of a running
     system) is not selected until that deployment's next reconcile labels it: capacity in use may
     read low until then, and converges. A drain must not be declared done on that: while
     ``spec.drain`` is set the whole fleet's list is read, as before the label, so the drain counts
-    labelled or not. Either way each replica is matched by ``spec.inferenceClusterRef`` in place.
+    labelled or not; so it is while a pool taken out of the spec may still be kept
+    (``removing.removal_pending``), so that it is not deleted under an unlabelled replica.
+    Either way each replica is matched by ``spec.inferenceClusterRef`` in place.
     Read in place, before the XR is parsed: the requirement is asked for on every call.
     """
     xr = req.observed.composite.resource
     spec = xr.fields.get("spec")
     drain = spec.struct_value.fields.get("drain") if spec is not None else None
-    if drain is not None and drain.HasField("bool_value") and drain.bool_value:
+    if (drain is not None and drain.HasField("bool_value") and drain.bool_value) or removal_pending(req):
         REPLICAS.request(rsp)
         return
     REPLICAS.request(rsp, labels={CLUSTER_LABEL: cluster_label(string_at(xr, "metadata", "name"))})

@@ -2,13 +2,14 @@
 
 Each pool is shaped by its class's provisioning block (``modelplane.clusters``).
 A pool whose class is missing or provisions for another cloud is refused, and
-what was composed for it is kept; a pool taken out of the spec (or the whole
-cloud cluster, once the source is Existing) is removed: the user's change.
+what was composed for it is kept; a pool taken out of the spec is kept while
+ModelReplicas run on it (``removing``), and removed once none does, as the whole
+cloud cluster is once the source is Existing: the user's change.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 from modelplane.clusters import compose_cloud, plan_pools
 from modelplane.conditions import Condition, Reason, Status, Type
@@ -19,8 +20,13 @@ from modelplane_models.inference_class import InferenceClass
 from modelplane_models.inference_cluster import Spec
 
 
-def write_cloud(ledger: Ledger, name: str, spec: Spec, classes: Mapping[str, InferenceClass]) -> Condition | None:
-    """Compose a cloud cluster and its pools, and say whether they are provisioned; None for an Existing one."""
+def write_cloud(
+    ledger: Ledger, name: str, spec: Spec, classes: Mapping[str, InferenceClass], removing: Collection[str] = ()
+) -> Condition | None:
+    """Compose a cloud cluster and its pools, and say whether they are provisioned; None for an Existing one.
+
+    The pools in ``removing`` (out of the spec, ModelReplicas still on them) are kept as observed.
+    """
     source = spec.cluster.source
     if source == "Existing":
         ledger.remove_unwritten(is_cloud_key, lambda _: "spec.cluster.source is Existing")
@@ -40,6 +46,7 @@ def write_cloud(ledger: Ledger, name: str, spec: Spec, classes: Mapping[str, Inf
         if not ready:
             waiting.append(f"{obj['kind']} {obj['metadata']['name']}")
     ledger.keep([pool_key(p.pool) for p in problems], "its pool's class cannot provision it")
+    ledger.keep([pool_key(p) for p in removing], "ModelReplicas still run on its pool: it is deleted once they move")
     ledger.remove_unwritten(
         is_cloud_key,
         lambda key: (

@@ -5,7 +5,8 @@ pools), ``access`` (the kubeconfig, an Existing cluster's Secret, the
 ProviderConfigs), ``stack`` (the ServingStack), ``watches`` (Observe-only
 Objects of the workload scheduler's status objects, as its row of
 ``modelplane.schedulers.SCHEDULERS`` asks), ``capacity`` (``status.capacity``
-from those and the cluster's ModelReplicas) and ``drain`` (``status.drain``).
+from those and the cluster's ModelReplicas), ``drain`` (``status.drain``) and
+``removing`` (pools out of the spec kept while ModelReplicas run on them).
 What was composed is never dropped for an input that goes missing: it is kept,
 and a condition says why.
 """
@@ -30,6 +31,7 @@ from compose_inference_cluster.access import (
 from compose_inference_cluster.capacity import REPLICAS, cluster_capacity, request_replicas
 from compose_inference_cluster.cloud import write_cloud
 from compose_inference_cluster.drain import drain_status, drained_condition
+from compose_inference_cluster.removing import published_classes, removed_condition, removing_pools, removing_status
 from compose_inference_cluster.stack import write_stack
 from compose_inference_cluster.watches import write_watches
 from modelplane.conditions import Condition, Reason, Status, Type
@@ -69,7 +71,12 @@ def compose(
         wait(ledger, log, Type.PROVISIONED, Reason.WAITING_FOR_INPUTS, "reading classes and secrets")
         return
     classes = _classes(req, rsp)
-    provisioned = write_cloud(ledger, name, spec, classes) or existing_provisioned(req, access)
+    removing = removing_pools(
+        REPLICAS.structs(req), name, {p.name for p in spec.nodePools or []}, published_classes(req)
+    )
+    provisioned = write_cloud(ledger, name, spec, classes, [p.name for p in removing]) or existing_provisioned(
+        req, access
+    )
     write_provider_configs(ledger, name, access)
     stack_ready, address = write_stack(ledger, name, spec)
     capacity = cluster_capacity(req, rsp, xr, spec, write_watches(ledger, name, spec.scheduler), classes)
@@ -81,6 +88,7 @@ def compose(
         "capacity": capacity.status,
         **({"cost": capacity.cost} if capacity.cost is not None else {}),
         **({"drain": drain} if drain is not None else {}),
+        **({"removingPools": removing_status(removing)} if removing else {}),
     }
     if address:
         status["gateway"] = {"address": address}
@@ -90,7 +98,8 @@ def compose(
         if stack_ready
         else Condition(Type.STACK_READY, Status.FALSE, Reason.INSTALLING, f"ServingStack {name} is not ready yet")
     )
-    set_conditions(rsp, provisioned, stack, capacity.known, drained_condition(drain), capacity.overcommitted)
+    removed = removed_condition(removing)
+    set_conditions(rsp, provisioned, stack, capacity.known, drained_condition(drain), capacity.overcommitted, removed)
     if provisioned.status != Status.TRUE and provisioned.reason != Reason.PROVISIONING:
         response.warning(rsp, f"{provisioned.reason}: {provisioned.message}")
     ready = provisioned.status == Status.TRUE and stack_ready

@@ -1,7 +1,8 @@
 """An InferenceCluster as the scheduler reads it, straight from its protobuf Struct.
 
 What a ModelDeployment needs of a cluster: its facts (labels, cordoned, draining, being
-deleted, Ready and since when, its cost multiplier and carbon intensity), its pools, the usage its scheduler observes,
+deleted, Ready and since when, its cost multiplier and carbon intensity), its pools and those
+being removed (``status.removingPools``), the usage its scheduler observes,
 and what its own function publishes per pool (free accelerators per node and the
 replicas counted) and found overcommitted. Every field read is checked as
 ``InferenceCluster``'s model checks it, with the model's own bounds; a cluster that
@@ -16,6 +17,7 @@ from functools import partial
 from typing import TypeVar
 
 from modelplane.capacity import ClusterInfo, Observed, PoolInfo, Source
+from modelplane.capacity.clusters import removing_pools
 from modelplane.capacity.observed import observed_figure
 from modelplane.fnkit.structs import (
     Fields,
@@ -67,6 +69,7 @@ def cluster_facts(fields: Fields) -> ClusterFacts | None:
     not_ready = ready.why_not()
     since = ready.since if not_ready else ""
     observed, published = _capacity(status.get("capacity") if status is not None else None, pools)
+    removing = [need(text(p.get("name"))) for p in objects(status.get("removingPools"))] if status is not None else []
     capacity = obj(status.get("capacity")) if status is not None else None
     overcommitted = strings(capacity.get("overcommitted")) if capacity is not None else frozenset()
     if not name or spec is None:
@@ -82,6 +85,7 @@ def cluster_facts(fields: Fields) -> ClusterFacts | None:
         deleting=metadata is not None and _deleting(metadata),
         not_ready_since=since,
         price=cluster_price(multiplier, grams),
+        removing=removing_pools(removing, (n for n, _, _ in pools)),
     )
     return ClusterFacts(info, published, overcommitted)
 

@@ -116,7 +116,9 @@ def compose(
     cluster = _cluster(req, ledger, log, replica)
     if cluster is None:
         return
-    pools = {p.name: p.className for p in cluster.spec.nodePools or []} if cluster.spec else {}
+    written = [{"name": p.name, "className": p.className} for p in cluster.spec.nodePools or []] if cluster.spec else []
+    node_pools = [*written, *_kept_pools(cluster)]
+    pools = {p["name"]: p["className"] for p in node_pools}
     class_names = sorted({pools[p] for p in _pools(replica.spec) if p in pools})
     backend = cluster.spec.serving.backend or "" if cluster.spec and cluster.spec.serving else ""
     use = _classes_and_cache(req, ledger, log, replica, needs_classes=bool(class_names), backend=backend)
@@ -124,12 +126,15 @@ def compose(
         return
     classes = _classes(req, set(class_names))
     cluster_dump = cluster.model_dump(mode="json", by_alias=True, exclude_unset=True, exclude_none=True)
+    cluster_dump.setdefault("spec", {})["nodePools"] = node_pools
     try:
         work = resolve(replica.name, replica.namespace, replica.spec, cluster_dump, classes, _labels(replica))
         remotes = compose_remote(replace(work, cache=use.mount, model_uri=use.model_uri), backend)
     except (ResolveError, InvalidPickerConfigError) as err:
         reason = err.reason if isinstance(err, ResolveError) else Reason.INVALID_SPEC
         keep_all(ledger, log, _undeployed(reason, str(err)))
+        if reason == Reason.POOL_NOT_FOUND:
+            _still_serving(req, rsp, replica, cluster)
         return
     except (UnknownBackendError, UnknownSchedulerError, SchedulerSettingsError, UnsupportedModelUriError) as err:
         keep_all(ledger, log, _undeployed(Reason.UNSUPPORTED, str(err)))
@@ -151,6 +156,47 @@ def compose(
 
 
 FunctionRunner = functools.partial(ComposeRunner, compose)
+
+
+def _still_serving(
+    req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, replica: _Replica, cluster: InferenceCluster
+) -> None:
+    """Whether a replica kept as composed, its pool gone from its cluster's spec, still serves, as observed.
+
+    Its workload runs on until its ModelDeployment has moved it (the cluster keeps a pool out of its
+    spec while replicas run there); reporting it not Ready for its pool alone would let a rollout
+    retire it before its replacement serves.
+    """
+    keys = sorted(k for k in req.observed.resources if k != PODS_KEY)
+    observed = []
+    for key in keys:
+        found = inputs.observed(req, rsp, key, _OBSERVED_REMOTE)
+        if found is not None:
+            observed.append(ObservedRemote(key, observed_manifest(found), ""))
+    state = lift_status(keys, observed, _pods(req, rsp)) if keys else None
+    if state is None or not state.ready:
+        return
+    response.set_conditions(
+        rsp, resource.Condition(typ=str(Type.SERVING), status=str(Status.TRUE), reason=state.reason)
+    )
+    address = cluster.status.gateway.address if cluster.status and cluster.status.gateway else None
+    if address:
+        base = address if "://" in address else f"http://{address}"
+        endpoint = {"url": base.rstrip("/") + "/", "host": replica_host(replica.name, replica.namespace)}
+        status = protojson.struct_to_dict(rsp.desired.composite.resource).get("status", {})
+        resource.update(rsp.desired.composite, {"status": {**status, "endpoint": endpoint}})
+    set_ready(rsp, ready=True)
+
+
+def _kept_pools(cluster: InferenceCluster) -> list[dict[str, str]]:
+    """Pools out of the cluster's spec that it keeps while replicas run there, with their class (when published).
+
+    A replica on such a pool goes on running, and serving, until its ModelDeployment has moved it.
+    """
+    listed = cluster.spec.nodePools or [] if cluster.spec else []
+    in_spec = {p.name for p in listed}
+    kept = cluster.status.removingPools or [] if cluster.status else []
+    return [{"name": p.name, "className": p.className} for p in kept if p.className and p.name not in in_spec]
 
 
 def _classes_and_cache(

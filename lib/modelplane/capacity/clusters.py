@@ -6,7 +6,7 @@ representation (e.g. a protobuf Struct) instead of validating whole models.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from modelplane.capacity.observed import Observed, observed_usage
@@ -49,6 +49,8 @@ class ClusterInfo:
         not_ready_since: When its Ready condition last left True (``lastTransitionTime`` as
             written, RFC 3339), "" when it is Ready or the time is not known.
         price: ``spec.cost.multiplier`` and ``spec.carbon.gramsCO2PerKWh``.
+        removing: Pools taken out of ``spec.nodePools`` that its function keeps while ModelReplicas
+            run on them (``status.removingPools``): each drains, as the cluster does with ``spec.drain``.
     """
 
     name: str
@@ -61,6 +63,7 @@ class ClusterInfo:
     deleting: bool = False
     not_ready_since: str = ""
     price: ClusterPrice = NO_CLUSTER_PRICE
+    removing: frozenset[str] = frozenset()
 
     @property
     def schedulable(self) -> bool:
@@ -82,6 +85,7 @@ def cluster_info(cluster: InferenceCluster) -> ClusterInfo | None:
     not_ready = ready.why_not()
     since = ready.since if not_ready else ""
     observed = observed_usage(cluster)
+    removing = [p.name for p in (cluster.status.removingPools or [])] if cluster.status is not None else []
     pools = tuple(
         PoolInfo(
             p.name,
@@ -104,4 +108,10 @@ def cluster_info(cluster: InferenceCluster) -> ClusterInfo | None:
             cluster.spec.cost.multiplier if cluster.spec.cost is not None else None,
             cluster.spec.carbon.gramsCO2PerKWh if cluster.spec.carbon is not None else None,
         ),
+        removing=removing_pools(removing, (p.name for p in pools)),
     )
+
+
+def removing_pools(listed: Iterable[str], in_spec: Iterable[str]) -> frozenset[str]:
+    """The pools ``status.removingPools`` lists that are not back in ``spec.nodePools`` (a re-added pool serves)."""
+    return frozenset(listed) - frozenset(in_spec)

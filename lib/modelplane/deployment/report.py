@@ -44,9 +44,9 @@ class _Part:
 def report(plan: Schedule, unreadable: Mapping[int, str]) -> Report:
     """Report ``plan`` and the composed replicas that could not be read (``unreadable``: ordinal to why)."""
     # A replica of an older revision waiting for its wave is the rollout's business (Progressing), not a problem.
-    # So is a replica leaving a cluster that drains or is being deleted (the user's act): Scheduled says how many,
-    # Progressing how it goes, and an event why.
-    quiet = (HoldReason.OUTDATED, HoldReason.CLUSTER_DRAINING, HoldReason.CLUSTER_DELETING)
+    # So is a replica leaving a cluster that drains or is being deleted, or a pool being removed (the user's act):
+    # Scheduled says how many, Progressing how it goes, and an event why.
+    quiet = (HoldReason.OUTDATED, HoldReason.CLUSTER_DRAINING, HoldReason.CLUSTER_DELETING, HoldReason.POOL_REMOVING)
     holds = [(p.replica, p.held) for p in plan.placements if p.held is not None and p.held.reason not in quiet]
     parts = _held((r, h) for r, h in holds if not (h.reason.input_missing or h.lost))
     parts += _held((r, h) for r, h in holds if h.reason.input_missing or h.lost)
@@ -68,6 +68,7 @@ def report(plan: Schedule, unreadable: Mapping[int, str]) -> Report:
             parts.append(_Part(Reason.STALE_PLACEMENT, text, text))
     old = set(plan.rollout.retired_old) if plan.rollout is not None else set()
     drained = set(plan.rollout.retired_draining) if plan.rollout is not None else set()
+    unpooled = set(plan.rollout.retired_pool_removed) if plan.rollout is not None else set()
     normal = tuple(
         f"retired {name}: "
         + (
@@ -75,6 +76,8 @@ def report(plan: Schedule, unreadable: Mapping[int, str]) -> Report:
             if name in old
             else "its InferenceCluster drains"
             if name in drained
+            else "its pool is being removed from its InferenceCluster"
+            if name in unpooled
             else "its InferenceCluster is being deleted"
         )
         + " and enough replicas are Ready without it"

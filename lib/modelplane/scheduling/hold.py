@@ -5,7 +5,9 @@ existing replica keeps its placement and its serving shape exactly as they are
 unless the deployment's spec can be applied to it safely. For each existing
 replica, the first that applies:
 
-1. its InferenceCluster is being deleted or drains (the user's act): it is
+1. its InferenceCluster is being deleted or drains, or its pool left the
+   cluster's ``spec.nodePools`` and is kept only while replicas run on it
+   (``status.removingPools``; the user's act): it is
    *leaving*, kept unchanged while a replacement is placed elsewhere, and
    retired by the scheduler once enough replicas are Ready without it; or its
    cluster is *lost* past the failover grace: kept unchanged, not counted, and
@@ -131,6 +133,15 @@ def _input_missing(
             return Held(HoldReason.CLUSTER_UNREADABLE, why)
         why = f"InferenceCluster {occupancy.cluster} is not in the fleet (deleted, or not listed)"
         return Held(HoldReason.CLUSTER_GONE, why)
+    return _pool_missing(occupancy, cluster, judge)
+
+
+def _pool_missing(occupancy: Occupancy, cluster: ClusterInfo, judge: ClassJudge) -> Held | None:
+    """Why a pool of the replica, or its class, cannot be verified; or that the pool is being removed (leaving)."""
+    removing = [r.pool for r in occupancy.roles if r.pool in cluster.removing]
+    if removing:
+        why = f"pool {removing[0]} is being removed from InferenceCluster {cluster.name} (not in spec.nodePools)"
+        return Held(HoldReason.POOL_REMOVING, why)
     pools = {p.name: p for p in cluster.pools}
     for role in occupancy.roles:
         pool = pools.get(role.pool)

@@ -34,6 +34,8 @@ class HoldReason(StrEnum):
     """Its InferenceCluster is being deleted (the user's act): the replica is leaving."""
     CLUSTER_DRAINING = "ClusterDraining"
     """Its InferenceCluster drains (``spec.drain``): the replica is leaving, a wave at a time."""
+    POOL_REMOVING = "PoolRemoving"
+    """Its pool left its InferenceCluster's ``spec.nodePools`` and is kept until emptied: the replica is leaving."""
     CLUSTER_LOST = "ClusterLost"
     """Its InferenceCluster has been not Ready or absent longer than ``spec.failover.after``: replaced elsewhere."""
     OUTDATED = "Outdated"
@@ -83,8 +85,8 @@ class Held:
 
     @property
     def leaving(self) -> bool:
-        """Whether its cluster is being deleted: it is replaced elsewhere, then retired."""
-        return self.reason in (HoldReason.CLUSTER_DELETING, HoldReason.CLUSTER_DRAINING)
+        """Whether its cluster (or its pool) is going away: it is replaced elsewhere, then retired."""
+        return self.reason in (HoldReason.CLUSTER_DELETING, HoldReason.CLUSTER_DRAINING, HoldReason.POOL_REMOVING)
 
     @property
     def lost(self) -> bool:

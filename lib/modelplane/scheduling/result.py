@@ -159,6 +159,7 @@ class Rollout:
         waiting: Replicas of the current revision that are not Ready yet (the rollout waits for them).
         retired_old: Replicas of an older revision retired now.
         retired_draining: Replicas retired now because their cluster drains.
+        retired_pool_removed: Replicas retired now because their pool is being removed from their cluster.
         pending: Replicas that wait for GPUs this deployment releases, each with whose (see ``Pending``).
         blocked: Why leaving replicas cannot move ("" when they can, or none is leaving).
         fallback: Why the rollout updates in place one at a time ("" when it surges as configured).
@@ -173,6 +174,7 @@ class Rollout:
     waiting: tuple[str, ...] = ()
     retired_old: tuple[str, ...] = ()
     retired_draining: tuple[str, ...] = ()
+    retired_pool_removed: tuple[str, ...] = ()
     fallback: str = ""
     paused: bool = False
     pending: tuple[Pending, ...] = ()

@@ -172,6 +172,14 @@ def summary(
             and p.held is not None
             and p.held.reason is HoldReason.CLUSTER_DRAINING
         ),
+        retired_pool_removed=tuple(
+            o.name
+            for o in sorted(kept.retired, key=lambda o: o.ordinal)
+            if o.ordinal not in kept.old
+            and (p := kept.placements[o.ordinal]) is not None
+            and p.held is not None
+            and p.held.reason is HoldReason.POOL_REMOVING
+        ),
         fallback=fallback,
         paused=paused,
     )
