@@ -35,6 +35,9 @@ class Type(StrEnum):
     OVERCOMMITTED = "Overcommitted"
     # Whether an InferenceGateway authenticates its callers (spec.auth) with what it names.
     AUTH_READY = "AuthReady"
+    # Whether a ModelService's spec.limits are enforced; whether an InferenceGateway's rate-limit counter is set up.
+    LIMITED = "Limited"
+    RATE_LIMIT_READY = "RateLimitReady"
 
 
 class Reason(StrEnum):
@@ -101,6 +104,12 @@ class Reason(StrEnum):
     SECRET_NOT_FOUND = "SecretNotFound"  # noqa: S105 - a reason, not a secret
     AUTH_DISABLED = "AuthDisabled"
     AUTH_NOT_CONFIGURED = "AuthNotConfigured"
+    # A ModelService's limits (Limited): enforced, refused (a field the gateway cannot serve), none set;
+    # an InferenceGateway's counter (RateLimitReady): each Envoy replica its own, or Redis.
+    LIMITED = "Limited"
+    LIMITS_REFUSED = "LimitsRefused"
+    LOCAL_COUNTERS = "LocalCounters"
+    REDIS_COUNTERS = "RedisCounters"
     # A ModelReplica's remote workload (Deployed, Serving); remote reasons such as
     # ImagePullBackOff or Unschedulable are reported as the remote object says them.
     WAITING_FOR_CLUSTER = "WaitingForCluster"

@@ -27,6 +27,7 @@ from crossplane.function import resource, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2 as structpb
 
+from compose_model_service import limits
 from modelplane.conditions import Condition, Reason, Status, Type
 from modelplane.fnkit import inputs
 from modelplane.fnkit.ledger import Ledger
@@ -42,9 +43,11 @@ from modelplane.names import (
     ACCESS_KEY,
     ROUTE_KEY,
     SERVING_ANNOTATION,
+    TRAFFIC_KEY,
     UNAVAILABLE_KEY,
     access_policy_name,
     service_path,
+    traffic_policy_name,
 )
 from modelplane.problems import Problem, describe
 from modelplane.readiness import readiness_of
@@ -65,8 +68,10 @@ from modelplane.routing import (
     unavailable_filter,
 )
 from modelplane.routing.auth import access_policy
+from modelplane.routing.limits import LimitsPlan
 from modelplane.routing.provenance import refusal
 from modelplane.routing.route import ENDPOINT, ROUTE
+from modelplane.routing.traffic import traffic_policy
 from modelplane.routing.unavailable import unavailable_filter_name
 from modelplane.scheduling.labels import LabelSelector, Operator
 from modelplane.scheduling.labels import Requirement as LabelRequirement
@@ -75,7 +80,7 @@ from modelplane_models.model_service import ModelService, Selector
 GATEWAY = Requirement("gateway", API_VERSION, "InferenceGateway")
 ENDPOINTS = "endpoints"
 # What the service reads of its InferenceGateway.
-_GATEWAY: Layout = {"status": {"address": str}}
+_GATEWAY: Layout = {"status": {"address": str}, "spec": limits.GATEWAY_SPEC}
 
 
 @dataclass(frozen=True)
@@ -118,14 +123,22 @@ def compose(
     accepted = route_accepted(inputs.observed(req, rsp, ROUTE_KEY, ROUTE), ref)
     # Always composed, so the route can point at it the moment the last endpoint stops serving.
     ledger.put(UNAVAILABLE_KEY, unavailable_filter(service.name, service.namespace), ready=True)
-    ledger.put(ROUTE_KEY, http_route(service.name, service.namespace, path, ref, plan), ready=accepted)
+    limited = limits.plan_of(spec, gateways[0])
+    ai = limits.through_ai_gateway(req, limited)
+    if ai:
+        accepted = limits.put_ai_route(ledger, service.name, service.namespace, ref, plan, limited)
+    else:
+        ledger.put(ROUTE_KEY, http_route(service.name, service.namespace, path, ref, plan), ready=accepted)
+        limits.remove_ai_route(ledger)
+    _put_traffic(ledger, service, limited)
     access = spec.access if spec else None
     clients = [c.root for c in access.clients or []] if access else []
     if clients:
         policy = access_policy(access_policy_name(service.name), service.namespace, service.name, clients)
         ledger.put(ACCESS_KEY, policy, ready=ACCESS_KEY in req.observed.resources)
     ledger.remove([ACCESS_KEY], "spec.access.clients is not set: every caller the gateway authenticates may call")
-    _write_status(rsp, service, plan, gateways[0])
+    _write_status(rsp, service, plan, gateways[0], "" if ai else path)
+    limits.report(rsp, limited, service.namespace, service.name, ai=ai)
     condition = _routed(plan, ref, path, service.name, refused)
     if condition.status != Status.TRUE:
         response.warning(rsp, condition.message)
@@ -135,6 +148,15 @@ def compose(
 
 
 FunctionRunner = functools.partial(ComposeRunner, compose)
+
+
+def _put_traffic(ledger: Ledger, service: _Service, limited: LimitsPlan) -> None:
+    """Write the route's one BackendTrafficPolicy (``modelplane.routing.traffic``): each feature adds its part."""
+    parts = {"rateLimit": limits.rate_limit_part(ledger.req, limited)}
+    policy = traffic_policy(traffic_policy_name(service.name), service.namespace, service.name, parts)
+    if policy is not None:
+        ledger.put(TRAFFIC_KEY, policy, ready=TRAFFIC_KEY in ledger.req.observed.resources)
+    ledger.remove([TRAFFIC_KEY], "spec.limits is not set: no rate limits")
 
 
 def _request(rsp: fnv1.RunFunctionResponse, service: _Service, selectors: Sequence[Selector]) -> list[str]:
@@ -226,7 +248,9 @@ def _invalid(problems: list[Problem]) -> Condition:
     return Condition(Type.ROUTED, Status.FALSE, Reason.INVALID_SPEC, message)
 
 
-def _write_status(rsp: fnv1.RunFunctionResponse, service: _Service, plan: RoutePlan, gateway: dict[str, Any]) -> None:
+def _write_status(
+    rsp: fnv1.RunFunctionResponse, service: _Service, plan: RoutePlan, gateway: dict[str, Any], path: str
+) -> None:
     status: dict[str, Any] = {
         "routeName": service.name,
         "matchedEndpoints": sum(1 for b in plan.backends if b.endpoint.routable),
@@ -237,7 +261,7 @@ def _write_status(rsp: fnv1.RunFunctionResponse, service: _Service, plan: RouteP
     }
     base = (gateway.get("status") or {}).get("address")
     if base:
-        status["address"] = f"{str(base).rstrip('/')}{service_path(service.namespace, service.name)}"
+        status["address"] = f"{str(base).rstrip('/')}{path}"
     resource.update(rsp.desired.composite, {"status": status})
 
 

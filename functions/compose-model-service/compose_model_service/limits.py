@@ -1,0 +1,140 @@
+"""A ModelService's ``spec.limits``: the plan, the route a token limit needs, the policy part and the condition.
+
+A service with token limits is routed through Envoy AI Gateway (an AIGatewayRoute and its
+AIServiceBackends, ``modelplane.routing.aigateway``) in place of its HTTPRoute. Limits the gateway
+cannot count (tokens without its AI gateway or Redis, too many rules) compose nothing new: the
+rate limits composed before stay in the BackendTrafficPolicy, the route stays the kind it was,
+and ``Limited`` names each field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from crossplane.function import resource, response
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+
+from modelplane.conditions import Condition, Reason, Status, Type
+from modelplane.fnkit.ledger import Ledger
+from modelplane.fnkit.status import set_conditions
+from modelplane.layout import CONDITION, Layout
+from modelplane.names import (
+    AI_ROUTE_KEY,
+    ROUTE_KEY,
+    TRAFFIC_KEY,
+    ai_backend_key,
+    ai_backend_name,
+    is_ai_backend_key,
+)
+from modelplane.readiness import readiness_of
+from modelplane.routing import GatewayRef, RoutePlan
+from modelplane.routing.aigateway import (
+    SERVICE_HEADER,
+    ai_gateway_route,
+    ai_service_backend,
+    backend_ref,
+    service_id,
+)
+from modelplane.routing.limits import Counting, Limit, LimitsPlan, plan_limits
+from modelplane_models.model_service import Spec
+
+# What the service reads of its InferenceGateway's spec: whether it counts in Redis and runs Envoy AI Gateway.
+GATEWAY_SPEC: Layout = {"aiGateway": str, "rateLimit": {"redis": {"address": str}}}
+AI_ROUTE: Layout = {"status": {"conditions": [CONDITION]}}
+
+
+def plan_of(spec: Spec | None, gateway: Mapping[str, Any]) -> LimitsPlan:
+    """Read ``spec.limits`` against what ``gateway`` (conformed to ``GATEWAY_SPEC`` under spec) can count."""
+    entries = (spec.limits if spec else None) or []
+    limits = [Limit(tuple(c.root for c in e.clients or []), e.requestsPerMinute, e.tokensPerMinute) for e in entries]
+    gateway_spec = gateway.get("spec") or {}
+    redis = ((gateway_spec.get("rateLimit") or {}).get("redis") or {}).get("address")
+    counting = Counting(redis=bool(redis), ai_gateway=gateway_spec.get("aiGateway") == "Enabled")
+    return plan_limits(limits, counting)
+
+
+def through_ai_gateway(req: fnv1.RunFunctionRequest, limited: LimitsPlan) -> bool:
+    """Whether the service routes through Envoy AI Gateway: its tokens are limited, or were and still are refused."""
+    if limited.problems:
+        return AI_ROUTE_KEY in req.observed.resources
+    return limited.tokens
+
+
+def put_ai_route(
+    ledger: Ledger, name: str, namespace: str, gateway: GatewayRef, plan: RoutePlan, limited: LimitsPlan
+) -> bool:
+    """Write the AIGatewayRoute and its AIServiceBackends (or keep them, while limits are refused); return readiness.
+
+    The HTTPRoute composed before is removed: Envoy AI Gateway generates one with the same name.
+    """
+    observed = ledger.req.observed.resources
+    if limited.problems:
+        ledger.keep([k for k in observed if k == AI_ROUTE_KEY or is_ai_backend_key(k)], "; ".join(limited.problems))
+    else:
+        refs = []
+        for b in plan.backends:
+            if not b.endpoint.backend:
+                continue
+            backend = ai_service_backend(
+                ai_backend_name(b.endpoint.backend), namespace, b.endpoint.backend, b.endpoint.rewrite_path
+            )
+            ledger.put(ai_backend_key(b.endpoint.name), backend, ready=True)
+            refs.append(backend_ref(backend["metadata"]["name"], b.share.weight))
+        route = ai_gateway_route(name, namespace, gateway, refs, limited.llm_request_costs)
+        ledger.put(AI_ROUTE_KEY, route, ready=_accepted(observed.get(AI_ROUTE_KEY)))
+        ledger.remove_unwritten(is_ai_backend_key, lambda key: f"{key}: the service no longer routes to its endpoint")
+    ledger.remove([ROUTE_KEY], "the service's tokens are limited: Envoy AI Gateway generates its HTTPRoute")
+    return _accepted(observed.get(AI_ROUTE_KEY))
+
+
+def remove_ai_route(ledger: Ledger) -> None:
+    """Leave out the AIGatewayRoute and AIServiceBackends composed before: the service has an HTTPRoute again."""
+    why = "no spec.limits[].tokensPerMinute: the service is routed by its HTTPRoute"
+    ledger.remove([AI_ROUTE_KEY], why)
+    ledger.remove_unwritten(is_ai_backend_key, lambda _key: why)
+
+
+def rate_limit_part(req: fnv1.RunFunctionRequest, limited: LimitsPlan) -> dict[str, Any] | None:
+    """The BackendTrafficPolicy's ``rateLimit``: the plan's, or while limits are refused, the one composed before."""
+    if not limited.problems:
+        return limited.rate_limit
+    observed = req.observed.resources.get(TRAFFIC_KEY)
+    if observed is None or "spec" not in observed.resource.fields:
+        return None
+    spec = resource.struct_to_dict(observed.resource.fields["spec"].struct_value)
+    part = spec.get("rateLimit")
+    return part if isinstance(part, dict) else None
+
+
+def report(rsp: fnv1.RunFunctionResponse, limited: LimitsPlan, namespace: str, name: str, *, ai: bool) -> None:
+    """Set ``Limited`` when limits are set (with a warning when they are refused)."""
+    limit = condition(limited, namespace, name, ai=ai)
+    if limit is None:
+        return
+    set_conditions(rsp, limit)
+    if limit.status != Status.TRUE:
+        response.warning(rsp, limit.message)
+
+
+def condition(limited: LimitsPlan, namespace: str, name: str, *, ai: bool) -> Condition | None:
+    """``Limited``: what is enforced, or each field the gateway cannot serve; None when no limits are set."""
+    if limited.problems:
+        message = "; ".join(limited.problems) + ": no new limits composed, the ones composed before stay"
+        return Condition(Type.LIMITED, Status.FALSE, Reason.LIMITS_REFUSED, message)
+    if limited.rate_limit is None:
+        return None
+    kind = "global (counted in Redis)" if "global" in limited.rate_limit else "local (counted per Envoy replica)"
+    message = f"spec.limits enforced as {kind} rate limits"
+    if ai:
+        message += (
+            f"; tokens are counted by Envoy AI Gateway: callers reach the service at the gateway's /v1 paths "
+            f"with header {SERVICE_HEADER}: {service_id(namespace, name)}"
+        )
+    return Condition(Type.LIMITED, Status.TRUE, Reason.LIMITED, message)
+
+
+def _accepted(observed: fnv1.Resource | None) -> bool:
+    if observed is None:
+        return False
+    return readiness_of(resource.struct_to_dict(observed.resource), "Accepted").true
