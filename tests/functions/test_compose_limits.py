@@ -75,7 +75,7 @@ def _traffic(rate_limit: dict[str, Any]) -> dict[str, Any]:
 
 
 _OLD_RATE_LIMIT = {"local": {"rules": [{"limit": {"requests": 10, "unit": "Minute"}}]}}
-_OLD_AI = {
+_OLD_AI: dict[str, dict[str, Any]] = {
     "ai-route": {
         "apiVersion": "aigateway.envoyproxy.io/v1beta1",
         "kind": "AIGatewayRoute",
@@ -309,7 +309,7 @@ def _tls_secret(name: str) -> dict[str, Any]:
 
 
 _TLS = {"redis": {**REDIS["redis"], "secretRef": {"name": "redis-client"}}}
-_REDIS_BACKEND = {"type": "Redis", "redis": {"url": "redis.redis-system.svc.cluster.local:6379"}}
+_REDIS_BACKEND: dict[str, Any] = {"type": "Redis", "redis": {"url": "redis.redis-system.svc.cluster.local:6379"}}
 
 
 @dataclass(frozen=True)
