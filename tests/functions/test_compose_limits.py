@@ -289,6 +289,7 @@ def test_service_with_token_limits_composes_an_ai_gateway_route() -> None:
     assert not any("kept" in r["message"] for r in got.get("results", [])), got.get("results")
     # Reached at the gateway's root, naming the service in a header.
     assert got["desired"]["composite"]["resource"]["status"]["address"] == "http://203.0.113.10"
+    assert _condition(got, "Routed")["message"].startswith("/v1 with header x-modelplane-service: ml/llama on Gateway")
 
 
 # --- InferenceGateway spec.rateLimit and spec.aiGateway ---

@@ -139,7 +139,7 @@ def compose(
     ledger.remove([ACCESS_KEY], "spec.access.clients is not set: every caller the gateway authenticates may call")
     _write_status(rsp, service, plan, gateways[0], "" if ai else path)
     limits.report(rsp, limited, service.namespace, service.name, ai=ai)
-    condition = _routed(plan, ref, path, service.name, refused)
+    condition = _routed(plan, ref, limits.where(path, service.namespace, service.name, ai=ai), service.name, refused)
     if condition.status != Status.TRUE:
         response.warning(rsp, condition.message)
         log.info("not routed", reason=str(condition.reason), message=condition.message)

@@ -95,6 +95,11 @@ def remove_ai_route(ledger: Ledger) -> None:
     ledger.remove_unwritten(is_ai_backend_key, lambda _key: why)
 
 
+def where(path: str, namespace: str, name: str, *, ai: bool) -> str:
+    """How callers select the service on the gateway: its path, or through the AI gateway the header naming it."""
+    return f"/v1 with header {SERVICE_HEADER}: {service_id(namespace, name)}" if ai else path
+
+
 def rate_limit_part(req: fnv1.RunFunctionRequest, limited: LimitsPlan) -> dict[str, Any] | None:
     """The BackendTrafficPolicy's ``rateLimit``: the plan's, or while limits are refused, the one composed before."""
     if not limited.problems:
