@@ -13,6 +13,8 @@ to keeps its route (so its address stays), which answers 503 through the
 service's HTTPRouteFilter, and says ``NoEndpoints``. An endpoint carrying a
 ``modelplane.ai/`` label that its ModelDeployment did not compose (its controller
 reference) gets no traffic, and a warning names it (``modelplane.routing.provenance``).
+``spec.limits`` become the route's BackendTrafficPolicy; token limits route the service
+through Envoy AI Gateway instead (``compose_model_service.limits``).
 """
 
 from __future__ import annotations
