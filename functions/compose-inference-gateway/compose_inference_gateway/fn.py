@@ -4,8 +4,10 @@ It composes a provider-helm Release of Envoy Gateway (through the control
 plane's own ProviderConfig), a GatewayClass, a Gateway with an HTTP listener
 (and HTTPS when a certificate is given, with the ReferenceGrant that lets the
 Gateway read a certificate in another namespace), the caller auth of
-``spec.auth`` (``compose_inference_gateway.auth``), and reports the Gateway's
-address once Envoy Gateway has programmed it.
+``spec.auth`` (``compose_inference_gateway.auth``), the rate-limit counters and
+Envoy AI Gateway of ``spec.rateLimit`` and ``spec.aiGateway``
+(``compose_inference_gateway.limits``), and reports the Gateway's address once
+Envoy Gateway has programmed it.
 """
 
 from __future__ import annotations
