@@ -39,6 +39,9 @@ class Type(StrEnum):
     AUTH_READY = "AuthReady"
     # Whether a ModelEndpoint's spec.credentials Secret exists, so the gateway can inject it (set with it only).
     CREDENTIALS_READY = "CredentialsReady"
+    # Whether a ModelService's spec.limits are enforced; whether an InferenceGateway's rate-limit counter is set up.
+    LIMITED = "Limited"
+    RATE_LIMIT_READY = "RateLimitReady"
 
 
 class Reason(StrEnum):
@@ -114,6 +117,12 @@ class Reason(StrEnum):
     AUTH_NOT_CONFIGURED = "AuthNotConfigured"
     # A ModelEndpoint's spec.credentials Secret is there: the gateway injects it upstream.
     CREDENTIALS_INJECTED = "CredentialsInjected"
+    # A ModelService's limits (Limited): enforced, refused (a field the gateway cannot serve), none set;
+    # an InferenceGateway's counter (RateLimitReady): each Envoy replica its own, or Redis.
+    LIMITED = "Limited"
+    LIMITS_REFUSED = "LimitsRefused"
+    LOCAL_COUNTERS = "LocalCounters"
+    REDIS_COUNTERS = "RedisCounters"
     # A ModelReplica's remote workload (Deployed, Serving); remote reasons such as
     # ImagePullBackOff or Unschedulable are reported as the remote object says them.
     WAITING_FOR_CLUSTER = "WaitingForCluster"

@@ -239,6 +239,27 @@ TRAFFIC_KEY = "traffic"
 FALLBACK_KEY_PREFIX = "fallback-"
 # A ModelEndpoint's HTTPRouteFilter injecting its spec.credentials.
 CREDENTIALS_KEY = "credentials"
+# A token-limited ModelService's AIGatewayRoute (in place of its HTTPRoute) and one AIServiceBackend per
+# endpoint Backend it routes to (``ai-backend-<endpoint>``); an InferenceGateway's Envoy AI Gateway releases.
+AI_ROUTE_KEY = "ai-route"
+_AI_BACKEND_PREFIX = "ai-backend-"
+AI_GATEWAY_CRDS_RELEASE_KEY = "ai-gateway-crds"
+AI_GATEWAY_RELEASE_KEY = "ai-gateway"
+
+
+def ai_backend_key(endpoint: str) -> str:
+    """The composition key of the AIServiceBackend wrapping ModelEndpoint ``endpoint``'s Backend."""
+    return f"{_AI_BACKEND_PREFIX}{endpoint}"
+
+
+def is_ai_backend_key(key: str) -> bool:
+    """Whether ``key`` is a ModelService's AIServiceBackend."""
+    return key.startswith(_AI_BACKEND_PREFIX)
+
+
+def ai_backend_name(backend: str) -> str:
+    """The AIServiceBackend wrapping Envoy Gateway Backend ``backend`` (same namespace)."""
+    return bounded_name(f"{backend}-ai", 253)
 
 
 # Helm refuses a release name over 53 characters; provider-helm names the release after the Release resource.

@@ -230,6 +230,32 @@ class ProviderConfigRef(BaseModel):
     """
 
 
+class RateLimit(BaseModel):
+    """
+    Where rate limits are counted. Unset: each Envoy replica counts on its own (local limits; ModelService token limits are refused). With redis: Envoy Gateway's rate-limit service counts in Redis, one count across replicas (global limits).
+    """
+
+    redis: Redis
+    """
+    The Redis that Envoy Gateway's rate-limit service keeps its counters in.
+    """
+
+
+class Redis(BaseModel):
+    """
+    The Redis that Envoy Gateway's rate-limit service keeps its counters in.
+    """
+
+    address: Annotated[str, Field(max_length=512, min_length=3, pattern="^[^\\s/]+:[0-9]{1,5}$")]
+    """
+    host:port of the Redis server, e.g. redis.redis-system.svc.cluster.local:6379.
+    """
+    secretRef: SecretRef1 | None = None
+    """
+    A kubernetes.io/tls Secret in envoy-gateway-system holding the client certificate the rate-limit service presents to Redis; when set, it connects with TLS. Plain TCP when unset.
+    """
+
+
 class SecretRef(BaseModel):
     """
     A Secret of API keys.
@@ -243,11 +269,28 @@ class SecretRef(BaseModel):
     """
 
 
+class SecretRef1(BaseModel):
+    """
+    A kubernetes.io/tls Secret in envoy-gateway-system holding the client certificate the rate-limit service presents to Redis; when set, it connects with TLS. Plain TCP when unset.
+    """
+
+    name: Annotated[
+        str, Field(max_length=253, pattern="^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+    ]
+    """
+    The Secret's name (in envoy-gateway-system).
+    """
+
+
 class Spec(BaseModel):
     """
     The gateway's class, listeners and how to reach the control plane.
     """
 
+    aiGateway: Literal["Enabled", "Disabled"] | None = "Disabled"
+    """
+    Enabled installs Envoy AI Gateway (its pinned chart, beside Envoy Gateway) and lets ModelServices limit tokens (spec.limits[].tokensPerMinute): such a service is then routed through an AIGatewayRoute, which counts the tokens of each response.
+    """
     auth: Auth | None = None
     """
     How callers authenticate. Required on a new gateway: API keys and/or JWTs (mode Required, the default), or mode None, written explicitly, which accepts every caller (for development only). Envoy Gateway checks the credentials before any route runs (a SecurityPolicy on the Gateway) and forwards the caller's client id in the x-modelplane-client-id header, which a caller cannot set itself (the gateway removes it from every request first). A gateway created before spec.auth existed keeps accepting every caller until spec.auth is written.
@@ -269,6 +312,10 @@ class Spec(BaseModel):
     providerConfigRef: Annotated[ProviderConfigRef | None, Field(validate_default=True)] = {}
     """
     The provider-helm and provider-kubernetes ProviderConfig (same name) that reach the control plane itself, used to install the gateway.
+    """
+    rateLimit: RateLimit | None = None
+    """
+    Where rate limits are counted. Unset: each Envoy replica counts on its own (local limits; ModelService token limits are refused). With redis: Envoy Gateway's rate-limit service counts in Redis, one count across replicas (global limits).
     """
 
 

@@ -114,6 +114,25 @@ class GatewayRef(BaseModel):
     """
 
 
+class Limit(BaseModel):
+    """
+    One limit: per client id listed in clients (each its own budget), or shared by every caller of the service when clients is unset.
+    """
+
+    clients: Annotated[list[Client] | None, Field(max_length=16, min_length=1)] = None
+    """
+    The client ids this limit applies to, each with its own budget (the x-modelplane-client-id header the gateway forwards). Unset: one budget shared by every caller of the service, with or without a client id.
+    """
+    requestsPerMinute: Annotated[int | None, Field(ge=1, le=4294967295)] = None
+    """
+    Requests allowed per minute.
+    """
+    tokensPerMinute: Annotated[int | None, Field(ge=1, le=4294967295)] = None
+    """
+    Tokens (prompt plus completion, as the model server reports them in its OpenAI usage) allowed per minute. Counted after each response: the request that crosses the limit completes, the next ones get 429 until the minute turns. Needs the gateway's spec.aiGateway Enabled and spec.rateLimit.redis.
+    """
+
+
 class MatchExpression(BaseModel):
     """
     One label requirement.
@@ -228,6 +247,10 @@ class Spec(BaseModel):
     gatewayRef: Annotated[GatewayRef | None, Field(validate_default=True)] = {"name": "default"}
     """
     The InferenceGateway the service is exposed on.
+    """
+    limits: Annotated[list[Limit] | None, Field(max_length=16, min_length=1)] = None
+    """
+    Rate limits on the service's callers, enforced by the gateway (one Envoy Gateway BackendTrafficPolicy on the service's route). A caller over a limit gets 429. Requests are counted per Envoy replica (local) unless the InferenceGateway sets spec.rateLimit.redis, which makes every limit global (one count across replicas). tokensPerMinute needs both spec.rateLimit.redis and spec.aiGateway Enabled on the gateway: without them the service says why in its Limited condition and composes no new limits.
     """
 
 

@@ -49,6 +49,7 @@ NOT_CHECKED_BY_CLI = {
     "inferenceclusters/bad-label-value": "label values are checked by ObjectMeta validation",
     "modeldeployments/md-placement-pinned-twice": "the CLI does not check x-kubernetes-list-type: set for duplicates",
     "modelservices/access-clients-repeated": "the CLI does not check x-kubernetes-list-type: set for duplicates",
+    "modelservices/limits-clients-repeated": "the CLI does not check x-kubernetes-list-type: set for duplicates",
     "inferenceclusters/storage-classes-duplicate-name": "the CLI does not check x-kubernetes-list-type: map keys",
 }
 

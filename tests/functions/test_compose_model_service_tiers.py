@@ -298,6 +298,62 @@ def test_bad_tiers_keep_the_route_and_name_the_field(tiers: tuple[int, ...], rea
     assert any(r["severity"] == "SEVERITY_WARNING" for r in got.get("results", []))
 
 
+_AI_GATEWAY = {**GATEWAY, "spec": {"aiGateway": "Enabled"}}
+
+
+@pytest.mark.parametrize(
+    ("ready", "refs"),
+    [
+        pytest.param(
+            {"p-0": True, "b-0": True, "h-0": True},
+            {"p-0-ai": (1, 0), "b-0-ai": (1, 1), "h-0-ai": (1, 2)},
+            id="all-ready-every-tier-by-priority",
+        ),
+        pytest.param(
+            {"p-0": False, "b-0": True, "h-0": True},
+            {"p-0-ai": (0, 0), "b-0-ai": (1, 1), "h-0-ai": (1, 2)},
+            id="primary-down-its-weight-0",
+        ),
+        pytest.param(
+            {"p-0": False, "b-0": False, "h-0": True},
+            {"p-0-ai": (0, 0), "b-0-ai": (0, 1), "h-0-ai": (1, 2)},
+            id="only-the-last-tier-ready",
+        ),
+    ],
+)
+def test_three_tiers_through_the_ai_gateway_are_priorities(
+    ready: dict[str, bool], refs: dict[str, tuple[int, int]]
+) -> None:
+    # More tiers than Envoy Gateway's two: an AIGatewayRoute whose backendRefs carry each tier's rank.
+    xr = _service(("primary", 0), ("backup", 1), ("hosted", 2))
+    endpoints = [
+        _endpoint("p-0", "primary", ready=ready["p-0"]),
+        _endpoint("b-0", "backup", url="http://10.0.0.9", ready=ready["b-0"]),
+        _endpoint("h-0", "hosted", url="https://api.example.com/v1", ready=ready["h-0"]),
+    ]
+    got = _serve(ServiceRunner(), xr, [_AI_GATEWAY, *endpoints])
+    composed = _composed(got)
+    rule = composed["ai-route"]["spec"]["rules"][0]
+    assert {r["name"]: (r["weight"], r["priority"]) for r in rule["backendRefs"]} == refs
+    assert "route" not in composed
+    assert not [k for k in composed if k.startswith("fallback-")]
+    traffic = composed["traffic"]["spec"]
+    assert {"healthCheck", "retry"} <= set(traffic)
+    routed = _condition(got, "Routed")
+    assert routed["status"] == "STATUS_CONDITION_TRUE", routed
+    _assert_valid(got)
+
+
+def test_two_tiers_stay_on_the_http_route_with_the_ai_gateway_enabled() -> None:
+    # Backend fallback serves two tiers; the AI gateway is used only when it must be.
+    xr = _service(("primary", 0), ("backup", 1))
+    endpoints = [_endpoint("p-0", "primary"), _endpoint("b-0", "backup", url="http://10.0.0.9")]
+    got = _serve(ServiceRunner(), xr, [_AI_GATEWAY, *endpoints])
+    composed = _composed(got)
+    assert "ai-route" not in composed
+    assert "fallback-b-0" in composed
+
+
 # --- ModelEndpoint spec.credentials ---
 
 _ACCEPTED = {"backend": {"status": {"conditions": [{"type": "Accepted", "status": "True"}]}}}

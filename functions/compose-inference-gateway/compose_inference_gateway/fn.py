@@ -4,8 +4,10 @@ It composes a provider-helm Release of Envoy Gateway (through the control
 plane's own ProviderConfig), a GatewayClass, a Gateway with an HTTP listener
 (and HTTPS when a certificate is given, with the ReferenceGrant that lets the
 Gateway read a certificate in another namespace), the caller auth of
-``spec.auth`` (``compose_inference_gateway.auth``), and reports the Gateway's
-address once Envoy Gateway has programmed it.
+``spec.auth`` (``compose_inference_gateway.auth``), the rate-limit counters and
+Envoy AI Gateway of ``spec.rateLimit`` and ``spec.aiGateway``
+(``compose_inference_gateway.limits``), and reports the Gateway's address once
+Envoy Gateway has programmed it.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import structlog
 from crossplane.function import resource, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
-from compose_inference_gateway import auth
+from compose_inference_gateway import auth, limits
 from modelplane.conditions import Condition, Reason, Status, Type
 from modelplane.fnkit import inputs
 from modelplane.fnkit.ledger import Ledger
@@ -26,6 +28,8 @@ from modelplane.fnkit.runner import ComposeRunner
 from modelplane.fnkit.status import set_conditions, set_ready
 from modelplane.fnkit.xr import name_of
 from modelplane.names import (
+    AI_GATEWAY_CRDS_RELEASE_KEY,
+    AI_GATEWAY_RELEASE_KEY,
     CERTIFICATE_GRANT_KEY,
     GATEWAY_AUTH_KEY,
     GATEWAY_CLASS_KEY,
@@ -47,12 +51,15 @@ from modelplane.routing import (
     release,
 )
 from modelplane.routing.gateway import OBSERVED
+from modelplane.routing.gateway_values import Extras, envoy_gateway_values
 from modelplane_models.inference_gateway import InferenceGateway, Spec
 
 # What says each composed resource is ready: the Release (a managed resource) its Ready condition,
 # the GatewayClass Accepted by Envoy Gateway, the Gateway Programmed; a ReferenceGrant has no status.
 _READY_WHEN = {
     GATEWAY_RELEASE_KEY: "Ready",
+    AI_GATEWAY_CRDS_RELEASE_KEY: "Ready",
+    AI_GATEWAY_RELEASE_KEY: "Ready",
     GATEWAY_CLASS_KEY: "Accepted",
     GATEWAY_KEY: "Programmed",
 }
@@ -69,7 +76,9 @@ def compose(
     spec = xr.spec or Spec()
     plan = auth.plan_of(spec)
     auth.request_secrets(rsp, plan)
-    desired = {**_desired(name, spec), **auth.desired(name, gateway_ref(name), plan)}
+    extras = limits.plan_of(spec)
+    limits.request_secret(rsp, extras)
+    desired = {**_desired(name, spec, extras), **auth.desired(name, gateway_ref(name), plan)}
     ready = True
     observed_gateway = inputs.observed(req, rsp, GATEWAY_KEY, OBSERVED)
     observed_release = inputs.observed(req, rsp, GATEWAY_RELEASE_KEY, OBSERVED)
@@ -90,6 +99,7 @@ def compose(
     off = "spec.auth is not set" if plan.mode is auth.Mode.UNSET else f"spec.auth.mode is {plan.mode}"
     ledger.remove([GATEWAY_AUTH_KEY], f"{off}: no caller auth")
     ledger.remove([KEYS_GRANT_KEY], "spec.auth.apiKeys names no Secret")
+    ledger.remove([AI_GATEWAY_CRDS_RELEASE_KEY, AI_GATEWAY_RELEASE_KEY], "spec.aiGateway is not Enabled")
     ref = gateway_ref(name)
     http_port = spec.http.port if spec.http and spec.http.port else 80
     url = address(observed_gateway, http_port)
@@ -112,8 +122,11 @@ def compose(
     if auth_ready.reason == Reason.SECRET_NOT_FOUND:
         response.warning(rsp, auth_ready.message)
         log.info("auth not ready", reason=str(auth_ready.reason), message=auth_ready.message)
-    # A gateway whose key Secrets are missing refuses every caller: not Ready, though all is composed.
-    set_ready(rsp, ready=ready and url is not None and auth_ready.reason != Reason.SECRET_NOT_FOUND)
+    counters = limits.report(rsp, req, extras)
+    # A gateway whose key (or Redis certificate) Secrets are missing: not Ready, though all is composed.
+    set_ready(
+        rsp, ready=ready and url is not None and Reason.SECRET_NOT_FOUND not in (auth_ready.reason, counters.reason)
+    )
 
 
 FunctionRunner = functools.partial(ComposeRunner, compose)
@@ -124,7 +137,7 @@ def _invalid(problems: list[Problem]) -> Condition:
     return Condition(Type.PROGRAMMED, Status.FALSE, Reason.INVALID_SPEC, message)
 
 
-def _desired(name: str, spec: Spec) -> dict[str, dict[str, Any]]:
+def _desired(name: str, spec: Spec, extras: Extras) -> dict[str, dict[str, Any]]:
     class_name = spec.gatewayClassName or "modelplane"
     pc = spec.providerConfigRef
     provider_config = {
@@ -138,7 +151,8 @@ def _desired(name: str, spec: Spec) -> dict[str, dict[str, Any]]:
         listeners.append(Listener(spec.https.port or 443, certificate))
     ref = gateway_ref(name)
     out = {
-        GATEWAY_RELEASE_KEY: release(gateway_release_name(name), provider_config),
+        GATEWAY_RELEASE_KEY: release(gateway_release_name(name), provider_config, envoy_gateway_values(extras)),
+        **limits.desired(name, provider_config, extras),
         GATEWAY_CLASS_KEY: gateway_class(class_name),
         GATEWAY_KEY: gateway(ref, class_name, tuple(listeners)),
     }

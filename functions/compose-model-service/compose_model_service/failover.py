@@ -41,3 +41,15 @@ def write(
         lambda key: f"the service no longer selects ModelEndpoint {key.removeprefix(FALLBACK_KEY_PREFIX)}",
     )
     return traffic_parts(fallback=plan.fails_over)
+
+
+def write_ai(ledger: Ledger, plan: RoutePlan) -> dict[str, Any]:
+    """Through Envoy AI Gateway, tiers are backendRef priorities: no fallback copies; the same health checks, retries.
+
+    The copies composed for the HTTPRoute go with it (the AI gateway's route replaces it).
+    """
+    ledger.remove_unwritten(
+        lambda key: key.startswith(FALLBACK_KEY_PREFIX),
+        lambda _key: "the service is routed through Envoy AI Gateway, whose priorities fail over",
+    )
+    return traffic_parts(fallback=len(plan.tiers) > 1)

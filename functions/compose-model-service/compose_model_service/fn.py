@@ -15,7 +15,10 @@ service's HTTPRouteFilter, and says ``NoEndpoints``. An endpoint carrying a
 reference) gets no traffic, and a warning names it (``modelplane.routing.provenance``).
 Entries carry a priority tier: traffic goes to the lowest tier with a Ready endpoint, and the
 tier above it is Envoy's per-request fallback when the route allows (``failover``); tiers with
-a gap, or more than Envoy Gateway's two, keep what was composed and say why.
+a gap keep what was composed and say why. More tiers than Envoy Gateway's two need the
+gateway's Envoy AI Gateway: the service is then routed by an AIGatewayRoute with a priority per tier.
+``spec.limits`` become the route's BackendTrafficPolicy; token limits route the service
+through Envoy AI Gateway instead (``compose_model_service.limits``).
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from crossplane.function import resource, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2 as structpb
 
-from compose_model_service import failover
+from compose_model_service import failover, limits
 from modelplane.conditions import Condition, Reason, Status, Type
 from modelplane.fnkit import inputs
 from modelplane.fnkit.ledger import Ledger
@@ -73,19 +76,20 @@ from modelplane.routing import (
     unavailable_filter,
 )
 from modelplane.routing.auth import access_policy
+from modelplane.routing.limits import LimitsPlan
 from modelplane.routing.provenance import refusal
 from modelplane.routing.route import ENDPOINT, ROUTE
-from modelplane.routing.tiers import tier_problem
+from modelplane.routing.tiers import FALLBACK_LEVELS, tier_problem
 from modelplane.routing.traffic import traffic_policy
 from modelplane.routing.unavailable import unavailable_filter_name
 from modelplane.scheduling.labels import LabelSelector, Operator
 from modelplane.scheduling.labels import Requirement as LabelRequirement
-from modelplane_models.model_service import ModelService, Selector
+from modelplane_models.model_service import Access, ModelService, Selector
 
 GATEWAY = Requirement("gateway", API_VERSION, "InferenceGateway")
 ENDPOINTS = "endpoints"
 # What the service reads of its InferenceGateway.
-_GATEWAY: Layout = {"status": {"address": str}}
+_GATEWAY: Layout = {"status": {"address": str}, "spec": limits.GATEWAY_SPEC}
 
 
 @dataclass(frozen=True)
@@ -108,10 +112,10 @@ def compose(
     gateway_name = (spec.gatewayRef.name if spec and spec.gatewayRef else None) or "default"
     service = _Service(name_of(xr), namespace_of(xr), gateway_name)
     entries = list(spec.endpoints) if spec else []
-    tiers = tier_problem([e.tier or 0 for e in entries])
-    if tiers is not None:
-        reason = Reason.UNSUPPORTED_TIERS if tiers.needs_ai_gateway else Reason.INVALID_SPEC
-        keep_all(ledger, log, Condition(Type.ROUTED, Status.FALSE, reason, tiers.message))
+    tier_list = [e.tier or 0 for e in entries]
+    gaps = tier_problem(tier_list, levels=len(tier_list))
+    if gaps is not None:
+        keep_all(ledger, log, Condition(Type.ROUTED, Status.FALSE, Reason.INVALID_SPEC, gaps.message))
         return
     wanted = _request(rsp, service, [e.selector for e in entries])
     if any(name not in req.required_resources for name in (GATEWAY.name, *wanted)):
@@ -121,6 +125,11 @@ def compose(
     if not gateways:
         message = f"InferenceGateway {gateway_name!r} (spec.gatewayRef.name) does not exist"
         keep_all(ledger, log, Condition(Type.ROUTED, Status.FALSE, Reason.GATEWAY_NOT_FOUND, message))
+        return
+    many_tiers = len(set(tier_list)) > FALLBACK_LEVELS
+    tiers = None if limits.ai_gateway_enabled(gateways[0]) else tier_problem(tier_list)
+    if tiers is not None:
+        keep_all(ledger, log, Condition(Type.ROUTED, Status.FALSE, Reason.UNSUPPORTED_TIERS, tiers.message))
         return
     selections = [
         Selection(_selector(e.selector), e.weight if e.weight is not None else 1, e.tier or 0) for e in entries
@@ -135,20 +144,23 @@ def compose(
     accepted = route_accepted(inputs.observed(req, rsp, ROUTE_KEY, ROUTE), ref)
     # Always composed, so the route can point at it the moment the last endpoint stops serving.
     ledger.put(UNAVAILABLE_KEY, unavailable_filter(service.name, service.namespace), ready=True)
-    ledger.put(ROUTE_KEY, http_route(service.name, service.namespace, path, ref, plan), ready=accepted)
-    access = spec.access if spec else None
-    clients = [c.root for c in access.clients or []] if access else []
-    if clients:
-        policy = access_policy(access_policy_name(service.name), service.namespace, service.name, clients)
-        ledger.put(ACCESS_KEY, policy, ready=ACCESS_KEY in req.observed.resources)
-    ledger.remove([ACCESS_KEY], "spec.access.clients is not set: every caller the gateway authenticates may call")
-    parts: dict[str, Any] = {**failover.write(req, rsp, ledger, service.name, service.namespace, plan)}
-    traffic = traffic_policy(traffic_policy_name(service.name), service.namespace, service.name, parts)
-    if traffic is not None:
-        ledger.put(TRAFFIC_KEY, traffic, ready=TRAFFIC_KEY in req.observed.resources)
-    ledger.remove([TRAFFIC_KEY], "no fallback tier fails over per request")
-    _write_status(rsp, service, plan, gateways[0])
-    condition = _routed(plan, ref, path, service.name, refused)
+    limited = limits.plan_of(spec, gateways[0])
+    ai = limits.through_ai_gateway(req, limited, many_tiers=many_tiers)
+    if ai:
+        accepted = limits.put_ai_route(ledger, service.name, service.namespace, ref, plan, limited)
+    else:
+        ledger.put(ROUTE_KEY, http_route(service.name, service.namespace, path, ref, plan), ready=accepted)
+        limits.remove_ai_route(ledger)
+    parts = (
+        failover.write_ai(ledger, plan)
+        if ai
+        else failover.write(req, rsp, ledger, service.name, service.namespace, plan)
+    )
+    _put_traffic(ledger, service, limited, parts)
+    _put_access(ledger, service, spec.access if spec else None)
+    _write_status(rsp, service, plan, gateways[0], "" if ai else path)
+    limits.report(rsp, limited, service.namespace, service.name, ai=ai)
+    condition = _routed(plan, ref, limits.where(path, service.namespace, service.name, ai=ai), service.name, refused)
     if condition.status != Status.TRUE:
         response.warning(rsp, condition.message)
         log.info("not routed", reason=str(condition.reason), message=condition.message)
@@ -157,6 +169,24 @@ def compose(
 
 
 FunctionRunner = functools.partial(ComposeRunner, compose)
+
+
+def _put_access(ledger: Ledger, service: _Service, access: Access | None) -> None:
+    """Write the SecurityPolicy narrowing the service's callers to ``spec.access.clients``, if set."""
+    clients = [c.root for c in access.clients or []] if access else []
+    if clients:
+        policy = access_policy(access_policy_name(service.name), service.namespace, service.name, clients)
+        ledger.put(ACCESS_KEY, policy, ready=ACCESS_KEY in ledger.req.observed.resources)
+    ledger.remove([ACCESS_KEY], "spec.access.clients is not set: every caller the gateway authenticates may call")
+
+
+def _put_traffic(ledger: Ledger, service: _Service, limited: LimitsPlan, failover_parts: dict[str, Any]) -> None:
+    """Write the route's one BackendTrafficPolicy (``modelplane.routing.traffic``): each feature adds its part."""
+    parts = {**failover_parts, "rateLimit": limits.rate_limit_part(ledger.req, limited)}
+    policy = traffic_policy(traffic_policy_name(service.name), service.namespace, service.name, parts)
+    if policy is not None:
+        ledger.put(TRAFFIC_KEY, policy, ready=TRAFFIC_KEY in ledger.req.observed.resources)
+    ledger.remove([TRAFFIC_KEY], "no spec.limits and no fallback tier failing over per request")
 
 
 def _request(rsp: fnv1.RunFunctionResponse, service: _Service, selectors: Sequence[Selector]) -> list[str]:
@@ -251,7 +281,9 @@ def _invalid(problems: list[Problem]) -> Condition:
     return Condition(Type.ROUTED, Status.FALSE, Reason.INVALID_SPEC, message)
 
 
-def _write_status(rsp: fnv1.RunFunctionResponse, service: _Service, plan: RoutePlan, gateway: dict[str, Any]) -> None:
+def _write_status(
+    rsp: fnv1.RunFunctionResponse, service: _Service, plan: RoutePlan, gateway: dict[str, Any], path: str
+) -> None:
     status: dict[str, Any] = {
         "routeName": service.name,
         "matchedEndpoints": sum(1 for b in plan.backends if b.endpoint.routable),
@@ -262,7 +294,7 @@ def _write_status(rsp: fnv1.RunFunctionResponse, service: _Service, plan: RouteP
     }
     base = (gateway.get("status") or {}).get("address")
     if base:
-        status["address"] = f"{str(base).rstrip('/')}{service_path(service.namespace, service.name)}"
+        status["address"] = f"{str(base).rstrip('/')}{path}"
     resource.update(rsp.desired.composite, {"status": status})
 
 

@@ -63,8 +63,8 @@ def gateway_ref(inference_gateway: str) -> GatewayRef:
     return GatewayRef(inference_gateway)
 
 
-def release(name: str, provider_config: Mapping[str, str]) -> dict[str, Any]:
-    """The provider-helm Release that installs Envoy Gateway on the control plane."""
+def release(name: str, provider_config: Mapping[str, str], values: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The provider-helm Release that installs Envoy Gateway on the control plane, ``values`` merged over ours."""
     return {
         "apiVersion": RELEASE_API_VERSION,
         "kind": "Release",
@@ -73,11 +73,19 @@ def release(name: str, provider_config: Mapping[str, str]) -> dict[str, Any]:
             "forProvider": {
                 "chart": {"name": CHART_NAME, "repository": CHART_REPOSITORY, "version": CHART_VERSION},
                 "namespace": GATEWAY_NAMESPACE,
-                "values": dict(CHART_VALUES),
+                "values": _merged(CHART_VALUES, values or {}),
             },
             "providerConfigRef": dict(provider_config),
         },
     }
+
+
+def _merged(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in extra.items():
+        old = out.get(key)
+        out[key] = _merged(old, value) if isinstance(old, Mapping) and isinstance(value, Mapping) else value
+    return out
 
 
 def gateway_class(name: str) -> dict[str, Any]:

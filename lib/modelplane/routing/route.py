@@ -97,6 +97,9 @@ class BackendRef:
     share: Share
     tier: int = 0
     fallback: bool = False
+    # Its weight within its tier whether or not the tier is active: Envoy AI Gateway's priorities fail
+    # over through every tier per request, so each tier carries its weights (0 when not routable).
+    tier_weight: int = 0
 
 
 @dataclass(frozen=True)
@@ -175,7 +178,7 @@ def plan_route(selections: Sequence[Selection], endpoints: Sequence[Endpoint]) -
     for tier, tiered_shares in shares.items():
         for s in tiered_shares:
             share = s if tier == active else Share(s.endpoint, 0, Fraction(0))
-            refs[s.endpoint] = BackendRef(by_name[s.endpoint], share, tier)
+            refs[s.endpoint] = BackendRef(by_name[s.endpoint], share, tier, tier_weight=s.weight)
     for name in sorted(tier_of):
         if name not in refs and by_name[name].backend:
             refs[name] = BackendRef(by_name[name], Share(name, 0, Fraction(0)), tier_of[name])
@@ -186,7 +189,7 @@ def plan_route(selections: Sequence[Selection], endpoints: Sequence[Endpoint]) -
             by_share = {x.endpoint: x for x in shares.get(active + 1, [])}
             for r in standby:
                 share = by_share.get(r.endpoint.name, r.share)
-                refs[r.endpoint.name] = BackendRef(r.endpoint, share, r.tier, fallback=True)
+                refs[r.endpoint.name] = BackendRef(r.endpoint, share, r.tier, fallback=True, tier_weight=r.tier_weight)
     return RoutePlan(tuple(groups), tuple(refs[n] for n in sorted(refs)))
 
 
