@@ -35,6 +35,8 @@ class Type(StrEnum):
     OVERCOMMITTED = "Overcommitted"
     # Whether an InferenceGateway authenticates its callers (spec.auth) with what it names.
     AUTH_READY = "AuthReady"
+    # Whether a workload cluster's gateway serves TLS the control plane verifies (ServingStack, InferenceCluster).
+    GATEWAY_TLS = "GatewayTLS"
 
 
 class Reason(StrEnum):
@@ -101,6 +103,12 @@ class Reason(StrEnum):
     SECRET_NOT_FOUND = "SecretNotFound"  # noqa: S105 - a reason, not a secret
     AUTH_DISABLED = "AuthDisabled"
     AUTH_NOT_CONFIGURED = "AuthNotConfigured"
+    # A workload gateway's TLS (GatewayTLS); a ModelEndpoint's upstream CA (Valid).
+    TLS_READY = "TLSReady"
+    TLS_PENDING = "TLSPending"
+    INSECURE = "Insecure"
+    INSECURE_LISTENER_KEPT = "InsecureListenerKept"
+    CA_NOT_FOUND = "CANotFound"
     # A ModelReplica's remote workload (Deployed, Serving); remote reasons such as
     # ImagePullBackOff or Unschedulable are reported as the remote object says them.
     WAITING_FOR_CLUSTER = "WaitingForCluster"
