@@ -71,7 +71,7 @@ def compose(
     classes = _classes(req, rsp)
     provisioned = write_cloud(ledger, name, spec, classes) or existing_provisioned(req, access)
     write_provider_configs(ledger, name, access)
-    stack_ready, address = write_stack(ledger, name, spec)
+    stack = write_stack(ledger, name, spec)
     capacity = cluster_capacity(req, rsp, xr, spec, write_watches(ledger, name, spec.scheduler), classes)
     drain = drain_status(REPLICAS.structs(req), name) if spec.drain else None
     status: dict[str, Any] = {
@@ -82,15 +82,18 @@ def compose(
         **({"cost": capacity.cost} if capacity.cost is not None else {}),
         **({"drain": drain} if drain is not None else {}),
     }
-    if address:
-        status["gateway"] = {"address": address}
+    if stack.gateway:
+        status["gateway"] = stack.gateway
     resource.update(rsp.desired.composite, {"status": status})
-    stack = (
+    stack_ready = stack.ready
+    installed = (
         Condition(Type.STACK_READY, Status.TRUE, Reason.AVAILABLE, f"ServingStack {name} is ready")
         if stack_ready
         else Condition(Type.STACK_READY, Status.FALSE, Reason.INSTALLING, f"ServingStack {name} is not ready yet")
     )
-    set_conditions(rsp, provisioned, stack, capacity.known, drained_condition(drain), capacity.overcommitted)
+    set_conditions(
+        rsp, provisioned, installed, stack.tls, capacity.known, drained_condition(drain), capacity.overcommitted
+    )
     if provisioned.status != Status.TRUE and provisioned.reason != Reason.PROVISIONING:
         response.warning(rsp, f"{provisioned.reason}: {provisioned.message}")
     ready = provisioned.status == Status.TRUE and stack_ready
