@@ -178,7 +178,7 @@ def _tls_condition(rsp: fnv1.RunFunctionResponse) -> fnv1.Condition:
     return next(c for c in rsp.conditions if c.type == "GatewayTLS")
 
 
-def _with_gateway(**gateway: Any) -> dict[str, Any]:  # noqa: ANN401 - the XR's spec.gateway fields
+def _with_gateway(**gateway: Any) -> dict[str, Any]:
     xr = _stack("Native", "None")
     xr["spec"]["gateway"].update(gateway)
     return xr
