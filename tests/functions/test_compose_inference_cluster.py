@@ -221,7 +221,9 @@ def test_existing_cluster_composes_provider_configs_and_stack() -> None:
 TLS = {"caSecretRef": {"name": "c-gateway-ca", "namespace": "crossplane-system"}, "hostname": "gateway.modelplane.ai"}
 
 
-def _stack_status(gateway: dict[str, Any], *, tls: tuple[str, str, str] = ("True", "TLSReady", "serves")) -> dict:
+def _stack_status(
+    gateway: dict[str, Any], *, tls: tuple[str, str, str] = ("True", "TLSReady", "serves")
+) -> dict[str, Any]:
     return {
         "apiVersion": "modelplane.ai/v1alpha1",
         "kind": "ServingStack",
@@ -274,7 +276,7 @@ def test_ready_with_the_stack_and_its_gateway(gateway: dict[str, Any], published
         pytest.param(False, {"insecure": False}, id="secure-only"),
     ],
 )
-def test_spec_gateway_insecure_reaches_the_stack(insecure: bool | None, stack_gateway: dict | None) -> None:
+def test_spec_gateway_insecure_reaches_the_stack(insecure: bool | None, stack_gateway: dict[str, Any] | None) -> None:
     xr = _cluster()
     if insecure is not None:
         xr["spec"]["gateway"] = {"insecure": insecure}

@@ -305,12 +305,12 @@ class StatusCase:
     want_ready: bool = False
     want_reason: str = ""
     want_in_message: tuple[str, ...] = ()
-    want_endpoint: dict[str, str] | None = None
+    want_endpoint: dict[str, Any] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
 # Every replica is served at the root of its cluster's gateway, on its own virtual host.
-READY_ENDPOINT = {"url": "https://203.0.113.7/", "host": REPLICA_HOST, "tls": GATEWAY_TLS}
+READY_ENDPOINT: dict[str, Any] = {"url": "https://203.0.113.7/", "host": REPLICA_HOST, "tls": GATEWAY_TLS}
 
 STATUS_CASES = [
     StatusCase(

@@ -174,7 +174,7 @@ def _gateway_spec(desired: dict[str, dict[str, Any]]) -> dict[str, Any]:
     return dict(desired["gateway"]["spec"]["forProvider"]["manifest"]["spec"])
 
 
-def _tls_condition(rsp: fnv1.RunFunctionResponse) -> fnv1.Condition:
+def _tls_condition(rsp: fnv1.RunFunctionResponse) -> Any:
     return next(c for c in rsp.conditions if c.type == "GatewayTLS")
 
 
