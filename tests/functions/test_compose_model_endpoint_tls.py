@@ -175,7 +175,11 @@ def test_until_the_ca_is_read_the_endpoint_keeps_what_runs(
 def test_tls_taken_out_of_the_spec_removes_the_copy_and_the_policy() -> None:
     xr = _xr()
     del xr["spec"]["tls"]
-    observed = {"backend": HTTP_BACKEND, "upstream-ca": {"kind": "Secret"}, "backend-tls": {"kind": "BackendTLSPolicy"}}
+    observed: dict[str, dict[str, Any]] = {
+        "backend": HTTP_BACKEND,
+        "upstream-ca": {"kind": "Secret"},
+        "backend-tls": {"kind": "BackendTLSPolicy"},
+    }
     composed = _composed(_run(xr, observed=observed))
     assert sorted(composed) == ["backend"]
     assert composed["backend"]["spec"]["tls"] == {"wellKnownCACertificates": "System"}
