@@ -29,6 +29,8 @@ from typing import Any
 import yaml
 
 from modelplane import kinds
+from modelplane.admission.catalog import validate
+from modelplane.admission.validator import Validator
 from tests.conformance import openapi_crds
 from tests.conformance.openapi_crds import GVK
 
@@ -173,3 +175,27 @@ def extensions(objects: Iterable[Mapping[str, Any]], dest: Path) -> list[Path]:
             # JSON is YAML, and much faster to write than a YAML dump of a large schema.
             (dest / openapi_crds.file_name(group, kind)).write_text(json.dumps(definition))
     return [APIS, dest]
+
+
+@functools.cache
+def standin_validator(api_version: str, kind: str) -> Validator | None:
+    """The admission validator of a kind that only a stand-in CRD (``standin_crds/``) describes, or None."""
+    group, _, version = api_version.rpartition("/")
+    crd = shared_crds(STANDIN_CRDS_DIR).get((group, kind))
+    if crd is None:
+        return None
+    for doc in _load(crd.path):
+        spec = doc.get("spec") or {}
+        if spec.get("group") != group or (spec.get("names") or {}).get("kind") != kind:
+            continue
+        for v in spec.get("versions") or ():
+            if v.get("name") == version and v.get("served", True):
+                return Validator(kind, v["schema"]["openAPIV3Schema"], namespaced=spec.get("scope") == "Namespaced")
+    return None
+
+
+def validate_any(manifest: Mapping[str, Any]) -> tuple[str, ...]:
+    """The admission errors of ``manifest``: by its real schema, or by its stand-in CRD when it has only that."""
+    standin = standin_validator(str(manifest.get("apiVersion", "")), str(manifest.get("kind", "")))
+    result = standin.validate(dict(manifest)) if standin is not None else validate(dict(manifest))
+    return tuple(result.errors)
