@@ -184,6 +184,8 @@ def stack_components(*, backend: str, scheduler: str, prometheus: str = "None") 
         msg = f"no serving stack for backend {backend!r} and scheduler {scheduler!r}"
         raise ValueError(msg)
     wanted = {Component.LWS, Component.ENVOY_GATEWAY, Component.DRA_DRIVER}
+    # The workload gateway's certificate is issued by cert-manager (modelplane.routing.workload_tls).
+    wanted.add(Component.CERT_MANAGER)
     wanted |= {Component.AI_GATEWAY_CRDS, Component.AI_GATEWAY}  # the gateway calls endpoint pickers through it
     if prometheus == "Managed":
         wanted.add(Component.KUBE_PROMETHEUS_STACK)

@@ -42,6 +42,8 @@ class Type(StrEnum):
     # Whether a ModelService's spec.limits are enforced; whether an InferenceGateway's rate-limit counter is set up.
     LIMITED = "Limited"
     RATE_LIMIT_READY = "RateLimitReady"
+    # Whether a workload cluster's gateway serves TLS the control plane verifies (ServingStack, InferenceCluster).
+    GATEWAY_TLS = "GatewayTLS"
 
 
 class Reason(StrEnum):
@@ -123,6 +125,12 @@ class Reason(StrEnum):
     LIMITS_REFUSED = "LimitsRefused"
     LOCAL_COUNTERS = "LocalCounters"
     REDIS_COUNTERS = "RedisCounters"
+    # A workload gateway's TLS (GatewayTLS); a ModelEndpoint's upstream CA (Valid).
+    TLS_READY = "TLSReady"
+    TLS_PENDING = "TLSPending"
+    INSECURE = "Insecure"
+    INSECURE_LISTENER_KEPT = "InsecureListenerKept"
+    CA_NOT_FOUND = "CANotFound"
     # A ModelReplica's remote workload (Deployed, Serving); remote reasons such as
     # ImagePullBackOff or Unschedulable are reported as the remote object says them.
     WAITING_FOR_CLUSTER = "WaitingForCluster"

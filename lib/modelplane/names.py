@@ -262,6 +262,16 @@ def ai_backend_name(backend: str) -> str:
     return bounded_name(f"{backend}-ai", 253)
 
 
+# A ModelEndpoint with spec.tls: the copy of its upstream's CA certificate and the BackendTLSPolicy.
+UPSTREAM_CA_KEY = "upstream-ca"
+BACKEND_TLS_POLICY_KEY = "backend-tls"
+
+
+def upstream_ca_name(endpoint: str) -> str:
+    """The Secret beside a ModelEndpoint holding its upstream's CA certificate."""
+    return bounded_name(f"{endpoint}-upstream-ca", 253)
+
+
 # Helm refuses a release name over 53 characters; provider-helm names the release after the Release resource.
 MAX_HELM_RELEASE = 53
 
@@ -378,6 +388,16 @@ def is_release_key(key: str) -> bool:
 
 # The workload cluster's Gateway: its Namespace (the GatewayClass and Gateway take the keys below).
 GATEWAY_NAMESPACE_KEY = "gateway-namespace"
+# Its TLS (modelplane.routing.workload_tls): the cert-manager Issuers and Certificates, in signing order.
+GATEWAY_ISSUER_KEY = "gateway-issuer"
+GATEWAY_CA_KEY = "gateway-ca"
+GATEWAY_CA_ISSUER_KEY = "gateway-ca-issuer"
+GATEWAY_CERTIFICATE_KEY = "gateway-certificate"
+
+
+def gateway_ca_secret(stack: str) -> str:
+    """The control-plane Secret (in ``CONTROL_PLANE_NAMESPACE``) with a workload gateway's CA certificate."""
+    return bounded_name(f"{stack}-gateway-ca", 253)
 
 
 # --- Composition keys of a ModelReplica ---

@@ -48,6 +48,21 @@ class BlockedItem(BaseModel):
     """
 
 
+class CaSecretRef(BaseModel):
+    """
+    The control-plane Secret with the gateway's CA certificate under ca.crt.
+    """
+
+    name: str | None = None
+    """
+    The Secret's name.
+    """
+    namespace: str | None = None
+    """
+    The Secret's namespace.
+    """
+
+
 class Capacity(BaseModel):
     """
     The cluster's accelerator capacity, per pool and in total.
@@ -241,12 +256,31 @@ class Existing(BaseModel):
 
 class Gateway(BaseModel):
     """
+    The cluster's inbound gateway, which the ServingStack composes.
+    """
+
+    insecure: bool | None = None
+    """
+    true: the gateway serves plain HTTP only and the control plane sends to it unencrypted (a network you trust end to end). false: HTTPS only, with a certificate from the cluster's own cert-manager CA that the control plane verifies; an HTTP listener composed before is removed. Unset: HTTPS, and on a cluster whose gateway served HTTP before TLS existed that HTTP listener is kept, so endpoints still sent over HTTP keep routing until they move to HTTPS; the GatewayTLS condition says so; set false then.
+    """
+
+
+class Gateway1(BaseModel):
+    """
     The cluster's inbound gateway, from its ServingStack.
     """
 
     address: str | None = None
     """
     The gateway's address (IP or host name) that endpoints on this cluster are reached at.
+    """
+    tls: Tls | None = None
+    """
+    How the control plane verifies the gateway, from the ServingStack; absent when url is http.
+    """
+    url: str | None = None
+    """
+    The base URL endpoints on this cluster are reached at: https:// once the gateway serves its certificate, http:// only while its HTTP listener is what can serve (spec.gateway.insecure, or kept from before TLS).
     """
 
 
@@ -591,6 +625,10 @@ class Spec(BaseModel):
     """
     Drain the cluster (as kubectl drain: it implies cordoned): every ModelReplica here is moved to another cluster, a wave at a time per ModelDeployment and within its spec.strategy: a replacement is placed elsewhere and Ready before the replica here is retired, so a drain never lowers a deployment's Ready replicas. A replica that cannot move (no capacity elsewhere) stays, and its ModelDeployment says why. status.drain shows the progress.
     """
+    gateway: Gateway | None = None
+    """
+    The cluster's inbound gateway, which the ServingStack composes.
+    """
     nodePools: Annotated[list[NodePool] | None, Field(max_length=32)] = None
     """
     The cluster's GPU node pools. For a provisioned cluster Modelplane creates one node pool per entry (plus a small system pool of its own); for an existing cluster they describe the pools that are there.
@@ -638,7 +676,7 @@ class Status(BaseModel):
     """
     The progress of a drain (spec.drain): how many ModelReplicas still run on the cluster.
     """
-    gateway: Gateway | None = None
+    gateway: Gateway1 | None = None
     """
     The cluster's inbound gateway, from its ServingStack.
     """
@@ -677,6 +715,21 @@ class SubnetId(RootModel[str]):
     root: Annotated[str, Field(max_length=255)]
     """
     A subnet ID, e.g. subnet-0123456789abcdef0.
+    """
+
+
+class Tls(BaseModel):
+    """
+    How the control plane verifies the gateway, from the ServingStack; absent when url is http.
+    """
+
+    caSecretRef: CaSecretRef | None = None
+    """
+    The control-plane Secret with the gateway's CA certificate under ca.crt.
+    """
+    hostname: str | None = None
+    """
+    The name the gateway's certificate is issued for, sent as SNI.
     """
 
 

@@ -6,6 +6,26 @@ from pydantic import BaseModel, Field
 from typing import Annotated, Literal
 
 
+class CaSecretRef(BaseModel):
+    """
+    The Secret with the CA certificate under ca.crt. In the endpoint's own namespace it is used as it is; otherwise only a workload gateway's CA (<cluster>-gateway-ca in crossplane-system, as InferenceCluster status.gateway.tls names it) is accepted, and its ca.crt (nothing else) is copied beside the endpoint as <endpoint>-upstream-ca.
+    """
+
+    name: Annotated[
+        str,
+        Field(
+            max_length=253, min_length=1, pattern="^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+        ),
+    ]
+    """
+    The Secret's name.
+    """
+    namespace: Annotated[str, Field(max_length=63, min_length=1, pattern="^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")]
+    """
+    The Secret's namespace.
+    """
+
+
 class Condition(BaseModel):
     """
     A condition Crossplane or the composition function reports.
@@ -174,6 +194,10 @@ class Spec(BaseModel):
     """
     The path prefix requests reach the endpoint with. Clients call a ModelService at <address>/<namespace>/<service>/...; the gateway replaces that /<namespace>/<service> prefix with this path before forwarding, so with the default "/" a client's /v1/chat/completions arrives as /v1/chat/completions. An endpoint served under a path sets that path here.
     """
+    tls: Tls | None = None
+    """
+    How the gateway verifies an https upstream with a private CA (a workload cluster's gateway): a BackendTLSPolicy on the Backend checks the upstream's certificate against caSecretRef's ca.crt for hostname, also sent as SNI. Without it an https endpoint is verified against the system's well-known CAs.
+    """
     url: Annotated[
         str,
         Field(
@@ -207,4 +231,24 @@ class Status(BaseModel):
     credentialsFilterName: str | None = None
     """
     The name of the Envoy Gateway HTTPRouteFilter composed for spec.credentials (in the endpoint's namespace), which ModelService routes put on the endpoint's backendRef; set while the Secret exists.
+    """
+
+
+class Tls(BaseModel):
+    """
+    How the gateway verifies an https upstream with a private CA (a workload cluster's gateway): a BackendTLSPolicy on the Backend checks the upstream's certificate against caSecretRef's ca.crt for hostname, also sent as SNI. Without it an https endpoint is verified against the system's well-known CAs.
+    """
+
+    caSecretRef: CaSecretRef
+    """
+    The Secret with the CA certificate under ca.crt. In the endpoint's own namespace it is used as it is; otherwise only a workload gateway's CA (<cluster>-gateway-ca in crossplane-system, as InferenceCluster status.gateway.tls names it) is accepted, and its ca.crt (nothing else) is copied beside the endpoint as <endpoint>-upstream-ca.
+    """
+    hostname: Annotated[
+        str,
+        Field(
+            max_length=253, min_length=1, pattern="^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+        ),
+    ]
+    """
+    The name the upstream's certificate must be issued for, sent as SNI.
     """

@@ -61,6 +61,21 @@ class Arg(RootModel[str]):
     """
 
 
+class CaSecretRef(BaseModel):
+    """
+    The control-plane Secret with the gateway's CA certificate under ca.crt.
+    """
+
+    name: str | None = None
+    """
+    The Secret's name.
+    """
+    namespace: str | None = None
+    """
+    The Secret's namespace.
+    """
+
+
 class Capabilities(BaseModel):
     """
     POSIX capabilities added to or dropped from the runtime's default set.
@@ -388,6 +403,10 @@ class Endpoint(BaseModel):
     host: str | None = None
     """
     The replica's virtual host on the workload cluster's gateway, <replica>.<namespace>.replicas.modelplane.ai: requests to url must carry it as their Host header (the ModelEndpoint's spec.host). No DNS record exists for it.
+    """
+    tls: Tls | None = None
+    """
+    How the control plane verifies the gateway (the ModelEndpoint's spec.tls), from the cluster's status.gateway.tls; absent when url is http.
     """
     url: str | None = None
     """
@@ -1508,6 +1527,21 @@ class Template(BaseModel):
     spec: Spec1
     """
     The pod specification subset.
+    """
+
+
+class Tls(BaseModel):
+    """
+    How the control plane verifies the gateway (the ModelEndpoint's spec.tls), from the cluster's status.gateway.tls; absent when url is http.
+    """
+
+    caSecretRef: CaSecretRef | None = None
+    """
+    The control-plane Secret with the gateway's CA certificate under ca.crt.
+    """
+    hostname: str | None = None
+    """
+    The name the gateway's certificate is issued for, sent as SNI.
     """
 
 

@@ -6,6 +6,21 @@ from pydantic import BaseModel, Field
 from typing import Annotated, Literal
 
 
+class CaSecretRef(BaseModel):
+    """
+    The control-plane Secret holding the gateway's CA certificate under ca.crt (its key never leaves the workload cluster).
+    """
+
+    name: str | None = None
+    """
+    The Secret's name.
+    """
+    namespace: str | None = None
+    """
+    The Secret's namespace.
+    """
+
+
 class Condition(BaseModel):
     """
     A condition Crossplane or the composition function reports.
@@ -48,9 +63,17 @@ class Gateway(BaseModel):
     """
     The GatewayClass the stack creates for its Gateway.
     """
+    httpsPort: Annotated[int | None, Field(ge=1, le=65535)] = 443
+    """
+    The port of the Gateway's HTTPS listener, which terminates TLS with a certificate for gateway.modelplane.ai from the cluster's own cert-manager CA.
+    """
+    insecure: bool | None = None
+    """
+    true: the Gateway serves plain HTTP only, on port, and the control plane sends to it unencrypted. false: HTTPS only (an HTTP listener composed before is removed). Unset: HTTPS, and an HTTP listener composed before TLS existed is kept, so that endpoints still sent over HTTP keep routing until they move to HTTPS; set false once they have (the GatewayTLS condition says so).
+    """
     port: Annotated[int | None, Field(ge=1, le=65535)] = 80
     """
-    The HTTP port the Gateway listens on.
+    The port of the Gateway's plain HTTP listener, which exists only with insecure true, or kept from before TLS (see insecure).
     """
 
 
@@ -62,6 +85,14 @@ class Gateway1(BaseModel):
     address: str | None = None
     """
     The gateway's address (IP or host name), once its load balancer has one.
+    """
+    tls: Tls | None = None
+    """
+    How the control plane verifies the gateway; absent while it does not serve TLS.
+    """
+    url: str | None = None
+    """
+    The base URL the control plane sends to: https://<address>[:httpsPort] once the gateway serves its certificate, http://<address>[:port] while only its HTTP listener can serve (insecure, or kept from before TLS); absent before.
     """
 
 
@@ -217,4 +248,19 @@ class Status(BaseModel):
     releases: list[Release] | None = None
     """
     The Helm releases of the stack, sorted by name.
+    """
+
+
+class Tls(BaseModel):
+    """
+    How the control plane verifies the gateway; absent while it does not serve TLS.
+    """
+
+    caSecretRef: CaSecretRef | None = None
+    """
+    The control-plane Secret holding the gateway's CA certificate under ca.crt (its key never leaves the workload cluster).
+    """
+    hostname: str | None = None
+    """
+    The name the gateway's certificate is issued for, sent as SNI.
     """

@@ -7,7 +7,10 @@ A kind's schema comes from, in this order:
    KServe, LWS, KAI, Kueue, Gateway API, Envoy Gateway, KEDA, the Upbound
    providers, Crossplane, ...), one CRD file per group and kind;
 3. the Kubernetes OpenAPI document, converted by ``openapi_crds`` for
-   built-in kinds.
+   built-in kinds;
+4. a stand-in CRD in ``standin_crds/`` for a kind whose real CRD is not
+   available (cert-manager): the documented fields modelplane writes, and why
+   the stand-in exists, in the file.
 
 A kind found nowhere is a ``MissingSchemaError``, never a silent skip.
 """
@@ -26,6 +29,8 @@ from typing import Any
 import yaml
 
 from modelplane import kinds
+from modelplane.admission.catalog import validate
+from modelplane.admission.validator import Validator
 from tests.conformance import openapi_crds
 from tests.conformance.openapi_crds import GVK
 
@@ -34,6 +39,7 @@ APIS = REPO / "apis"
 # CI checks out the repository with ../shared beside it (see .ci/run).
 CRDS_DIR = Path(os.environ.get("MODELPLANE_CRDS") or REPO.parent / "shared" / "crds")
 KUBERNETES_OPENAPI = CRDS_DIR / "kubernetes-openapi" / "swagger.json.unprocessed"
+STANDIN_CRDS_DIR = Path(__file__).resolve().parent / "standin_crds"
 
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -125,6 +131,9 @@ def source(gvk: GVK) -> str:
             return crd.path.relative_to(CRDS_DIR).parts[0]
         if KUBERNETES_OPENAPI.is_file() and openapi_crds.load(KUBERNETES_OPENAPI).has(gvk):
             return "kubernetes-openapi"
+        standin = shared_crds(STANDIN_CRDS_DIR).get((gvk.group, gvk.kind))
+        if standin is not None and gvk.version in standin.versions:
+            return "stand-in"
     msg = f"no schema for {gvk}: not a Modelplane XRD, not among the CRDs in {CRDS_DIR}, not a built-in kind"
     raise MissingSchemaError(msg)
 
@@ -152,7 +161,7 @@ def extensions(objects: Iterable[Mapping[str, Any]], dest: Path) -> list[Path]:
         if where == "kubernetes-openapi":
             builtin.setdefault((gvk.group, gvk.kind), []).append(gvk.version)
         elif where != "apis":
-            crd = shared_crds()[(gvk.group, gvk.kind)]
+            crd = (shared_crds(STANDIN_CRDS_DIR) if where == "stand-in" else shared_crds())[(gvk.group, gvk.kind)]
             link = dest / f"{crd.group}_{crd.kind}.yaml"
             if not link.exists():
                 link.symlink_to(crd.path)
@@ -166,3 +175,27 @@ def extensions(objects: Iterable[Mapping[str, Any]], dest: Path) -> list[Path]:
             # JSON is YAML, and much faster to write than a YAML dump of a large schema.
             (dest / openapi_crds.file_name(group, kind)).write_text(json.dumps(definition))
     return [APIS, dest]
+
+
+@functools.cache
+def standin_validator(api_version: str, kind: str) -> Validator | None:
+    """The admission validator of a kind that only a stand-in CRD (``standin_crds/``) describes, or None."""
+    group, _, version = api_version.rpartition("/")
+    crd = shared_crds(STANDIN_CRDS_DIR).get((group, kind))
+    if crd is None:
+        return None
+    for doc in _load(crd.path):
+        spec = doc.get("spec") or {}
+        if spec.get("group") != group or (spec.get("names") or {}).get("kind") != kind:
+            continue
+        for v in spec.get("versions") or ():
+            if v.get("name") == version and v.get("served", True):
+                return Validator(kind, v["schema"]["openAPIV3Schema"], namespaced=spec.get("scope") == "Namespaced")
+    return None
+
+
+def validate_any(manifest: Mapping[str, Any]) -> tuple[str, ...]:
+    """The admission errors of ``manifest``: by its real schema, or by its stand-in CRD when it has only that."""
+    standin = standin_validator(str(manifest.get("apiVersion", "")), str(manifest.get("kind", "")))
+    result = standin.validate(dict(manifest)) if standin is not None else validate(dict(manifest))
+    return tuple(result.errors)

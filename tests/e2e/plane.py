@@ -126,6 +126,10 @@ WORKLOAD_CRDS = (
     "prometheus-operator/monitoring.coreos.com_servicemonitors.yaml",
     "prometheus-operator/monitoring.coreos.com_prometheusrules.yaml",
 )
+# cert-manager's Issuer and Certificate (the workload gateway's TLS): not among the shared CRDs, so the
+# validation tier's documented stand-in (tests/conformance/standin_crds/cert-manager.yaml) is served;
+# no cert-manager runs: the stand-in (tests/e2e/standin.py) issues placeholder certificates.
+WORKLOAD_STAND_IN_CRDS = (REPO / "tests" / "conformance" / "standin_crds" / "cert-manager.yaml",)
 # On the control plane, the CRDs of what cannot run here stand in for the providers and
 # controllers themselves (provider-helm, the cloud providers, Envoy Gateway). Printed at bring-up.
 STAND_IN_CRDS = {
@@ -136,6 +140,8 @@ STAND_IN_CRDS = {
     "gateway-api/standard/gateway.networking.k8s.io_httproutes.yaml": "Gateway API (no Envoy Gateway runs)",
     "gateway-api/standard/gateway.networking.k8s.io_referencegrants.yaml": "Gateway API (no Envoy Gateway runs)",
     "envoy-gateway/gateway.envoyproxy.io_backends.yaml": "Envoy Gateway's Backend (no Envoy Gateway runs)",
+    "gateway-api/standard/gateway.networking.k8s.io_backendtlspolicies.yaml": "Gateway API's BackendTLSPolicy "
+    "(an endpoint verifying its cluster's gateway)",
     "envoy-gateway/gateway.envoyproxy.io_httproutefilters.yaml": "Envoy Gateway's HTTPRouteFilter (a service's 503)",
     "envoy-gateway/gateway.envoyproxy.io_securitypolicies.yaml": "Envoy Gateway's SecurityPolicy (caller auth)",
     "envoy-gateway/gateway.envoyproxy.io_clienttrafficpolicies.yaml": "Envoy Gateway's ClientTrafficPolicy (client id)",
@@ -690,7 +696,10 @@ def _start(up: BringUp, began: float) -> Plane:
         ensure_namespace(plane.kube, CROSSPLANE_NAMESPACE)
 
         # Read once for every workload server (apply_crds copies what it changes).
-        workload_docs = list(yaml_documents(SHARED_CRDS / d for d in WORKLOAD_CRDS))
+        workload_docs = list(yaml_documents([*(SHARED_CRDS / d for d in WORKLOAD_CRDS), *WORKLOAD_STAND_IN_CRDS]))
+        plane.note(
+            "stand-in CRDs on the workload servers: cert-manager's Issuer and Certificate (no cert-manager runs)"
+        )
 
         def workload_crds(server: ApiServer) -> None:
             names = apply_crds(server.kube, workload_docs)

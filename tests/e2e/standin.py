@@ -11,12 +11,16 @@ is stood in for:
   an LLMInferenceService is Ready only once its pods are;
 - Envoy Gateway on every workload API server: GatewayClasses Accepted and
   Gateways Programmed with an address, HTTPRoutes accepted by their parents;
+- cert-manager on every workload API server: Issuers Ready, and each
+  Certificate's Secret written (``tls.crt``, ``tls.key``, ``ca.crt``, placeholder
+  PEM: no Envoy runs to present or verify it) before it is Ready, so that
+  provider-kubernetes copies the real way the CA's ``ca.crt`` to the control plane;
 - on the control plane: provider-helm Releases Ready and Synced (no
   provider-helm runs; like ``helm install --create-namespace`` it creates the
   release's namespace on the cluster its ClusterProviderConfig names, when
   that cluster is one of ours: see ``target``), and Envoy Gateway's answers there: GatewayClass
-  Accepted, Gateway Programmed with an address, HTTPRoutes and Backends
-  Accepted.
+  Accepted, Gateway Programmed with an address, HTTPRoutes, Backends and
+  BackendTLSPolicies Accepted.
 
 A cluster can be ``hold``-en: the stand-in then stops answering for it (as
 when its nodes are gone), leaving whatever status is there.
@@ -50,6 +54,8 @@ STAND_INS = {
     "namespace: elsewhere queue labels on pods are inert (no admission)",
     "Envoy Gateway and Envoy": "no Envoy binary: Gateways Programmed, routes Accepted by the stand-in",
     "provider-helm": "not run: Releases Ready and Synced by the stand-in, which creates their namespaces",
+    "cert-manager": "not run: its Issuers are Ready and each Certificate's Secret is written with placeholder PEM "
+    "(no Envoy runs to use it) by the stand-in, on the documented stand-in CRDs",
     "node lifecycle controller": "not run (it judges simulated heartbeats): the tier lifts a new node's "
     "not-ready taint once kwok reports it Ready",
     "GPU DRA driver": "the tier publishes each simulated node's ResourceSlice as the driver would, from the "
@@ -180,6 +186,52 @@ def _route(obj: Manifest, _scope: str) -> dict[str, Any] | None:
     }
 
 
+def _policy(obj: Manifest, _scope: str) -> dict[str, Any] | None:
+    """A BackendTLSPolicy accepted by the control plane's Envoy Gateway (its Gateway as the ancestor)."""
+    generation = _generation(obj)
+    for ancestor in obj.get("status", {}).get("ancestors") or []:
+        if any(
+            c.get("type") == "Accepted" and c.get("observedGeneration") == generation
+            for c in ancestor.get("conditions", [])
+        ):
+            return None
+    return {
+        "ancestors": [
+            {
+                "ancestorRef": {"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "stand-in"},
+                "controllerName": _GATEWAY_CONTROLLER,
+                "conditions": [
+                    _condition("Accepted", "Accepted", generation),
+                    _condition("ResolvedRefs", "ResolvedRefs", generation),
+                ],
+            }
+        ]
+    }
+
+
+# What cert-manager would write into a Certificate's Secret; placeholders, as nothing here verifies TLS.
+_PLACEHOLDER_PEM = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCmUyZSBzdGFuZC1pbgotLS0tLUVORCBDRVJUSUZJQ0FURS0tLS0tCg=="
+CERTIFICATE = ("cert-manager.io/v1", "Certificate")
+
+
+def issue(kube: Kube, certificate: Mapping[str, Any]) -> None:
+    """What cert-manager does before a Certificate is Ready: its Secret exists, with the CA beside the cert."""
+    meta, spec = certificate.get("metadata", {}), certificate.get("spec", {})
+    name, namespace = spec.get("secretName"), meta.get("namespace")
+    if not name or not namespace or kube.get("v1", "Secret", str(name), str(namespace)) is not None:
+        return
+    data = {"tls.crt": _PLACEHOLDER_PEM, "tls.key": _PLACEHOLDER_PEM, "ca.crt": _PLACEHOLDER_PEM}
+    kube.apply(
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": str(name), "namespace": str(namespace)},
+            "type": "kubernetes.io/tls",
+            "data": data,
+        }
+    )
+
+
 LLM_INFERENCE_SERVICE = ("serving.kserve.io/v1alpha2", "LLMInferenceService")
 
 
@@ -190,6 +242,8 @@ def workload_rules(loading: Loading) -> dict[tuple[str, str], Rule]:
         ("gateway.networking.k8s.io/v1", "GatewayClass"): _ready("Accepted"),
         ("gateway.networking.k8s.io/v1", "Gateway"): _gateway,
         ("gateway.networking.k8s.io/v1", "HTTPRoute"): _route,
+        ("cert-manager.io/v1", "Issuer"): _ready("Ready"),
+        CERTIFICATE: _ready("Ready"),
     }
 
 
@@ -202,6 +256,7 @@ CONTROL_PLANE_RULES: dict[tuple[str, str], Rule] = {
     ("gateway.networking.k8s.io/v1", "Gateway"): _gateway,
     ("gateway.networking.k8s.io/v1", "HTTPRoute"): _route,
     ("gateway.envoyproxy.io/v1alpha1", "Backend"): _ready("Accepted"),
+    ("gateway.networking.k8s.io/v1", "BackendTLSPolicy"): _policy,
 }
 
 
@@ -274,6 +329,8 @@ class StandIn:
                     meta = obj["metadata"]
                     if (api_version, kind) == RELEASE:
                         self._install(obj)
+                    if (api_version, kind) == CERTIFICATE:
+                        issue(kube, obj)
                     kube.patch(
                         api_version,
                         kind,

@@ -152,6 +152,22 @@ def test_quickstart_end_to_end(quickstart: Plane) -> None:
     assert endpoint["metadata"]["labels"]["modelplane.ai/deployment"] == "qwen"
     assert endpoint["spec"]["weight"] == 1, endpoint["spec"]
     assert endpoint["spec"]["host"] == pool_host("qwen", NS), endpoint["spec"]
+    # TLS on the hop to the cluster: https to its gateway, verified against the CA its ServingStack's
+    # cert-manager issued, which provider-kubernetes copied (ca.crt alone) into a control-plane Secret.
+    assert endpoint["spec"]["url"].startswith("https://"), endpoint["spec"]
+    assert endpoint["spec"]["tls"] == {
+        "caSecretRef": {"name": "quickstart-gateway-ca", "namespace": CROSSPLANE_NAMESPACE},
+        "hostname": "gateway.modelplane.ai",
+    }, endpoint["spec"]
+    published = kube.get("v1", "Secret", "quickstart-gateway-ca", CROSSPLANE_NAMESPACE) or {}
+    assert sorted(published.get("data") or {}) == ["ca.crt"], published.get("data")
+    copied = kube.get("v1", "Secret", f"{POOL_ENDPOINT}-upstream-ca", NS) or {}
+    assert copied.get("data") == published["data"], copied
+    assert base64.b64decode(copied["data"]["ca.crt"]).startswith(b"-----BEGIN CERTIFICATE-----")
+    policy = kube.get("gateway.networking.k8s.io/v1", "BackendTLSPolicy", POOL_ENDPOINT, NS) or {}
+    assert policy["spec"]["validation"]["caCertificateRefs"] == [
+        {"group": "", "kind": "Secret", "name": f"{POOL_ENDPOINT}-upstream-ca"}
+    ], policy
     # Once the pool's endpoint serves, the replica's own goes: the route has the pool alone.
     eventually(f"{name}'s own ModelEndpoint to go", lambda: xr(kube, "ModelEndpoint", name, NS) is None)
     wait_condition(kube, "ModelService", "qwen", NS, "Routed")

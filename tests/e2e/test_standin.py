@@ -11,7 +11,14 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.standin import CONTROL_PLANE_RULES, LLM_INFERENCE_SERVICE, WORKLOAD_RULES, Loading, gateway_address
+from tests.e2e.standin import (
+    CONTROL_PLANE_RULES,
+    LLM_INFERENCE_SERVICE,
+    WORKLOAD_RULES,
+    Loading,
+    gateway_address,
+    issue,
+)
 
 
 def _obj(api_version: str, kind: str, spec: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -93,3 +100,48 @@ def test_a_service_loads_for_its_generation(seconds: float, steps: list[tuple[fl
     for moved, generation, loaded in steps:
         clock.now += moved
         assert loading.loaded(_service(generation), "workload-a") is loaded, (moved, generation)
+
+
+@pytest.mark.parametrize(
+    ("kind", "signal"),
+    [
+        pytest.param("Issuer", "Ready", id="issuer"),
+        pytest.param("Certificate", "Ready", id="certificate"),
+    ],
+)
+def test_cert_manager_objects_are_ready(kind: str, signal: str) -> None:
+    done = _settle(WORKLOAD_RULES, _obj("cert-manager.io/v1", kind), "workload-a")
+    assert [(c["type"], c["status"]) for c in done["status"]["conditions"]] == [(signal, "True")]
+
+
+def test_a_backend_tls_policy_is_accepted_as_the_endpoint_function_reads_it() -> None:
+    from modelplane.routing import CONTROLLER_NAME  # noqa: PLC0415 - the signal the endpoint function reads
+    from modelplane.routing.backend_tls import policy_accepted  # noqa: PLC0415
+
+    obj = _obj("gateway.networking.k8s.io/v1", "BackendTLSPolicy")
+    assert not policy_accepted(obj, CONTROLLER_NAME)
+    assert policy_accepted(_settle(CONTROL_PLANE_RULES, obj, "control-plane"), CONTROLLER_NAME)
+
+
+class _Secrets:
+    """Just enough of Kube for ``issue``: Secrets by (namespace, name)."""
+
+    def __init__(self) -> None:
+        self.secrets: dict[tuple[str, str], dict[str, Any]] = {}
+
+    def get(self, _api_version: str, _kind: str, name: str, namespace: str | None = None) -> dict[str, Any] | None:
+        return self.secrets.get((namespace or "", name))
+
+    def apply(self, obj: dict[str, Any]) -> dict[str, Any]:
+        self.secrets[(obj["metadata"]["namespace"], obj["metadata"]["name"])] = obj
+        return obj
+
+
+def test_a_certificate_s_secret_carries_the_ca_beside_the_certificate() -> None:
+    kube = _Secrets()
+    certificate = _obj("cert-manager.io/v1", "Certificate", {"secretName": "modelplane-gateway-ca"})
+    issue(kube, certificate)  # type: ignore[arg-type]  # a fake Kube with get and apply
+    issue(kube, certificate)  # type: ignore[arg-type]  # written once
+    (secret,) = kube.secrets.values()
+    assert sorted(secret["data"]) == ["ca.crt", "tls.crt", "tls.key"]
+    assert secret["metadata"] == {"name": "modelplane-gateway-ca", "namespace": "ns"}

@@ -76,9 +76,15 @@ def cluster(*, backend: str = "KServe", scheduler: str = "None", ready: bool = T
     if ready:
         body["status"] = {
             "providerConfigRef": {"name": "east", "kind": "ClusterProviderConfig"},
-            "gateway": {"address": "203.0.113.7"},
+            "gateway": {"address": "203.0.113.7", "url": "https://203.0.113.7", "tls": GATEWAY_TLS},
         }
     return body
+
+
+GATEWAY_TLS = {
+    "caSecretRef": {"name": "east-gateway-ca", "namespace": "crossplane-system"},
+    "hostname": "gateway.modelplane.ai",
+}
 
 
 def workers(tensor: int = 1, pipeline: int = 1, count: int = 1) -> dict[str, Any]:

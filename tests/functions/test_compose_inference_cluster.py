@@ -208,6 +208,7 @@ def test_existing_cluster_composes_provider_configs_and_stack() -> None:
     assert _conditions(rsp) == {
         "Provisioned": ("TRUE", "Provisioned"),
         "StackReady": ("FALSE", "Installing"),
+        "GatewayTLS": ("FALSE", "TLSPending"),
         "CapacityKnown": ("TRUE", "Declared"),
         # Always set, so a Drained=True of an earlier drain never outlives it.
         "Drained": ("FALSE", "NotDraining"),
@@ -219,20 +220,78 @@ def test_existing_cluster_composes_provider_configs_and_stack() -> None:
     assert rsp.requirements.resources["kubeconfig"].match_name == "c-kubeconfig"
 
 
-def test_ready_with_the_stack_and_its_gateway_address() -> None:
-    stack = {
+TLS = {"caSecretRef": {"name": "c-gateway-ca", "namespace": "crossplane-system"}, "hostname": "gateway.modelplane.ai"}
+
+
+def _stack_status(
+    gateway: dict[str, Any], *, tls: tuple[str, str, str] = ("True", "TLSReady", "serves")
+) -> dict[str, Any]:
+    return {
         "apiVersion": "modelplane.ai/v1alpha1",
         "kind": "ServingStack",
         "metadata": {"name": "c"},
         "status": {
-            "gateway": {"address": "192.0.2.1"},
-            "conditions": [{"type": "Ready", "status": "True", "reason": "Available"}],
+            "gateway": gateway,
+            "conditions": [
+                {"type": "Ready", "status": "True", "reason": "Available"},
+                {"type": "GatewayTLS", "status": tls[0], "reason": tls[1], "message": tls[2]},
+            ],
         },
     }
-    rsp = _run(_req(_cluster(), observed={"serving-stack": stack}))
-    assert _status(rsp)["gateway"] == {"address": "192.0.2.1"}
+
+
+@pytest.mark.parametrize(
+    ("gateway", "published"),
+    [
+        pytest.param(
+            {"address": "192.0.2.1", "url": "https://192.0.2.1", "tls": TLS},
+            {"address": "192.0.2.1", "url": "https://192.0.2.1", "tls": TLS},
+            id="https-with-its-ca",
+        ),
+        pytest.param(
+            {"address": "192.0.2.1", "url": "http://192.0.2.1"},
+            {"address": "192.0.2.1", "url": "http://192.0.2.1"},
+            id="http-where-the-stack-serves-it",
+        ),
+        # A gateway with an address but no URL yet (TLS pending, no HTTP listener): nothing to send to.
+        pytest.param({"address": "192.0.2.1"}, None, id="no-url-no-gateway"),
+        pytest.param(
+            {"address": "192.0.2.1", "url": "http://192.0.2.1", "tls": TLS},
+            {"address": "192.0.2.1", "url": "http://192.0.2.1"},
+            id="a-ca-never-goes-with-http",
+        ),
+    ],
+)
+def test_ready_with_the_stack_and_its_gateway(gateway: dict[str, Any], published: dict[str, Any] | None) -> None:
+    rsp = _run(_req(_cluster(), observed={"serving-stack": _stack_status(gateway)}))
+    assert _status(rsp).get("gateway") == published
     assert _conditions(rsp)["StackReady"] == ("TRUE", "Available")
+    assert _conditions(rsp)["GatewayTLS"] == ("TRUE", "TLSReady")
     assert rsp.desired.composite.ready == fnv1.READY_TRUE
+
+
+@pytest.mark.parametrize(
+    ("insecure", "stack_gateway"),
+    [
+        pytest.param(None, None, id="unset-stays-unset"),
+        pytest.param(True, {"insecure": True}, id="insecure"),
+        pytest.param(False, {"insecure": False}, id="secure-only"),
+    ],
+)
+def test_spec_gateway_insecure_reaches_the_stack(insecure: bool | None, stack_gateway: dict[str, Any] | None) -> None:
+    xr = _cluster()
+    if insecure is not None:
+        xr["spec"]["gateway"] = {"insecure": insecure}
+    stack = _desired(_run(_req(xr)))["serving-stack"]
+    assert stack["spec"].get("gateway") == stack_gateway
+
+
+def test_the_stack_s_tls_condition_is_the_cluster_s() -> None:
+    said = ("False", "InsecureListenerKept", "spec.gateway.insecure is unset and the gateway also keeps ...")
+    stack = _stack_status({"address": "192.0.2.1", "url": "https://192.0.2.1", "tls": TLS}, tls=said)
+    rsp = _run(_req(_cluster(), observed={"serving-stack": stack}))
+    condition = next(c for c in rsp.conditions if c.type == "GatewayTLS")
+    assert (condition.reason, condition.message) == (said[1], said[2])
 
 
 def test_a_missing_secret_keeps_everything_and_says_why() -> None:

@@ -49,7 +49,13 @@ def _xr(replicas: int, routing: dict[str, Any] | None = None, shape: Shape = TP8
     return _dump(deployment("llm", replicas=replicas, shape=shape, routing=routing))
 
 
-def _replica(ordinal: int, where: str, *, ready: bool = True, shape: Shape = TP8) -> dict[str, Any]:
+def _tls(where: str) -> dict[str, Any]:
+    return {"caSecretRef": {"name": f"{where}-gateway-ca", "namespace": "crossplane-system"}, "hostname": "gw.example"}
+
+
+def _replica(
+    ordinal: int, where: str, *, ready: bool = True, shape: Shape = TP8, https: bool = False
+) -> dict[str, Any]:
     spec = {
         "inferenceClusterRef": {"name": where},
         "deploymentRef": {"name": "llm"},
@@ -61,6 +67,8 @@ def _replica(ordinal: int, where: str, *, ready: bool = True, shape: Shape = TP8
     status: dict[str, Any] = {"conditions": [{"type": "Ready", "status": "True" if ready else "False"}]}
     if ready:
         status["endpoint"] = {"url": f"http://{where}.example/", "host": f"llm-{ordinal}.ml.replicas.modelplane.ai"}
+        if https:
+            status["endpoint"] |= {"url": f"https://{where}.example/", "tls": _tls(where)}
     labels = {"modelplane.ai/deployment": "llm", "modelplane.ai/revision": shape_revision(serving_shape(spec))}
     return {
         "apiVersion": API,
@@ -385,3 +393,48 @@ def _pool_state(state: dict[str, dict[str, Any]] | None = None, *, replicas: int
     desired = _desired(_run(_xr(replicas), STEADY if state is None else state, (EAST, WEST)))
     ready = {"conditions": [{"type": "Ready", "status": "True"}]}
     return {k: {**v, "status": ready} for k, v in desired.items() if k.startswith("pool-")}
+
+
+@pytest.mark.parametrize(
+    ("https", "want"),
+    [
+        pytest.param(
+            (True, True, True),
+            {
+                "llm-east": {"url": "https://east.example/", "tls": _tls("east")},
+                "llm-west": {"url": "https://west.example/", "tls": _tls("west")},
+            },
+            id="every-replica-reports-https",
+        ),
+        # A cluster moving to TLS: its replicas report https one by one; the pool goes with the first.
+        pytest.param(
+            (False, False, True),
+            {
+                "llm-east": {"url": "https://east.example/", "tls": _tls("east")},
+                "llm-west": {"url": "http://west.example/"},
+            },
+            id="https-first-while-a-cluster-moves",
+        ),
+        pytest.param(
+            (False, False, False),
+            {"llm-east": {"url": "http://east.example/"}, "llm-west": {"url": "http://west.example/"}},
+            id="http-has-no-ca",
+        ),
+    ],
+)
+def test_a_pool_endpoint_carries_the_gateway_ca_its_replicas_report(
+    https: tuple[bool, bool, bool], want: dict[str, dict[str, Any]]
+) -> None:
+    observed = {f"replica-{o}": _replica(o, c, https=https[o]) for o, c in ((0, "east"), (1, "west"), (2, "east"))}
+    desired = _desired(_run(_xr(3), observed | _pool_state(), (EAST, WEST)))
+    endpoints = {o["metadata"]["name"]: o["spec"] for o in desired.values() if o["kind"] == "ModelEndpoint"}
+    got = {n: {k: v for k, v in spec.items() if k in {"url", "tls"}} for n, spec in endpoints.items() if "-" in n}
+    assert {n: got[n] for n in want} == want
+
+
+def test_a_replica_endpoint_carries_its_gateway_ca() -> None:
+    observed = {f"replica-{o}": _replica(o, c, https=True) for o, c in ((0, "east"), (1, "west"), (2, "east"))}
+    desired = _desired(_run(_xr(3, {"mode": "Replica"}), observed, (EAST, WEST)))
+    replica_endpoints = {k: v["spec"] for k, v in desired.items() if k.startswith("endpoint-")}
+    assert replica_endpoints
+    assert all(spec["tls"] == _tls(spec["url"][8:12]) for spec in replica_endpoints.values())

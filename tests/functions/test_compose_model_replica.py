@@ -13,8 +13,10 @@ import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import json_format
 
+from compose_model_replica import fn as replica_fn
 from compose_model_replica.fn import FunctionRunner
-from tests.functions.replica_fixtures import NAMESPACE, cluster, gpu_class, replica, request
+from modelplane_models.inference_cluster import InferenceCluster
+from tests.functions.replica_fixtures import GATEWAY_TLS, NAMESPACE, cluster, gpu_class, replica, request
 
 # The validation harness is imported as its own tests import it (a top-level module beside them).
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "validation"))
@@ -303,12 +305,12 @@ class StatusCase:
     want_ready: bool = False
     want_reason: str = ""
     want_in_message: tuple[str, ...] = ()
-    want_endpoint: dict[str, str] | None = None
+    want_endpoint: dict[str, Any] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
 # Every replica is served at the root of its cluster's gateway, on its own virtual host.
-READY_ENDPOINT = {"url": "http://203.0.113.7/", "host": REPLICA_HOST}
+READY_ENDPOINT: dict[str, Any] = {"url": "https://203.0.113.7/", "host": REPLICA_HOST, "tls": GATEWAY_TLS}
 
 STATUS_CASES = [
     StatusCase(
@@ -597,3 +599,27 @@ def test_a_bad_custom_picker_config_on_kserve_keeps_everything_and_names_the_fie
     assert deployed["reason"] == "InvalidSpec"
     assert deployed["message"].startswith("spec.routing.endpointPicker.config: ")
     assert "not an EndpointPickerConfig" in deployed["message"]
+
+
+@pytest.mark.parametrize(
+    ("gateway", "want"),
+    [
+        pytest.param(
+            {"address": "203.0.113.7", "url": "https://203.0.113.7", "tls": GATEWAY_TLS},
+            {"url": "https://203.0.113.7/", "tls": GATEWAY_TLS},
+            id="https-with-the-cluster-ca",
+        ),
+        pytest.param(
+            {"address": "203.0.113.7", "url": "http://203.0.113.7:8080"},
+            {"url": "http://203.0.113.7:8080/"},
+            id="http-where-the-cluster-says-so",
+        ),
+        # A cluster status written before TLS: its gateway served plain HTTP at its address.
+        pytest.param({"address": "203.0.113.7"}, {"url": "http://203.0.113.7/"}, id="status-from-before-tls"),
+        pytest.param({}, None, id="no-gateway-no-endpoint"),
+    ],
+)
+def test_the_replica_endpoint_is_the_cluster_gateway(gateway: dict[str, Any], want: dict[str, Any] | None) -> None:
+    body = cluster()
+    body["status"]["gateway"] = gateway
+    assert replica_fn._gateway_endpoint(InferenceCluster.model_validate(body)) == want

@@ -10,6 +10,7 @@ replica, and the status of a cluster's KAI Queue or Kueue ClusterQueue.
 
 from __future__ import annotations
 
+import base64
 import copy
 import dataclasses
 import functools
@@ -22,7 +23,7 @@ from crossplane.function import resource
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane.kinds import KINDS, Kind
-from modelplane.names import REPLICA_LABEL, ROLE_LABEL
+from modelplane.names import CONTROL_PLANE_NAMESPACE, REPLICA_LABEL, ROLE_LABEL, gateway_ca_secret
 from modelplane.preview.fleet import simulate
 from modelplane.preview.manifests import Loaded, load_dir
 from modelplane.preview.world import assumed_kubeconfigs, healthy, observed_status
@@ -97,11 +98,27 @@ def _fleet_seeds() -> list[Seed]:
         # The examples carry no status: seed from the healthy world `modelplane preview --assume-ready` simulates.
         loaded = load_dir(*(ROOT / "examples" / d for d in dirs))
         secrets, _ = assumed_kubeconfigs(loaded)
-        loaded = Loaded(loaded.xrs, loaded.others + secrets, loaded.sources)
+        loaded = Loaded(loaded.xrs, loaded.others + secrets + _gateway_cas(loaded), loaded.sources)
         simulate(loaded, compositions, renderer=renderer, world=healthy, observe=observed_status)
         fleet = "+".join(dirs)
         out += [Seed(f"{fleet}/{kind}/{name}", kind, r.SerializeToString()) for (kind, name), r in sorted(seen.items())]
     return out
+
+
+def _gateway_cas(loaded: Loaded) -> tuple[dict[str, Any], ...]:
+    """The CA Secret each cluster's ServingStack publishes (through provider-kubernetes, which the healthy
+    world does not run), so that the endpoints verifying its gateway settle as they would live."""
+    data = base64.b64encode(b"-----BEGIN CERTIFICATE-----\nfuzz seed\n-----END CERTIFICATE-----\n").decode()
+    return tuple(
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"namespace": CONTROL_PLANE_NAMESPACE, "name": gateway_ca_secret(str(xr["metadata"]["name"]))},
+            "data": {"ca.crt": data},
+        }
+        for xr in loaded.xrs
+        if xr.get("kind") == "InferenceCluster"
+    )
 
 
 def _scenario_seeds(all_cases: Iterable[Case]) -> list[Seed]:

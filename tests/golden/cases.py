@@ -175,7 +175,7 @@ def _other(doc: Manifest, step: Step) -> Manifest | None:
     return None if patch is None else _merge(doc, patch)
 
 
-def _serving(resource: Manifest, gateways: Mapping[str, str]) -> Manifest:
+def _serving(resource: Manifest, gateways: Mapping[str, Mapping[str, Any]]) -> Manifest:
     """A composed resource as observed once it serves: Ready, and for a replica its endpoint."""
     out = copy.deepcopy(resource)
     status = out.setdefault("status", {})
@@ -185,20 +185,23 @@ def _serving(resource: Manifest, gateways: Mapping[str, str]) -> Manifest:
     if out.get("kind") == "ModelReplica":
         cluster = out["spec"]["inferenceClusterRef"]["name"]
         meta = out["metadata"]
+        gateway = gateways.get(cluster) or {"url": f"http://{cluster}"}
         status["endpoint"] = {
-            "url": f"http://{gateways.get(cluster, cluster)}/",
+            "url": str(gateway.get("url") or f"http://{gateway.get('address')}").rstrip("/") + "/",
             "host": replica_host(meta["name"], meta["namespace"]),
+            **({"tls": gateway["tls"]} if "tls" in gateway else {}),
         }
     return out
 
 
-def _gateways(docs: Iterable[Manifest]) -> dict[str, str]:
-    """The simulated gateway address of each InferenceCluster, by name."""
+def _gateways(docs: Iterable[Manifest]) -> dict[str, dict[str, Any]]:
+    """The simulated gateway of each InferenceCluster (its address, URL and CA), by name."""
     return {
-        _key(d)[2]: str(address)
+        _key(d)[2]: dict(gateway)
         for d in docs
         if d.get("kind") == "InferenceCluster"
-        and (address := ((d.get("status") or {}).get("gateway") or {}).get("address"))
+        and (gateway := ((d.get("status") or {}).get("gateway") or {}))
+        and gateway.get("address")
     }
 
 

@@ -72,8 +72,8 @@ def test_summary_of_a_small_fleet(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert command.main(["--width", "200", str(_write(tmp_path, CLASS, CLUSTER, SCALED_OBJECT))]) == 0
     out = capsys.readouterr().out
     # The cluster composes its ServingStack, which renders in the same pass, right after it; the
-    # next pass changes nothing.
-    assert "settled after 2 passes" in out
+    # next pass takes the stack's GatewayTLS condition into the cluster's; the third changes nothing.
+    assert "settled after 3 passes" in out
     assert "edge pool-a l4 3 x 2 6 - 0 6 Declared" in _flat(out)
     assert "edge Existing None KServe Available" in _flat(out)
     # The kubeconfig Secret is not among the manifests: the preview says so instead of hiding it.

@@ -78,7 +78,7 @@ def compose(
         req, access
     )
     write_provider_configs(ledger, name, access)
-    stack_ready, address = write_stack(ledger, name, spec)
+    stack = write_stack(ledger, name, spec)
     capacity = cluster_capacity(req, rsp, xr, spec, write_watches(ledger, name, spec.scheduler), classes)
     drain = drain_status(REPLICAS.structs(req), name) if spec.drain else None
     status: dict[str, Any] = {
@@ -90,16 +90,26 @@ def compose(
         **({"drain": drain} if drain is not None else {}),
         **({"removingPools": removing_status(removing)} if removing else {}),
     }
-    if address:
-        status["gateway"] = {"address": address}
+    if stack.gateway:
+        status["gateway"] = stack.gateway
     resource.update(rsp.desired.composite, {"status": status})
-    stack = (
+    stack_ready = stack.ready
+    installed = (
         Condition(Type.STACK_READY, Status.TRUE, Reason.AVAILABLE, f"ServingStack {name} is ready")
         if stack_ready
         else Condition(Type.STACK_READY, Status.FALSE, Reason.INSTALLING, f"ServingStack {name} is not ready yet")
     )
     removed = removed_condition(removing)
-    set_conditions(rsp, provisioned, stack, capacity.known, drained_condition(drain), capacity.overcommitted, removed)
+    set_conditions(
+        rsp,
+        provisioned,
+        installed,
+        stack.tls,
+        capacity.known,
+        drained_condition(drain),
+        capacity.overcommitted,
+        removed,
+    )
     if provisioned.status != Status.TRUE and provisioned.reason != Reason.PROVISIONING:
         response.warning(rsp, f"{provisioned.reason}: {provisioned.message}")
     ready = provisioned.status == Status.TRUE and stack_ready

@@ -160,6 +160,9 @@ def _write_endpoint(ledger: Ledger, placement: Placement, deployment: Deployment
         if observed.host is not None:
             # Replicas share their cluster's gateway address; the Host header tells them apart.
             spec["host"] = observed.host
+        if observed.tls is not None and observed.url.startswith("https://"):
+            # The cluster's gateway CA, which the endpoint's BackendTLSPolicy verifies the gateway against.
+            spec["tls"] = observed.tls.spec()
         ledger.put(key, {"apiVersion": API_VERSION, "kind": "ModelEndpoint", "metadata": meta, "spec": spec})
     elif before is not None and "spec" in before.resource.fields:
         # The replica stopped reporting where it is reachable (not Ready): keep its endpoint, without traffic.

@@ -20,6 +20,7 @@ from google.protobuf import json_format
 from google.protobuf import struct_pb2 as structpb
 
 from compose_model_deployment.replicas import read_replica
+from modelplane import protojson
 from modelplane.capacity import DeploymentKey, Occupancy
 from modelplane.fnkit.structs import bounds, readiness_at
 from modelplane.names import (
@@ -29,6 +30,7 @@ from modelplane.names import (
     replica_key_ordinal,
     replica_ordinal,
 )
+from modelplane.routing.backend_tls import UpstreamTLS, read_tls
 from modelplane.scheduling import DecidedBy, Decision, serving_shape, shape_revision
 from modelplane.scheduling.revision import CACHE_KEYS, ROLE_KEYS, SHAPE_KEYS
 from modelplane_models.model_deployment import Placement1 as StatusPlacement
@@ -43,6 +45,7 @@ class OwnReplica:
         spec: Its observed spec (a view into the request: copied only when it is kept as is).
         url: The URL it reports in ``status.endpoint``, if any.
         host: The Host header it reports there, if any.
+        tls: How the control plane verifies its gateway, as it reports it there (https only), if any.
         placed_by: Its ``PLACED_BY_ANNOTATION`` as written (kept as it is), if any.
     """
 
@@ -50,6 +53,7 @@ class OwnReplica:
     spec: structpb.Struct
     url: str | None = None
     host: str | None = None
+    tls: UpstreamTLS | None = None
     placed_by: str | None = None
 
     @property
@@ -158,6 +162,7 @@ def read_own(req: fnv1.RunFunctionRequest, key: DeploymentKey) -> Own:
             spec=spec,
             url=_text(endpoint, "url"),
             host=_text(endpoint, "host"),
+            tls=_tls(endpoint),
             placed_by=_string(annotations, PLACED_BY_ANNOTATION),
         )
     return own
@@ -222,6 +227,13 @@ def _object(value: structpb.Value | None, name: str) -> structpb.Struct | None:
         return value.struct_value
     inner = value.struct_value.fields.get(name)
     return inner.struct_value if inner is not None and inner.HasField("struct_value") else None
+
+
+def _tls(endpoint: structpb.Struct | None) -> UpstreamTLS | None:
+    value = endpoint.fields.get("tls") if endpoint is not None else None
+    if value is None or not value.HasField("struct_value"):
+        return None
+    return read_tls(protojson.struct_to_dict(value.struct_value))
 
 
 def _text(struct: structpb.Struct | None, name: str) -> str | None:

@@ -47,6 +47,7 @@ from modelplane.names import (
     pool_host,
     routing_pool_key,
 )
+from modelplane.routing.backend_tls import UpstreamTLS
 from modelplane.routing.picker import Engine, Profile, Routing, engine_of, picker_config
 
 ENDPOINT_PART = "endpoint"
@@ -65,11 +66,15 @@ class ClusterRouting:
 
 @dataclass(frozen=True)
 class PoolCluster:
-    """One cluster a pool is composed for: its replicas, those Ready, and a URL of its gateway they report."""
+    """One cluster a pool is composed for: its replicas, those Ready, and a URL of its gateway they report.
+
+    ``tls`` is how that gateway is verified, reported with the URL (https only).
+    """
 
     name: str
     ready: int
     url: str | None
+    tls: UpstreamTLS | None = None
 
 
 def cluster_routing(req: fnv1.RunFunctionRequest, names: set[str]) -> dict[str, ClusterRouting]:
@@ -94,8 +99,13 @@ def pool_clusters(plan_clusters: Sequence[str], own: Own) -> dict[str, PoolClust
     out = {}
     for name in sorted(names):
         here = [own.replicas[o] for o in sorted(own.replicas) if own.replicas[o].occupancy.cluster == name]
-        url = next((r.url for r in here if r.url), None)
-        out[name] = PoolCluster(name, sum(1 for r in here if r.occupancy.ready), url)
+        # One replica's report gives both the URL and its CA, so the two always agree; https first, as a
+        # cluster moving to TLS has replicas that report it before others do.
+        reporter = next((r for r in here if r.url and r.url.startswith("https://")), None)
+        reporter = reporter or next((r for r in here if r.url), None)
+        url = reporter.url if reporter is not None else None
+        tls = reporter.tls if reporter is not None else None
+        out[name] = PoolCluster(name, sum(1 for r in here if r.occupancy.ready), url, tls)
     return out
 
 
@@ -206,6 +216,8 @@ def _write_endpoint(ledger: Ledger, deployment: Deployment, cluster: PoolCluster
     written = {"apiVersion": API_VERSION, "kind": "ModelEndpoint", "metadata": meta}
     if cluster.url is not None:
         spec = {"url": cluster.url, "host": pool_host(deployment.name, deployment.namespace), "weight": cluster.ready}
+        if cluster.tls is not None and cluster.url.startswith("https://"):
+            spec["tls"] = cluster.tls.spec()
         ledger.put(key, {**written, "spec": spec})
     elif before is None or not ledger.carry(key, "no replica there reports its gateway: kept without traffic", written):
         return

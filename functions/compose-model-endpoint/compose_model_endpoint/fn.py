@@ -9,6 +9,10 @@ Gateway reads (the value is never read). While it does not, the filter is kept
 but not published in ``status.credentialsFilterName``, the endpoint is not Ready
 (services send it nothing: a hosted API would refuse every request), and
 ``CredentialsReady`` names the field.
+
+With ``spec.tls`` the Backend is verified against a private CA (a workload
+cluster's gateway): ``upstream`` copies the CA certificate beside the endpoint
+and composes the BackendTLSPolicy (``modelplane.routing.backend_tls``).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import structlog
 from crossplane.function import resource, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
+from compose_model_endpoint.upstream import Upstream, remove_upstream, resolve_upstream, write_upstream
 from modelplane.conditions import Condition, Reason, Status, Type
 from modelplane.fnkit import inputs
 from modelplane.fnkit.ledger import Ledger
@@ -29,7 +34,7 @@ from modelplane.fnkit.status import set_conditions, set_ready
 from modelplane.fnkit.xr import name_of, namespace_of
 from modelplane.names import BACKEND_KEY, CREDENTIALS_KEY, credentials_filter_name
 from modelplane.problems import Problem, describe
-from modelplane.routing import InvalidURLError, backend, parse_url
+from modelplane.routing import EndpointURL, InvalidURLError, backend, parse_url
 from modelplane.routing.credentials import CREDENTIAL_KEY, DEFAULT_HEADER, credentials_filter
 from modelplane_models.model_endpoint import Credentials, ModelEndpoint
 
@@ -40,7 +45,7 @@ SECRET = Requirement("credentials-secret", "v1", "Secret")
 def compose(
     req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, ledger: Ledger, log: structlog.stdlib.BoundLogger
 ) -> None:
-    """Parse the URL, write the Backend, then status, conditions and readiness."""
+    """Parse the URL, resolve the upstream's CA, write the Backend (and its TLS policy), then status."""
     xr = parse_or_keep(ledger, log, ModelEndpoint, _invalid)
     if xr is None:
         return
@@ -50,9 +55,19 @@ def compose(
         keep_all(ledger, log, Condition(Type.VALID, Status.FALSE, Reason.INVALID_URL, f"spec.url: {err}"))
         return
     name, namespace = name_of(xr), namespace_of(xr)
+    upstream = resolve_upstream(req, rsp, namespace, xr.spec.tls if xr.spec else None, url)
+    if isinstance(upstream, Condition):
+        # Without the CA the Backend cannot be verified: what runs stays as it is until it can.
+        keep_all(ledger, log, upstream)
+        return
     # Envoy Gateway reports a Backend it can use as Accepted.
     accepted = inputs.ready(req, rsp, BACKEND_KEY, "Accepted").true
-    ledger.put(BACKEND_KEY, backend(name, namespace, url), ready=accepted)
+    ledger.put(BACKEND_KEY, backend(name, namespace, url, verified_by_policy=upstream is not None), ready=accepted)
+    if upstream is not None:
+        verified = write_upstream(ledger, name, namespace, upstream)
+    else:
+        verified = True
+        remove_upstream(ledger)
     status = {"backendName": name}
     credentials = _credentials(req, rsp, ledger, name, namespace, xr.spec.credentials if xr.spec else None)
     if credentials is not None:
@@ -64,10 +79,8 @@ def compose(
             log.info("credentials not ready", reason=str(credentials.reason), message=credentials.message)
     ledger.remove([CREDENTIALS_KEY], "spec.credentials is not set")
     resource.update(rsp.desired.composite, {"status": status})
-    tls = "over TLS " if url.tls else ""
-    message = f"sends {tls}to {url.kind} {url.host} port {url.port}"
-    set_conditions(rsp, Condition(Type.VALID, Status.TRUE, Reason.VALID, message))
-    set_ready(rsp, ready=accepted and (credentials is None or credentials.status == Status.TRUE))
+    set_conditions(rsp, Condition(Type.VALID, Status.TRUE, Reason.VALID, _sends(url, upstream)))
+    set_ready(rsp, ready=accepted and verified and (credentials is None or credentials.status == Status.TRUE))
 
 
 FunctionRunner = functools.partial(ComposeRunner, compose)
@@ -111,6 +124,16 @@ def _credentials(
         return Condition(Type.CREDENTIALS_READY, Status.FALSE, Reason.SECRET_NOT_FOUND, message)
     message = f"the gateway sends Secret {secret}'s {CREDENTIAL_KEY} in header {header}, replacing a client's"
     return Condition(Type.CREDENTIALS_READY, Status.TRUE, Reason.CREDENTIALS_INJECTED, message)
+
+
+def _sends(url: EndpointURL, upstream: Upstream | None) -> str:
+    where = f"{url.kind} {url.host} port {url.port}"
+    if upstream is not None:
+        return (
+            f"sends over TLS to {where}, verified as {upstream.tls.hostname} against "
+            f"Secret {upstream.tls.ca_namespace}/{upstream.tls.ca_secret}"
+        )
+    return f"sends {'over TLS ' if url.tls else ''}to {where}"
 
 
 def _invalid(problems: list[Problem]) -> Condition:

@@ -151,8 +151,7 @@ def compose(
     if state.ready and lagging:
         # Ready, but about an older spec than the one composed now: not Ready until the change is served.
         state = replace(state, ready=False, reason="Updating", message="; ".join(lagging))
-    address = cluster.status.gateway.address if cluster.status and cluster.status.gateway else None
-    _write_status(rsp, work, state, address)
+    _write_status(rsp, work, state, _gateway_endpoint(cluster))
 
 
 FunctionRunner = functools.partial(ComposeRunner, compose)
@@ -179,10 +178,9 @@ def _still_serving(
     response.set_conditions(
         rsp, resource.Condition(typ=str(Type.SERVING), status=str(Status.TRUE), reason=state.reason)
     )
-    address = cluster.status.gateway.address if cluster.status and cluster.status.gateway else None
-    if address:
-        base = address if "://" in address else f"http://{address}"
-        endpoint = {"url": base.rstrip("/") + "/", "host": replica_host(replica.name, replica.namespace)}
+    gateway = _gateway_endpoint(cluster)
+    if gateway:
+        endpoint = {**gateway, "host": replica_host(replica.name, replica.namespace)}
         status = protojson.struct_to_dict(rsp.desired.composite.resource).get("status", {})
         resource.update(rsp.desired.composite, {"status": {**status, "endpoint": endpoint}})
     set_ready(rsp, ready=True)
@@ -381,7 +379,32 @@ def _write_gpus(rsp: fnv1.RunFunctionResponse, footprint: Any) -> None:  # noqa:
     resource.update(rsp.desired.composite, {"status": {"gpus": gpus}})
 
 
-def _write_status(rsp: fnv1.RunFunctionResponse, work: ReplicaWork, state: RemoteStatus, address: str | None) -> None:
+def _gateway_endpoint(cluster: InferenceCluster) -> dict[str, Any] | None:
+    """Where the cluster's gateway is reached (``url``) and how it is verified (``tls``); None when unknown.
+
+    A cluster status written before TLS has only ``address``, which its gateway served over plain HTTP.
+    """
+    gateway = cluster.status.gateway if cluster.status else None
+    if gateway is None:
+        return None
+    if gateway.url:
+        out: dict[str, Any] = {"url": gateway.url.rstrip("/") + "/"}
+        tls = gateway.tls
+        if gateway.url.startswith("https://") and tls is not None and tls.caSecretRef is not None:
+            out["tls"] = {
+                "caSecretRef": {"name": tls.caSecretRef.name, "namespace": tls.caSecretRef.namespace},
+                "hostname": tls.hostname,
+            }
+        return out
+    if gateway.address:
+        base = gateway.address if "://" in gateway.address else f"http://{gateway.address}"
+        return {"url": base.rstrip("/") + "/"}
+    return None
+
+
+def _write_status(
+    rsp: fnv1.RunFunctionResponse, work: ReplicaWork, state: RemoteStatus, gateway: dict[str, Any] | None
+) -> None:
     deployed = Status.TRUE if state.deployed else Status.FALSE
     set_conditions(rsp, Condition(Type.DEPLOYED, deployed, Reason(state.deployed_reason), state.deployed_message))
     # The remote reason is the remote system's word (ImagePullBackOff, Unschedulable...): report it as is.
@@ -394,10 +417,9 @@ def _write_status(rsp: fnv1.RunFunctionResponse, work: ReplicaWork, state: Remot
             message=state.message or None,
         ),
     )
-    if state.ready and address:
-        base = address if "://" in address else f"http://{address}"
+    if state.ready and gateway:
         # Every replica of the cluster shares the gateway's address; the Host header picks this one.
-        endpoint = {"url": base.rstrip("/") + "/", "host": replica_host(work.name, work.namespace)}
+        endpoint = {**gateway, "host": replica_host(work.name, work.namespace)}
         # update() replaces top-level keys: keep the status.gpus written before.
         status = protojson.struct_to_dict(rsp.desired.composite.resource).get("status", {})
         resource.update(rsp.desired.composite, {"status": {**status, "endpoint": endpoint}})

@@ -273,6 +273,7 @@ def _endpoints(
             weight=int(spec["weight"]) if isinstance(spec.get("weight"), int | float) else 1,
             url=url,
             credentials=status.get("credentialsFilterName") or None,
+            private_ca=bool(spec.get("tls")),
         )
 
 

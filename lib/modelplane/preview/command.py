@@ -23,7 +23,7 @@ from modelplane.preview.tables import Outcome, markdown_output, render, verdict
 from modelplane.preview.targets import group_by_target, to_yaml
 from modelplane.preview.transition import Recorder, Transition, transition
 from modelplane.preview.view import FleetView, build
-from modelplane.preview.world import assumed_kubeconfigs, healthy, live_status, observed_status
+from modelplane.preview.world import assumed_gateway_cas, assumed_kubeconfigs, healthy, live_status, observed_status
 from modelplane.render.runners import configure_cli_logging
 from modelplane.repo import CompositionNotFoundError, load_composition
 
@@ -172,7 +172,7 @@ def preview_loaded(
     notes: tuple[str, ...] = ()
     if assume_ready:
         secrets, notes = assumed_kubeconfigs(loaded)
-        loaded = Loaded(loaded.xrs, loaded.others + secrets, loaded.sources)
+        loaded = Loaded(loaded.xrs, loaded.others + secrets + assumed_gateway_cas(loaded), loaded.sources)
         notes = ("a live, healthy world (--assume-ready)", *notes)
     else:
         notes = ("offline nothing becomes Ready, so routing is not judged (use --assume-ready)",)

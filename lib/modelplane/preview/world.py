@@ -25,7 +25,7 @@ import pydantic
 from modelplane.capacity import Listed, Observed, Occupancy, cluster_info, replica_occupancy, summarize
 from modelplane.capacity.observed import Source
 from modelplane.capacity.published import capacity_status, pool_classes
-from modelplane.names import CLUSTER_LABEL, KUBECONFIG_KEY, cluster_label
+from modelplane.names import CLUSTER_LABEL, CONTROL_PLANE_NAMESPACE, KUBECONFIG_KEY, cluster_label, gateway_ca_secret
 from modelplane.preview.fleet import merge_status
 from modelplane.preview.manifests import Loaded, key_of
 from modelplane.preview.states import States
@@ -150,6 +150,13 @@ def _control_plane_gateway(obj: Manifest) -> dict[str, Any]:
     }
 
 
+def _tls_policy(_obj: Manifest) -> dict[str, Any]:
+    """A BackendTLSPolicy accepted by the control plane's Envoy Gateway (read per ancestor)."""
+    ancestor = {"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "assumed"}
+    conditions = [_condition("Accepted", "Accepted"), _condition("ResolvedRefs", "ResolvedRefs")]
+    return {"ancestors": [{"ancestorRef": ancestor, "controllerName": _GATEWAY_CONTROLLER, "conditions": conditions}]}
+
+
 def _accepted(_obj: Manifest) -> dict[str, Any]:
     return {"conditions": [_condition("Accepted", "Accepted")]}
 
@@ -171,6 +178,7 @@ _COMPOSED: dict[tuple[str, str], Callable[[Manifest], dict[str, Any]]] = {
     ("gateway.networking.k8s.io", "GatewayClass"): _accepted,
     ("gateway.networking.k8s.io", "HTTPRoute"): _route,
     ("gateway.envoyproxy.io", "Backend"): _accepted,
+    ("gateway.networking.k8s.io", "BackendTLSPolicy"): _tls_policy,
 }
 # Cloud providers' managed resources (clusters, node pools...) are Ready once created.
 _CLOUD_SUFFIX = ".upbound.io"
@@ -292,6 +300,26 @@ def _scheduler_of(cluster: InferenceCluster) -> str | None:
     scheduler = cluster.spec.scheduler if cluster.spec is not None else None
     kind = scheduler.type if scheduler is not None else None
     return kind if kind in _OBSERVING_SOURCES else None
+
+
+def assumed_gateway_cas(loaded: Loaded) -> tuple[dict[str, Any], ...]:
+    """The CA Secret each cluster's ServingStack publishes through provider-kubernetes (``ca.crt`` only).
+
+    Live, provider-kubernetes copies it from the workload cluster once the gateway's certificate is
+    issued; offline nothing does, and the endpoints verifying the gateway would wait for it forever.
+    """
+    have = {key_of(o) for o in loaded.others if o.get("kind") == "Secret"}
+    data = base64.b64encode(b"-----BEGIN CERTIFICATE-----\nassumed by modelplane preview\n-----END CERTIFICATE-----\n")
+    out = []
+    for xr in loaded.xrs:
+        if xr.get("kind") != "InferenceCluster":
+            continue
+        name = gateway_ca_secret(str(xr.get("metadata", {}).get("name", "")))
+        if ("Secret", CONTROL_PLANE_NAMESPACE, name) in have:
+            continue
+        meta = {"namespace": CONTROL_PLANE_NAMESPACE, "name": name}
+        out.append({"apiVersion": "v1", "kind": "Secret", "metadata": meta, "data": {"ca.crt": data.decode()}})
+    return tuple(out)
 
 
 def assumed_kubeconfigs(loaded: Loaded) -> tuple[tuple[dict[str, Any], ...], tuple[str, ...]]:

@@ -24,7 +24,7 @@ ENDPOINT: Layout = {
         **METADATA,
         "ownerReferences": [{"apiVersion": str, "kind": str, "name": str, "controller": bool}],
     },
-    "spec": {"url": str, "host": str, "rewritePath": str, "weight": int},
+    "spec": {"url": str, "host": str, "rewritePath": str, "weight": int, "tls": {"hostname": str}},
     "status": {"conditions": [CONDITION], "backendName": str, "credentialsFilterName": str},
 }
 
@@ -47,6 +47,8 @@ class Endpoint:
         weight: Its share of a selector's weight relative to the others it matches (``spec.weight``).
         url: Its parsed ``spec.url`` (None when malformed): a fallback Backend copy is built from it.
         credentials: The HTTPRouteFilter injecting its credentials (``status.credentialsFilterName``).
+        private_ca: Whether its upstream is verified against a private CA (``spec.tls``): the
+            BackendTLSPolicy targets the endpoint's own Backend, so a fallback copy could not verify it.
     """
 
     name: str
@@ -58,6 +60,7 @@ class Endpoint:
     weight: int = 1
     url: EndpointURL | None = None
     credentials: str | None = None
+    private_ca: bool = False
 
     @property
     def routable(self) -> bool:
@@ -143,9 +146,10 @@ def plan_route(selections: Sequence[Selection], endpoints: Sequence[Endpoint]) -
     2. Weights are split within each tier; traffic goes to the lowest tier where some endpoint gets
        weight (the active tier), every other tier's endpoints stay in the route with weight 0.
     3. The tier above the active one is a fallback (its shares, through fallback Backend copies)
-       when Envoy can fail over to it per request: every one of its endpoints has a parsed URL and
-       no backendRef of the route carries a filter (Envoy Gateway puts a rule's backends in one
-       cluster, whose priorities fail over, only then). Otherwise the control plane fails over:
+       when Envoy can fail over to it per request: every one of its endpoints has a parsed URL (and
+       no private CA, which only its own Backend's BackendTLSPolicy verifies) and no backendRef of
+       the route carries a filter (Envoy Gateway puts a rule's backends in one cluster, whose
+       priorities fail over, only then). Otherwise the control plane fails over:
        the tier above gets traffic once no endpoint below it is Ready.
 
     Endpoints that are matched but not routable are counted in ``matched``; those
@@ -185,7 +189,8 @@ def plan_route(selections: Sequence[Selection], endpoints: Sequence[Endpoint]) -
     # 3. The tier above the active one as Envoy's fallback, when it can be.
     if active is not None:
         standby = [r for r in refs.values() if r.tier == active + 1]
-        if standby and all(r.endpoint.url for r in standby) and not _needs_backend_filters(list(refs.values())):
+        copyable = all(r.endpoint.url and not r.endpoint.private_ca for r in standby)
+        if standby and copyable and not _needs_backend_filters(list(refs.values())):
             by_share = {x.endpoint: x for x in shares.get(active + 1, [])}
             for r in standby:
                 share = by_share.get(r.endpoint.name, r.share)

@@ -13,10 +13,23 @@ def _select(app: str, weight: int = 1, tier: int = 0) -> Selection:
 
 
 def _ep(
-    name: str, app: str, *, ready: bool = True, host: str | None = None, credentials: str | None = None
+    name: str,
+    app: str,
+    *,
+    ready: bool = True,
+    host: str | None = None,
+    credentials: str | None = None,
+    private_ca: bool = False,
 ) -> Endpoint:
     return Endpoint(
-        name, {"app": app}, ready, name, hostname=host, url=parse_url("http://10.0.0.1"), credentials=credentials
+        name,
+        {"app": app},
+        ready,
+        name,
+        hostname=host,
+        url=parse_url("http://10.0.0.1"),
+        credentials=credentials,
+        private_ca=private_ca,
     )
 
 
@@ -43,6 +56,13 @@ def _ep(
             {"a-0": (1, 0, False), "b-0": (0, 1, False)},
             0,
             id="credentials-are-a-backendref-filter",
+        ),
+        pytest.param(
+            [_select("a"), _select("b", tier=1)],
+            [_ep("a-0", "a"), _ep("b-0", "b", private_ca=True)],
+            {"a-0": (1, 0, False), "b-0": (0, 1, False)},
+            0,
+            id="a-private-ca-fallback-is-not-copied",
         ),
         pytest.param(
             [_select("a"), _select("b", tier=1)],
