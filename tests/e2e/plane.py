@@ -144,6 +144,8 @@ STAND_IN_CRDS = {
     "(an endpoint verifying its cluster's gateway)",
     "envoy-gateway/gateway.envoyproxy.io_httproutefilters.yaml": "Envoy Gateway's HTTPRouteFilter (a service's 503)",
     "envoy-gateway/gateway.envoyproxy.io_securitypolicies.yaml": "Envoy Gateway's SecurityPolicy (caller auth)",
+    "envoy-gateway/gateway.envoyproxy.io_backendtrafficpolicies.yaml": "Envoy Gateway's BackendTrafficPolicy "
+    "(a service's rate limits, its tiers' health checks and retries)",
     "envoy-gateway/gateway.envoyproxy.io_clienttrafficpolicies.yaml": "Envoy Gateway's ClientTrafficPolicy (client id)",
     "provider-upjet-gcp": "GKE clusters and node pools (no provider-gcp-container runs)",
     "provider-upjet-aws": "EKS clusters and node groups (no provider-aws-eks runs)",

@@ -187,7 +187,10 @@ def _route(obj: Manifest, _scope: str) -> dict[str, Any] | None:
 
 
 def _policy(obj: Manifest, _scope: str) -> dict[str, Any] | None:
-    """A BackendTLSPolicy accepted by the control plane's Envoy Gateway (its Gateway as the ancestor)."""
+    """A policy (BackendTLSPolicy, SecurityPolicy, BackendTrafficPolicy) accepted by the control plane's Envoy Gateway.
+
+    Each reports per ancestor (its Gateway), the Gateway API's PolicyStatus.
+    """
     generation = _generation(obj)
     for ancestor in obj.get("status", {}).get("ancestors") or []:
         if any(
@@ -257,6 +260,8 @@ CONTROL_PLANE_RULES: dict[tuple[str, str], Rule] = {
     ("gateway.networking.k8s.io/v1", "HTTPRoute"): _route,
     ("gateway.envoyproxy.io/v1alpha1", "Backend"): _ready("Accepted"),
     ("gateway.networking.k8s.io/v1", "BackendTLSPolicy"): _policy,
+    ("gateway.envoyproxy.io/v1alpha1", "SecurityPolicy"): _policy,
+    ("gateway.envoyproxy.io/v1alpha1", "BackendTrafficPolicy"): _policy,
 }
 
 

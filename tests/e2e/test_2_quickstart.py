@@ -32,7 +32,15 @@ import pytest
 import yaml
 
 from modelplane import kinds
-from modelplane.names import endpoint_picker_name, pool_endpoint_name, pool_host, pool_name
+from modelplane.names import (
+    auth_policy_name,
+    endpoint_picker_name,
+    pool_endpoint_name,
+    pool_host,
+    pool_name,
+    traffic_policy_name,
+)
+from modelplane.routing.gateway import GATEWAY_NAMESPACE
 from tests.e2e import routing
 from tests.e2e.figures import Stopwatch
 from tests.e2e.kube import Kube, condition
@@ -181,6 +189,43 @@ def test_quickstart_end_to_end(quickstart: Plane) -> None:
         f"the route to have the pool endpoint {POOL_ENDPOINT} alone", lambda: _pool_alone(kube, POOL_ENDPOINT)
     )
     assert all(w > 0 for _, w in backends), backends
+    # Callers authenticate, and the service is rate limited: the gateway's SecurityPolicy and the
+    # service's BackendTrafficPolicy, admitted by the real API server against Envoy Gateway's CRDs and
+    # accepted (by the stand-in for its controller) on the gateway.
+    auth = eventually(
+        "the gateway's SecurityPolicy accepted",
+        lambda: _accepted(kube, SECURITY_POLICY, auth_policy_name("default"), GATEWAY_NAMESPACE),
+    )
+    assert auth["spec"]["apiKeyAuth"]["credentialRefs"][0]["name"] == "quickstart-api-keys", auth["spec"]
+    assert auth["spec"]["targetRefs"][0]["kind"] == "Gateway", auth["spec"]
+    traffic = eventually(
+        "qwen's BackendTrafficPolicy accepted", lambda: _accepted(kube, TRAFFIC_POLICY, traffic_policy_name("qwen"), NS)
+    )
+    assert traffic["spec"]["targetRefs"] == [
+        {"group": "gateway.networking.k8s.io", "kind": "HTTPRoute", "name": "qwen"}
+    ], traffic["spec"]
+    (rule,) = traffic["spec"]["rateLimit"]["local"]["rules"]
+    assert rule["limit"] == {"requests": 600, "unit": "Minute"}, rule
+    limited = wait_condition(kube, "ModelService", "qwen", NS, "Limited")
+    assert condition(limited, "Limited")["reason"] == "Limited", limited["status"]
+    assert policy_accepted(kube.get("gateway.networking.k8s.io/v1", "BackendTLSPolicy", POOL_ENDPOINT, NS))
+
+
+SECURITY_POLICY = ("gateway.envoyproxy.io/v1alpha1", "SecurityPolicy")
+TRAFFIC_POLICY = ("gateway.envoyproxy.io/v1alpha1", "BackendTrafficPolicy")
+
+
+def policy_accepted(policy: Mapping[str, Any] | None) -> bool:
+    """Whether a policy's status says an ancestor (its Gateway) accepted it, as Envoy Gateway writes."""
+    ancestors = (policy or {}).get("status", {}).get("ancestors") or []
+    return any(
+        c.get("type") == "Accepted" and c.get("status") == "True" for a in ancestors for c in a.get("conditions") or []
+    )
+
+
+def _accepted(kube: Kube, kind: tuple[str, str], name: str, namespace: str) -> Mapping[str, Any] | None:
+    policy = kube.get(*kind, name, namespace)
+    return policy if policy_accepted(policy) else None
 
 
 def _pool_alone(kube: Kube, pool_endpoint: str) -> list[tuple[str, int]] | None:
