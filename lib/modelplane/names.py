@@ -257,9 +257,27 @@ def is_ai_backend_key(key: str) -> bool:
     return key.startswith(_AI_BACKEND_PREFIX)
 
 
-def ai_backend_name(backend: str) -> str:
-    """The AIServiceBackend wrapping Envoy Gateway Backend ``backend`` (same namespace)."""
-    return bounded_name(f"{backend}-ai", 253)
+def ai_backend_name(service: str, endpoint: str) -> str:
+    """ModelService ``service``'s AIServiceBackend wrapping ModelEndpoint ``endpoint``'s Backend (same namespace).
+
+    One per service, as its fallback Backend copies are: two services routing to one endpoint through
+    the AI gateway must not compose the same object (and each attaches its own BackendSecurityPolicy).
+    """
+    return bounded_name(f"{service}-ai-{endpoint}", 253)
+
+
+# A service's BackendSecurityPolicy on the AIServiceBackend of an endpoint with spec.credentials.
+_AI_CREDENTIALS_PREFIX = "ai-credentials-"
+
+
+def ai_credentials_key(endpoint: str) -> str:
+    """The composition key of the BackendSecurityPolicy injecting ModelEndpoint ``endpoint``'s credentials."""
+    return f"{_AI_CREDENTIALS_PREFIX}{endpoint}"
+
+
+def is_ai_credentials_key(key: str) -> bool:
+    """Whether ``key`` is a ModelService's BackendSecurityPolicy for an AIServiceBackend."""
+    return key.startswith(_AI_CREDENTIALS_PREFIX)
 
 
 # A ModelEndpoint with spec.tls: the copy of its upstream's CA certificate and the BackendTLSPolicy.

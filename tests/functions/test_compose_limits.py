@@ -274,7 +274,7 @@ def test_service_with_token_limits_composes_an_ai_gateway_route() -> None:
                 {
                     "matches": [{"headers": [{"type": "Exact", "name": "x-modelplane-service", "value": "ml/llama"}]}],
                     "timeouts": {"request": "0s"},
-                    "backendRefs": [{"name": "llama-a-ai", "weight": 1}],
+                    "backendRefs": [{"name": "llama-ai-llama-a", "weight": 1}],
                 }
             ],
             "llmRequestCosts": [{"metadataKey": "modelplane_total_tokens", "type": "TotalToken"}],

@@ -306,17 +306,17 @@ _AI_GATEWAY = {**GATEWAY, "spec": {"aiGateway": "Enabled"}}
     [
         pytest.param(
             {"p-0": True, "b-0": True, "h-0": True},
-            {"p-0-ai": (1, 0), "b-0-ai": (1, 1), "h-0-ai": (1, 2)},
+            {"llm-ai-p-0": (1, 0), "llm-ai-b-0": (1, 1), "llm-ai-h-0": (1, 2)},
             id="all-ready-every-tier-by-priority",
         ),
         pytest.param(
             {"p-0": False, "b-0": True, "h-0": True},
-            {"p-0-ai": (0, 0), "b-0-ai": (1, 1), "h-0-ai": (1, 2)},
+            {"llm-ai-p-0": (0, 0), "llm-ai-b-0": (1, 1), "llm-ai-h-0": (1, 2)},
             id="primary-down-its-weight-0",
         ),
         pytest.param(
             {"p-0": False, "b-0": False, "h-0": True},
-            {"p-0-ai": (0, 0), "b-0-ai": (0, 1), "h-0-ai": (1, 2)},
+            {"llm-ai-p-0": (0, 0), "llm-ai-b-0": (0, 1), "llm-ai-h-0": (1, 2)},
             id="only-the-last-tier-ready",
         ),
     ],
@@ -341,6 +341,58 @@ def test_three_tiers_through_the_ai_gateway_are_priorities(
     assert {"healthCheck", "retry"} <= set(traffic)
     routed = _condition(got, "Routed")
     assert routed["status"] == "STATUS_CONDITION_TRUE", routed
+    _assert_valid(got)
+
+
+def _hosted_endpoint(name: str, app: str, header: str | None) -> dict[str, Any]:
+    """A hosted API's endpoint with spec.credentials whose Secret was found (its filter published)."""
+    out = _endpoint(name, app, url="https://api.example.com/v1", credentials=f"{name}-credentials")
+    credentials: dict[str, Any] = {"secretRef": {"name": f"{name}-key"}}
+    if header:
+        credentials["header"] = header
+    out["spec"]["credentials"] = credentials
+    return out
+
+
+@pytest.mark.parametrize(
+    ("header", "policy", "weight"),
+    [
+        pytest.param(None, {"type": "APIKey", "apiKey": {"secretRef": {"name": "h-0-key"}}}, 1, id="bearer"),
+        pytest.param(
+            "x-api-key",
+            {"type": "AnthropicAPIKey", "anthropicAPIKey": {"secretRef": {"name": "h-0-key"}}},
+            1,
+            id="anthropic",
+        ),
+        pytest.param("X-Custom-Key", None, 0, id="a-header-the-ai-gateway-cannot-inject"),
+    ],
+)
+def test_credentials_through_the_ai_gateway_are_a_backend_security_policy(
+    header: str | None, policy: dict[str, Any] | None, weight: int
+) -> None:
+    # The AIGatewayRoute has no backendRef filters: the hosted tier's key comes from the Secret named
+    # by a BackendSecurityPolicy on the service's AIServiceBackend, never as a value.
+    xr = _service(("primary", 0), ("backup", 1), ("hosted", 2))
+    endpoints = [
+        _endpoint("p-0", "primary"),
+        _endpoint("b-0", "backup", url="http://10.0.0.9"),
+        _hosted_endpoint("h-0", "hosted", header),
+    ]
+    got = _serve(ServiceRunner(), xr, [_AI_GATEWAY, *endpoints])
+    composed = _composed(got)
+    refs = {r["name"]: r["weight"] for r in composed["ai-route"]["spec"]["rules"][0]["backendRefs"]}
+    assert refs["llm-ai-h-0"] == weight
+    if policy is None:
+        assert "ai-credentials-h-0" not in composed
+        warnings = [r["message"] for r in got.get("results", []) if r["severity"] == "SEVERITY_WARNING"]
+        assert any("spec.credentials.header 'X-Custom-Key'" in w for w in warnings), warnings
+        assert "spec.credentials.header 'X-Custom-Key'" in _condition(got, "Routed")["message"]
+    else:
+        spec = composed["ai-credentials-h-0"]["spec"]
+        assert spec == {
+            "targetRefs": [{"group": "aigateway.envoyproxy.io", "kind": "AIServiceBackend", "name": "llm-ai-h-0"}],
+            **policy,
+        }
     _assert_valid(got)
 
 

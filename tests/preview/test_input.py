@@ -144,7 +144,7 @@ def test_default_namespace_is_default(tmp_path: Path, capsys: pytest.CaptureFixt
         path.write_text(yaml.safe_dump_all(docs))
     assert command.main(["--width", "200", "--assume-ready", str(fleet)]) == Exit.OK
     out = _flat(capsys.readouterr().out)
-    assert "default/qwen http://203.0.113.10/default/qwen key: any - Routed" in out
+    assert "default/qwen http://203.0.113.10/default/qwen key: any all: 600 req/min Routed" in out
     assert "//qwen" not in out
     keys = set(load_dir(fleet).sources)
     # Namespaced kinds get kubectl's default; cluster-scoped ones stay without a namespace.

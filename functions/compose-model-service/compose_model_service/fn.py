@@ -136,9 +136,6 @@ def compose(
     ]
     refused: list[str] = []
     plan = plan_route(selections, list(_endpoints(req, rsp, service.namespace, wanted, selections, refused)))
-    for message in refused:
-        response.warning(rsp, message)
-        log.info("endpoint refused", message=message)
     ref = gateway_ref(gateway_name)
     path = service_path(service.namespace, service.name)
     accepted = route_accepted(inputs.observed(req, rsp, ROUTE_KEY, ROUTE), ref)
@@ -147,7 +144,8 @@ def compose(
     limited = limits.plan_of(spec, gateways[0])
     ai = limits.through_ai_gateway(req, limited, many_tiers=many_tiers)
     if ai:
-        accepted = limits.put_ai_route(ledger, service.name, service.namespace, ref, plan, limited)
+        accepted, problems = limits.put_ai_route(ledger, service.name, service.namespace, ref, plan, limited)
+        refused += problems
     else:
         ledger.put(ROUTE_KEY, http_route(service.name, service.namespace, path, ref, plan), ready=accepted)
         limits.remove_ai_route(ledger)
@@ -158,6 +156,9 @@ def compose(
     )
     _put_traffic(ledger, service, limited, parts)
     _put_access(ledger, service, spec.access if spec else None)
+    for message in refused:
+        response.warning(rsp, message)
+        log.info("endpoint refused", message=message)
     _write_status(rsp, service, plan, gateways[0], "" if ai else path)
     limits.report(rsp, limited, service.namespace, service.name, ai=ai)
     condition = _routed(plan, ref, limits.where(path, service.namespace, service.name, ai=ai), service.name, refused)
@@ -262,6 +263,10 @@ def _endpoints(
             hostname = url.host if url.kind is HostKind.DNS else None
         # An endpoint's spec.host (a replica's virtual host on its cluster's gateway) wins over the URL's.
         hostname = str(spec.get("host") or "") or hostname
+        # Its credentials count once its filter is published: the Secret exists with its key.
+        credentials = status.get("credentialsFilterName") or None
+        given = spec.get("credentials") or {}
+        secret_ref = given.get("secretRef") or {}
         yield Endpoint(
             name=str(meta.get("name", "")),
             labels=labels,
@@ -272,8 +277,10 @@ def _endpoints(
             # A pool endpoint weighs its cluster's Ready replicas; any other endpoint 1.
             weight=int(spec["weight"]) if isinstance(spec.get("weight"), int | float) else 1,
             url=url,
-            credentials=status.get("credentialsFilterName") or None,
+            credentials=credentials,
             private_ca=bool(spec.get("tls")),
+            credentials_secret=str(secret_ref.get("name") or "") or None if credentials else None,
+            credentials_header=str(given.get("header") or "Authorization"),
         )
 
 

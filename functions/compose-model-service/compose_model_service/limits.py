@@ -25,7 +25,9 @@ from modelplane.names import (
     TRAFFIC_KEY,
     ai_backend_key,
     ai_backend_name,
+    ai_credentials_key,
     is_ai_backend_key,
+    is_ai_credentials_key,
 )
 from modelplane.readiness import readiness_of
 from modelplane.routing import BackendRef, GatewayRef, RoutePlan
@@ -34,6 +36,8 @@ from modelplane.routing.aigateway import (
     ai_gateway_route,
     ai_service_backend,
     backend_ref,
+    backend_security_policy,
+    injects_in,
     service_id,
 )
 from modelplane.routing.limits import Counting, Limit, LimitsPlan, plan_limits
@@ -75,30 +79,60 @@ def through_ai_gateway(req: fnv1.RunFunctionRequest, limited: LimitsPlan, *, man
 
 def put_ai_route(
     ledger: Ledger, name: str, namespace: str, gateway: GatewayRef, plan: RoutePlan, limited: LimitsPlan
-) -> bool:
-    """Write the AIGatewayRoute and its AIServiceBackends (or keep them, while limits are refused); return readiness.
+) -> tuple[bool, list[str]]:
+    """Write the AIGatewayRoute, its AIServiceBackends and their credentials (or keep them, while limits are refused).
 
     The HTTPRoute composed before is removed: Envoy AI Gateway generates one with the same name.
+    An endpoint with ``spec.credentials`` gets them through a BackendSecurityPolicy on its
+    AIServiceBackend (the AIGatewayRoute has no backendRef filters); one whose header the AI gateway
+    cannot inject in gets no traffic, and a warning says why.
+
+    Returns:
+        Whether the AIGatewayRoute is accepted, and the warnings to give.
     """
     observed = ledger.req.observed.resources
+    warnings: list[str] = []
     if limited.problems:
-        ledger.keep([k for k in observed if k == AI_ROUTE_KEY or is_ai_backend_key(k)], "; ".join(limited.problems))
+        ours = [k for k in observed if k == AI_ROUTE_KEY or is_ai_backend_key(k) or is_ai_credentials_key(k)]
+        ledger.keep(ours, "; ".join(limited.problems))
     else:
         refs = []
         for b in plan.backends:
             if not b.endpoint.backend:
                 continue
-            backend = ai_service_backend(
-                ai_backend_name(b.endpoint.backend), namespace, b.endpoint.backend, b.endpoint.rewrite_path
-            )
+            backend_name = ai_backend_name(name, b.endpoint.name)
+            backend = ai_service_backend(backend_name, namespace, b.endpoint.backend, b.endpoint.rewrite_path)
             ledger.put(ai_backend_key(b.endpoint.name), backend, ready=True)
             weight, priority = _tiered(plan, b)
-            refs.append(backend_ref(backend["metadata"]["name"], weight, priority))
+            problem = _put_credentials(ledger, namespace, backend_name, b)
+            if problem:
+                warnings.append(problem)
+                weight = 0
+            refs.append(backend_ref(backend_name, weight, priority))
         route = ai_gateway_route(name, namespace, gateway, refs, limited.llm_request_costs)
         ledger.put(AI_ROUTE_KEY, route, ready=_accepted(observed.get(AI_ROUTE_KEY)))
         ledger.remove_unwritten(is_ai_backend_key, lambda key: f"{key}: the service no longer routes to its endpoint")
-    ledger.remove([ROUTE_KEY], "the service's tokens are limited: Envoy AI Gateway generates its HTTPRoute")
-    return _accepted(observed.get(AI_ROUTE_KEY))
+        ledger.remove_unwritten(is_ai_credentials_key, lambda key: f"{key}: the endpoint sends no credentials")
+    ledger.remove([ROUTE_KEY], "the service is routed through Envoy AI Gateway, which generates its HTTPRoute")
+    return _accepted(observed.get(AI_ROUTE_KEY)), warnings
+
+
+def _put_credentials(ledger: Ledger, namespace: str, backend_name: str, ref: BackendRef) -> str | None:
+    """Write the BackendSecurityPolicy for ``ref``'s credentials, if it has any; the problem, if they cannot be sent."""
+    endpoint = ref.endpoint
+    if not endpoint.credentials or not endpoint.credentials_secret:
+        return None
+    if not injects_in(endpoint.credentials_header):
+        return (
+            f"ModelEndpoint {endpoint.name}: spec.credentials.header {endpoint.credentials_header!r}: Envoy AI "
+            "Gateway injects an API key only in Authorization or x-api-key, so the endpoint gets no traffic "
+            "through it"
+        )
+    policy = backend_security_policy(
+        backend_name, namespace, backend_name, endpoint.credentials_secret, endpoint.credentials_header
+    )
+    ledger.put(ai_credentials_key(endpoint.name), policy, ready=True)
+    return None
 
 
 def _tiered(plan: RoutePlan, ref: BackendRef) -> tuple[int, int | None]:
@@ -117,9 +151,10 @@ def _tiered(plan: RoutePlan, ref: BackendRef) -> tuple[int, int | None]:
 
 def remove_ai_route(ledger: Ledger) -> None:
     """Leave out the AIGatewayRoute and AIServiceBackends composed before: the service has an HTTPRoute again."""
-    why = "no spec.limits[].tokensPerMinute: the service is routed by its HTTPRoute"
+    why = "no token limits and at most two tiers: the service is routed by its HTTPRoute"
     ledger.remove([AI_ROUTE_KEY], why)
     ledger.remove_unwritten(is_ai_backend_key, lambda _key: why)
+    ledger.remove_unwritten(is_ai_credentials_key, lambda _key: why)
 
 
 def where(path: str, namespace: str, name: str, *, ai: bool) -> str:

@@ -58,6 +58,36 @@ def ai_service_backend(name: str, namespace: str, backend: str, rewrite_path: st
     }
 
 
+# The headers Envoy AI Gateway injects an API key in, and the BackendSecurityPolicy type of each
+# (lower case: header names are case-insensitive). Both read the Secret's key ``API_KEY_SECRET_KEY``.
+_CREDENTIAL_TYPES = {"authorization": ("APIKey", "apiKey"), "x-api-key": ("AnthropicAPIKey", "anthropicAPIKey")}
+API_KEY_SECRET_KEY = "apiKey"  # noqa: S105 - the name of a Secret's key, not a secret
+
+
+def injects_in(header: str) -> bool:
+    """Whether Envoy AI Gateway can inject an API key in ``header`` (Authorization or x-api-key)."""
+    return header.lower() in _CREDENTIAL_TYPES
+
+
+def backend_security_policy(name: str, namespace: str, target: str, secret: str, header: str) -> dict[str, Any]:
+    """The BackendSecurityPolicy giving AIServiceBackend ``target`` the API key in Secret ``secret``.
+
+    ``header`` must be one ``injects_in`` accepts: Authorization (sent as ``Bearer <key>``) or
+    x-api-key (Anthropic's). The Secret is named, never read: Envoy AI Gateway reads its ``apiKey``.
+    """
+    kind, field = _CREDENTIAL_TYPES[header.lower()]
+    return {
+        "apiVersion": AI_GATEWAY_API_VERSION,
+        "kind": "BackendSecurityPolicy",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "targetRefs": [{"group": AI_GATEWAY_GROUP, "kind": "AIServiceBackend", "name": target}],
+            "type": kind,
+            field: {"secretRef": {"name": secret}},
+        },
+    }
+
+
 def ai_gateway_route(
     name: str,
     namespace: str,

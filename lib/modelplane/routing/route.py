@@ -24,7 +24,14 @@ ENDPOINT: Layout = {
         **METADATA,
         "ownerReferences": [{"apiVersion": str, "kind": str, "name": str, "controller": bool}],
     },
-    "spec": {"url": str, "host": str, "rewritePath": str, "weight": int, "tls": {"hostname": str}},
+    "spec": {
+        "url": str,
+        "host": str,
+        "rewritePath": str,
+        "weight": int,
+        "tls": {"hostname": str},
+        "credentials": {"secretRef": {"name": str}, "header": str},
+    },
     "status": {"conditions": [CONDITION], "backendName": str, "credentialsFilterName": str},
 }
 
@@ -47,6 +54,8 @@ class Endpoint:
         weight: Its share of a selector's weight relative to the others it matches (``spec.weight``).
         url: Its parsed ``spec.url`` (None when malformed): a fallback Backend copy is built from it.
         credentials: The HTTPRouteFilter injecting its credentials (``status.credentialsFilterName``).
+        credentials_secret: The Secret of its ``spec.credentials`` (set with ``credentials`` only).
+        credentials_header: The header they are sent in (``spec.credentials.header``).
         private_ca: Whether its upstream is verified against a private CA (``spec.tls``): the
             BackendTLSPolicy targets the endpoint's own Backend, so a fallback copy could not verify it.
     """
@@ -61,6 +70,8 @@ class Endpoint:
     url: EndpointURL | None = None
     credentials: str | None = None
     private_ca: bool = False
+    credentials_secret: str | None = None
+    credentials_header: str = "Authorization"
 
     @property
     def routable(self) -> bool:
