@@ -15,7 +15,7 @@ from modelplane.preview.admit import Refused
 from modelplane.preview.findings import Exit, Finding
 from modelplane.preview.fitted import FittedTable
 from modelplane.preview.markdown import MarkdownConsole, closed
-from modelplane.preview.view import Condition, FleetView, ReleaseView, ReplicaView
+from modelplane.preview.view import BackendView, Condition, FleetView, ReleaseView, ReplicaView
 
 # Column headers a reader scans for; the same words in the README walkthrough.
 _GOOD, _BAD, _DIM = "green", "red", "dim"
@@ -207,10 +207,24 @@ def _deployment_table(c: Console, view: FleetView, why: Mapping[str, Sequence[st
     c.print()
 
 
+def backend_line(b: BackendView) -> str:
+    """One backend of the Services table: ``name: weight → share``, then its tier and how traffic reaches it.
+
+    ``openai: 1 → 100.0% (tier 1, fallback)``: Envoy's per-request fallback (its share is of the
+    fallback's weight); ``(tier 2, priority 2)``: a priority on the service's AIGatewayRoute;
+    ``(tier 1)``: the control plane gives it the weights once no lower tier has a Ready endpoint.
+    A single-tier service's backends carry no note.
+    """
+    notes = [f"tier {b.tier}"] if b.tier is not None else []
+    notes += ["fallback"] if b.fallback else []
+    notes += [f"priority {b.priority}"] if b.priority is not None else []
+    return f"{b.name}: {b.weight} → {b.share:.1f}%" + (f" ({', '.join(notes)})" if notes else "")
+
+
 def _service_table(c: Console, view: FleetView) -> None:
     t = table("service", "address", "access", "limits", "routed", "backends (weight → share)", title="Services")
     for s in view.services:
-        backends = "\n".join(f"{b.name}: {b.weight} → {b.share:.1f}%" for b in s.backends) or "-"
+        backends = "\n".join(backend_line(b) for b in s.backends) or "-"
         t.add_row(s.name, s.address or "-", s.access, s.limits, state(s.routed), backends)
     c.print(t)
     for s in view.services:

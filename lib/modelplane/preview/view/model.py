@@ -131,11 +131,14 @@ class DeploymentView:
 
 @dataclass(frozen=True)
 class BackendView:
-    """One backend of a service's route and its share of the traffic."""
+    """One backend of a service's route and its share of the traffic (``backends.route_of``)."""
 
-    name: str
+    name: str  # the endpoint (its Backend), also when referenced through a fallback copy or an AIServiceBackend
     weight: int
-    share: float  # percent
+    share: float  # percent of its priority level's weight: the primary's, or the per-request fallback's
+    tier: int | None = None  # its spec.endpoints[].tier; None when the service has one tier
+    fallback: bool = False  # sent to through the service's fallback Backend copy: Envoy's per-request fallback
+    priority: int | None = None  # its backendRef priority on the service's AIGatewayRoute, if any
 
 
 @dataclass(frozen=True)

@@ -7,12 +7,13 @@ from typing import Any
 
 from modelplane.preview.fleet import Fleet
 from modelplane.preview.references import Selectable, selectable, unmatched_selectors
-from modelplane.preview.view.model import BackendView, ServiceView
+from modelplane.preview.view.backends import route_of
+from modelplane.preview.view.model import ServiceView
 from modelplane.preview.view.read import condition, display_name, of_kind
 
 
 def service_views(fleet: Fleet) -> tuple[ServiceView, ...]:
-    """Each ModelService: its address, the path and backends its HTTPRoute sends to, selectors that match nothing."""
+    """Each ModelService: its address, the path and backends its route sends to, selectors that match nothing."""
     endpoints: dict[str, list[dict[str, str]]] = {}
     for key, state in of_kind(fleet, "ModelEndpoint"):
         labels = state.xr.get("metadata", {}).get("labels") or {}
@@ -26,30 +27,14 @@ def service_views(fleet: Fleet) -> tuple[ServiceView, ...]:
     for key, state in of_kind(fleet, "ModelService"):
         if key[1] not in namespaces:
             namespaces[key[1]] = selectable(endpoints.get(key[1], ()), deployments.get(key[1], ()))
-        path = ""
-        backends: list[BackendView] = []
-        for route in state.composed:
-            if route.get("kind") != "HTTPRoute":
-                continue
-            for rule in route.get("spec", {}).get("rules", []):
-                path = path or next((m.get("path", {}).get("value", "") for m in rule.get("matches", [])), "")
-                refs = rule.get("backendRefs", [])
-                total = sum(int(r.get("weight", 1)) for r in refs)
-                backends += [
-                    BackendView(
-                        str(r.get("name")),
-                        int(r.get("weight", 1)),
-                        round(100 * int(r.get("weight", 1)) / total, 1) if total else 0.0,
-                    )
-                    for r in refs
-                ]
+        route = route_of(state.xr, state.composed)
         rows.append(
             ServiceView(
                 name=display_name(key),
                 address=str(state.xr.get("status", {}).get("address", "")),
-                path=path,
+                path=route.path,
                 routed=condition(state.xr, "Routed"),
-                backends=tuple(sorted(backends, key=lambda b: b.name)),
+                backends=route.backends,
                 unmatched=unmatched_selectors(state.xr, namespaces[key[1]]),
                 access=access_of(state.xr, gateways),
                 limits=limits_of(state.xr),
