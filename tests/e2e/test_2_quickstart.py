@@ -33,6 +33,7 @@ import yaml
 
 from modelplane import kinds
 from modelplane.names import (
+    WORKLOAD_GATEWAY_NAMESPACE,
     auth_policy_name,
     endpoint_picker_name,
     pool_endpoint_name,
@@ -41,6 +42,7 @@ from modelplane.names import (
     traffic_policy_name,
 )
 from modelplane.routing.gateway import GATEWAY_NAMESPACE
+from modelplane.routing.workload_tls import CA_NAME, GATEWAY_TLS_HOSTNAME, SERVING_CERTIFICATE, SERVING_SECRET
 from tests.e2e import routing
 from tests.e2e.figures import Stopwatch
 from tests.e2e.kube import Kube, condition
@@ -176,6 +178,21 @@ def test_quickstart_end_to_end(quickstart: Plane) -> None:
     assert policy["spec"]["validation"]["caCertificateRefs"] == [
         {"group": "", "kind": "Secret", "name": f"{POOL_ENDPOINT}-upstream-ca"}
     ], policy
+    # On the workload cluster: the gateway's certificate (from its own CA Issuer) and its HTTPS listener.
+    certificate = workload.get("cert-manager.io/v1", "Certificate", SERVING_CERTIFICATE, WORKLOAD_GATEWAY_NAMESPACE)
+    assert certificate is not None and certificate["spec"]["dnsNames"] == [GATEWAY_TLS_HOSTNAME], certificate
+    assert certificate["spec"]["issuerRef"]["name"] == CA_NAME, certificate["spec"]
+    assert workload.get("v1", "Secret", SERVING_SECRET, WORKLOAD_GATEWAY_NAMESPACE) is not None
+    listeners = [
+        listener
+        for gw in workload.list("gateway.networking.k8s.io/v1", "Gateway", WORKLOAD_GATEWAY_NAMESPACE)
+        for listener in gw["spec"]["listeners"]
+    ]
+    served = {
+        (li["protocol"], ((li.get("tls") or {}).get("certificateRefs") or [{}])[0].get("name")) for li in listeners
+    }
+    # HTTPS from the stack's certificate, and no plain HTTP listener (the cluster is not spec.gateway.insecure).
+    assert ("HTTPS", SERVING_SECRET) in served and all(protocol != "HTTP" for protocol, _ in served), listeners
     # Once the pool's endpoint serves, the replica's own goes: the route has the pool alone.
     eventually(f"{name}'s own ModelEndpoint to go", lambda: xr(kube, "ModelEndpoint", name, NS) is None)
     wait_condition(kube, "ModelService", "qwen", NS, "Routed")
