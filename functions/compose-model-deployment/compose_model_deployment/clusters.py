@@ -38,7 +38,7 @@ from modelplane.fnkit.structs import (
 from modelplane.pricing import cluster_price
 from modelplane.scheduling.view import ClusterFacts, Published, published_pool
 from modelplane.scheduling.view import cluster_facts as cluster_facts_of
-from modelplane.stack.components import Mode, NeededBy
+from modelplane.stack.modes import Mode, NeededBy
 from modelplane_models.inference_cluster import Carbon, Cost, InferenceCluster, NodePool, Pool, Spec
 
 _SOURCES = frozenset(Source)

@@ -88,4 +88,3 @@ def _list(values: Iterable[str]) -> structpb.ListValue:
     out = structpb.ListValue()
     out.extend(list(values))
     return out
-

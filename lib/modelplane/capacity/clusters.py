@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from modelplane.capacity.observed import Observed, observed_usage
 from modelplane.pricing import NO_CLUSTER_PRICE, ClusterPrice, cluster_price
 from modelplane.readiness import entry_of, readiness
-from modelplane.stack.components import NeededBy
+from modelplane.stack.modes import NeededBy
 from modelplane_models.inference_cluster import ComponentStatus, InferenceCluster
 
 

@@ -48,7 +48,7 @@ from modelplane.scheduling.rejection import (
     summarize,
 )
 from modelplane.scheduling.request import Request, needs, plural
-from modelplane.stack.components import NeededBy
+from modelplane.stack.modes import NeededBy
 from modelplane.topology import Footprint, Role
 
 if TYPE_CHECKING:

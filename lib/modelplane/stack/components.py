@@ -20,6 +20,19 @@ from typing import Any
 
 from modelplane.charts import Component
 from modelplane.schedulers import SCHEDULERS
+from modelplane.stack.modes import Mode, NeededBy
+
+__all__ = [
+    "Mode",
+    "NeededBy",
+    "Probe",
+    "StackComponent",
+    "charts_of",
+    "component_of",
+    "in_stack",
+    "needed_by",
+    "probes",
+]
 
 APISERVICE_API_VERSION = "apiregistration.k8s.io/v1"
 DEPLOYMENT_API_VERSION = "apps/v1"
@@ -37,23 +50,6 @@ class StackComponent(StrEnum):
     LWS = "lws"
     PROMETHEUS = "prometheus"
     SCHEDULER = "scheduler"
-
-
-class Mode(StrEnum):
-    """Whether the stack installs a component, checks the cluster's own, or leaves it out."""
-
-    MANAGED = "Managed"
-    EXISTING = "Existing"
-    DISABLED = "Disabled"
-
-
-class NeededBy(StrEnum):
-    """Which replicas cannot run on a cluster that lacks a component."""
-
-    ALL = "All"
-    MULTI_NODE = "MultiNode"  # replicas whose workers span nodes (LeaderWorkerSet)
-    POOL_ROUTING = "PoolRouting"  # replicas of ModelDeployments routed through an InferencePool
-    NONE = "None"
 
 
 # Each component's charts, main chart last (the one a component's ``values`` go to).
