@@ -64,6 +64,9 @@ _CHARTS: dict[StackComponent, tuple[Component, ...]] = {
 }
 
 
+_SPEC_REQUIRED = frozenset({"DeviceClass"})
+
+
 @dataclass(frozen=True)
 class Probe:
     """A remote object whose presence says a component is installed; a controller must also be Available.
@@ -103,9 +106,16 @@ class Probe:
         return f"{self.kind} {where}"
 
     def manifest(self) -> dict[str, Any]:
-        """The object as an Observe-only Object names it: apiVersion, kind and metadata only."""
+        """The object as an Observe-only Object names it: apiVersion, kind and metadata.
+
+        A kind whose schema requires a spec (DeviceClass) gets an empty one, so the manifest is one the
+        API server would take; the Object only reads the object, it never writes it.
+        """
         metadata = {"name": self.name, **({"namespace": self.namespace} if self.namespace else {})}
-        return {"apiVersion": self.api_version, "kind": self.kind, "metadata": metadata}
+        out: dict[str, Any] = {"apiVersion": self.api_version, "kind": self.kind, "metadata": metadata}
+        if self.kind in _SPEC_REQUIRED:
+            out["spec"] = {}
+        return out
 
 
 def _apis(*api_versions: str) -> tuple[Probe, ...]:
