@@ -11,7 +11,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from tests.functions.test_compose_inference_cluster import _cluster, _conditions, _desired, _req, _run, _status
 
-COMPONENTS = {
+COMPONENTS: dict[str, dict[str, Any]] = {
     "certManager": {"mode": "Existing", "controller": {"namespace": "security", "name": "cert-manager"}},
     "gateway": {"version": "v1.9.0", "values": {"deployment": {"replicas": 2}}},
     "draDriver": {"mode": "Disabled"},

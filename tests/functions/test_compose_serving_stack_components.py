@@ -380,7 +380,7 @@ def test_a_disabled_cert_manager_says_why_the_gateway_has_no_tls() -> None:
 
 @pytest.mark.parametrize("mode", ["Existing", "Disabled"])
 def test_a_release_no_longer_managed_is_made_observe_only_then_left_out(mode: str) -> None:
-    installed = {
+    installed: dict[str, Any] = {
         "apiVersion": "helm.m.crossplane.io/v1beta1",
         "kind": "Release",
         "metadata": {"name": "c-kueue", "namespace": "crossplane-system"},
