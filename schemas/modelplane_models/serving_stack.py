@@ -61,7 +61,7 @@ class ComponentStatus(BaseModel):
     """
     neededBy: Literal["All", "MultiNode", "PoolRouting", "None"] | None = None
     """
-    Which replicas cannot run on the cluster while it is not ready: All, MultiNode (those whose workers span nodes), PoolRouting (those of ModelDeployments routed through a pool) or None. The fleet scheduler places no such replica here.
+    Which replicas cannot run on the cluster without it: All, MultiNode (those whose workers span nodes), PoolRouting (those of ModelDeployments routed through a pool) or None. While it is Existing and not found, or Disabled, the fleet scheduler places no such replica here (a Managed one still installing keeps the whole cluster not Ready).
     """
     ready: bool | None = None
     """

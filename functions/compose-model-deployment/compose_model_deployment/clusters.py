@@ -17,7 +17,7 @@ from functools import partial
 from typing import TypeVar
 
 from modelplane.capacity import ClusterInfo, Observed, PoolInfo, Source
-from modelplane.capacity.clusters import Lacking, removing_pools
+from modelplane.capacity.clusters import Lacking, lacks, removing_pools
 from modelplane.capacity.observed import observed_figure
 from modelplane.fnkit.structs import (
     Fields,
@@ -204,7 +204,7 @@ def _lacking(value: Value) -> tuple[Lacking, ...]:
         text(entry.get("version"))
         if (mode is not None and mode not in _MODES) or (needed is not None and needed not in _NEEDED_BY):
             raise UnclearError  # the model refuses it: let it say how
-        if name and ready is not True and needed is not None and needed != NeededBy.NONE:
+        if name and needed is not None and lacks(mode, needed, ready=ready):
             out.append(Lacking(name, mode or "", NeededBy(needed), why or ""))
     return tuple(sorted(out, key=lambda g: g.component))
 

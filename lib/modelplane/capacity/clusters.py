@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from modelplane.capacity.observed import Observed, observed_usage
 from modelplane.pricing import NO_CLUSTER_PRICE, ClusterPrice, cluster_price
 from modelplane.readiness import entry_of, readiness
-from modelplane.stack.modes import NeededBy
+from modelplane.stack.modes import Mode, NeededBy
 from modelplane_models.inference_cluster import ComponentStatus, InferenceCluster
 
 
@@ -33,12 +33,21 @@ class Lacking:
     why: str = ""
 
 
+def lacks(mode: str | None, needed_by: str | None, *, ready: bool | None) -> bool:
+    """Whether a ``status.components`` entry is a component the cluster lacks and some replicas need.
+
+    Existing and not found, or Disabled. A Managed component not ready yet is the stack still
+    installing: the cluster is not Ready then, and its readiness is what keeps replicas off.
+    """
+    return mode in (Mode.EXISTING, Mode.DISABLED) and ready is not True and needed_by not in (None, NeededBy.NONE)
+
+
 def lacking_components(entries: Iterable[ComponentStatus]) -> tuple[Lacking, ...]:
-    """The components of ``status.components`` that are not ready and that some replicas need, by name."""
+    """The components of ``status.components`` the cluster lacks and some replicas need, by name."""
     out = [
         Lacking(e.name, e.mode or "", NeededBy(e.neededBy), e.message or "")
         for e in entries
-        if e.name and e.ready is not True and e.neededBy is not None and e.neededBy != str(NeededBy.NONE)
+        if e.name and e.neededBy is not None and lacks(e.mode, e.neededBy, ready=e.ready)
     ]
     return tuple(sorted(out, key=lambda g: g.component))
 

@@ -117,6 +117,10 @@ def test_cordoned_says_cordoned_before_a_missing_component() -> None:
         pytest.param([READY_SCHEDULER], [], id="ready-is-not-lacking"),
         pytest.param([PROMETHEUS_OFF], [], id="needed-by-none-is-not-lacking"),
         pytest.param([{"name": "lws", "ready": False}], [], id="no-needed-by-is-not-lacking"),
+        # Still installing: the cluster is not Ready until it is, which is what keeps replicas off then.
+        pytest.param(
+            [{"name": "lws", "mode": "Managed", "ready": False, "neededBy": "All"}], [], id="managed-installing"
+        ),
         pytest.param([LWS_MISSING, KUEUE_MISSING], [("lws", "MultiNode"), ("scheduler", "All")], id="sorted"),
     ],
 )
