@@ -44,7 +44,8 @@ PROMETHEUS_OFF = _missing("prometheus", "None", mode="Disabled")
         pytest.param([KUEUE_MISSING], SINGLE, None, False, id="scheduler-missing-refuses-every-replica"),
         pytest.param([LWS_MISSING], SINGLE, None, True, id="lws-missing-single-node-placed"),
         pytest.param([LWS_MISSING], MULTI, None, False, id="lws-missing-multi-node-refused"),
-        pytest.param([AI_GATEWAY_DISABLED], SINGLE, None, True, id="ai-gateway-disabled-replica-routing"),
+        # Routing through a pool is the default.
+        pytest.param([AI_GATEWAY_DISABLED], SINGLE, None, False, id="ai-gateway-disabled-default-routing-refused"),
         pytest.param([AI_GATEWAY_DISABLED], SINGLE, POOL, False, id="ai-gateway-disabled-pool-routing-refused"),
         pytest.param([AI_GATEWAY_DISABLED], SINGLE, {"mode": "Replica"}, True, id="ai-gateway-disabled-mode-replica"),
         pytest.param([PROMETHEUS_OFF], SINGLE, None, True, id="needed-by-none-is-never-refused"),
