@@ -149,7 +149,7 @@ CHARTS: dict[Component, Chart] = {
             "envoy-gateway-system",
             why=(
                 "the release whose CRDs composed Backends, SecurityPolicies and BackendTrafficPolicies are "
-                "validated against; the extension-server values below are unchanged since v1.5"
+                "validated against, on the control plane and workload clusters alike"
             ),
             values=_INFERENCE_POOL_EXTENSION,
             images=(ImageValue(("global", "imageRegistry"), "docker.io"),),
@@ -160,7 +160,7 @@ CHARTS: dict[Component, Chart] = {
             "ai-gateway-crds-helm",
             "v1.1.0",
             "envoy-ai-gateway-system",
-            why="the CRDs of Envoy AI Gateway v1.1.0, which composed AIGatewayRoutes are validated against",
+            why="the CRDs of ai-gateway-helm, same release",
         ),
         Chart(
             Component.AI_GATEWAY,
@@ -201,7 +201,7 @@ CHARTS: dict[Component, Chart] = {
             "kserve-llmisvc-crd",
             "v0.20.0",
             "kserve",
-            why="the LLMInferenceService CRDs of the controller below",
+            why="the CRDs of kserve-llmisvc-resources, same release",
         ),
         Chart(
             Component.KSERVE,
