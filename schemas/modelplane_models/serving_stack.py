@@ -327,7 +327,7 @@ class Scheduler(BaseModel):
 
 class ServingStack(BaseModel):
     """
-    ServingStack is the software Modelplane needs on one workload cluster, installed with provider-helm Releases through the cluster's ProviderConfig: LeaderWorkerSet, the serving backend, the inbound gateway (Envoy Gateway), the DRA driver and the cluster's scheduler. InferenceCluster composes one per cluster.
+    ServingStack is the software Modelplane needs on one workload cluster, installed with provider-helm Releases through the cluster's ProviderConfig: LeaderWorkerSet, the serving backend, the inbound gateway (Envoy Gateway), the DRA driver and the cluster's scheduler. Each component may instead be one the cluster runs already (checked, not installed) or left out (spec.components). InferenceCluster composes one per cluster.
     """
 
     apiVersion: str | None = "modelplane.ai/v1alpha1"

@@ -1,14 +1,16 @@
-"""The ServingStack function: the Helm releases a workload cluster needs, dependencies first, and its Gateway.
+"""The ServingStack function: each component installed, checked or left out, dependencies first, and its Gateway.
 
-Each component is a provider-helm ``Release`` of a chart pinned in
-``modelplane.charts``, composed only once every component it depends on
-reports Ready (a Release composed before stays composed). Once Envoy Gateway
-is Ready, the GatewayClass and the workload Gateway follow as
-provider-kubernetes Objects, and once cert-manager is Ready the certificate
-chain of its HTTPS listener (``modelplane.routing.workload_tls``); the Gateway's
-address, as the Object observes it, becomes ``status.gateway.address``, and the
-URL and CA the control plane sends to and verifies with ``status.gateway.url``
-and ``status.gateway.tls``.
+``modelplane.stack.plan`` decides each component's mode (``spec.components``). A Managed
+one is a provider-helm ``Release`` per chart of ``modelplane.charts`` with the component's
+overrides and ``spec.registry``'s mirrors, composed only once every component it depends
+on is Ready (a Release composed before stays composed); an Existing one is checked through
+Observe-only Objects (``existing``) and reported in ``status.components`` and the
+ComponentsReady condition; a Disabled one is left out. Once Envoy Gateway is Ready
+(installed or found), the GatewayClass and the workload Gateway follow as
+provider-kubernetes Objects, and once cert-manager is Ready the certificate chain of its
+HTTPS listener (``modelplane.routing.workload_tls``); the Gateway's address, as the Object
+observes it, becomes ``status.gateway.address``, and the URL and CA the control plane sends
+to and verifies with ``status.gateway.url`` and ``status.gateway.tls``.
 """
 
 from __future__ import annotations
