@@ -156,6 +156,7 @@ def generate(json_dir: Path, models_dir: Path) -> None:
                 "--keep-model-order",
                 "--reuse-model",
                 "--collapse-reuse-models",
+                "--use-title-as-name",
                 "--formatters",
                 "ruff-format",
                 "--custom-file-header",

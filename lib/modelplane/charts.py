@@ -1,8 +1,12 @@
-"""The Helm charts of a ServingStack, pinned in one place, and the order they install in.
+"""The Helm charts Modelplane installs, pinned in one place, and the order they install in.
 
-Every component of the stack is one row of ``CHARTS``: its chart, the version
-Modelplane is tested with, the namespace it installs into and the components it
-depends on. ``stack_components`` picks the rows a cluster needs.
+Every chart is one row of ``CHARTS``: the component it installs, the version Modelplane
+is tested with and why, the namespace it installs into, the components it depends on, the
+values Modelplane always sets and the image values a registry mirror rewrites. The same row
+serves every cluster that installs the chart: a workload cluster's ServingStack and, for
+Envoy Gateway and Envoy AI Gateway, the control plane's InferenceGateway.
+``stack_components`` picks the rows a workload cluster needs; the README's table of
+defaults lists them all.
 """
 
 from __future__ import annotations
@@ -65,6 +69,20 @@ _PROMETHEUS_VALUES: Mapping[str, Any] = {
 
 
 @dataclass(frozen=True)
+class ImageValue:
+    """A chart value that names an image (or the registry its images come from), as the chart's default has it.
+
+    Attributes:
+        path: The value's keys, outermost first, e.g. ``("webhook", "image", "repository")``.
+        upstream: Its default, e.g. ``quay.io/jetstack/cert-manager-webhook``, or a bare registry
+            (``docker.io``) for a chart's global registry setting.
+    """
+
+    path: tuple[str, ...]
+    upstream: str
+
+
+@dataclass(frozen=True)
 class Chart:
     """One pinned Helm chart.
 
@@ -74,8 +92,11 @@ class Chart:
         name: The chart's name in the repository.
         version: The pinned chart version.
         namespace: The namespace the release installs into.
+        why: Why this version (the README's table of defaults says the same).
         depends_on: Components that must be Ready before this one is installed.
         values: Helm values Modelplane always sets.
+        images: The values naming the chart's images, rewritten to a registry mirror
+            (``modelplane.stack.overrides``); the layout of the pinned version.
     """
 
     component: Component
@@ -83,9 +104,13 @@ class Chart:
     name: str
     version: str
     namespace: str
+    why: str = ""
     depends_on: tuple[Component, ...] = ()
     values: Mapping[str, Any] = field(default_factory=dict)
+    images: tuple[ImageValue, ...] = ()
 
+
+_JETSTACK = "quay.io/jetstack"
 
 CHARTS: dict[Component, Chart] = {
     c.component: c
@@ -96,16 +121,38 @@ CHARTS: dict[Component, Chart] = {
             "cert-manager",
             "v1.18.2",
             "cert-manager",
+            why="serves cert-manager.io/v1, the workload gateway's certificate chain; its CRDs come with the chart",
             values={"crds": {"enabled": True}},
+            images=(
+                ImageValue(("image", "repository"), f"{_JETSTACK}/cert-manager-controller"),
+                ImageValue(("webhook", "image", "repository"), f"{_JETSTACK}/cert-manager-webhook"),
+                ImageValue(("cainjector", "image", "repository"), f"{_JETSTACK}/cert-manager-cainjector"),
+                ImageValue(("acmesolver", "image", "repository"), f"{_JETSTACK}/cert-manager-acmesolver"),
+                ImageValue(("startupapicheck", "image", "repository"), f"{_JETSTACK}/cert-manager-startupapicheck"),
+            ),
         ),
-        Chart(Component.LWS, "oci://registry.k8s.io/lws/charts", "lws", "0.7.0", "lws-system"),
+        Chart(
+            Component.LWS,
+            "oci://registry.k8s.io/lws/charts",
+            "lws",
+            "0.10.0",
+            "lws-system",
+            why="the release whose LeaderWorkerSet CRD (v1) composed multi-node workloads are validated against",
+            images=(ImageValue(("image", "manager", "repository"), "registry.k8s.io/lws/lws"),),
+        ),
+        # One version on the control plane (InferenceGateway) and on workload clusters.
         Chart(
             Component.ENVOY_GATEWAY,
             "oci://docker.io/envoyproxy",
             "gateway-helm",
-            "v1.5.1",
+            "v1.9.0",
             "envoy-gateway-system",
+            why=(
+                "the release whose CRDs composed Backends, SecurityPolicies and BackendTrafficPolicies are "
+                "validated against, on the control plane and workload clusters alike"
+            ),
             values=_INFERENCE_POOL_EXTENSION,
+            images=(ImageValue(("global", "imageRegistry"), "docker.io"),),
         ),
         Chart(
             Component.AI_GATEWAY_CRDS,
@@ -113,6 +160,7 @@ CHARTS: dict[Component, Chart] = {
             "ai-gateway-crds-helm",
             "v1.1.0",
             "envoy-ai-gateway-system",
+            why="the CRDs of ai-gateway-helm, same release",
         ),
         Chart(
             Component.AI_GATEWAY,
@@ -120,16 +168,22 @@ CHARTS: dict[Component, Chart] = {
             "ai-gateway-helm",
             "v1.1.0",
             "envoy-ai-gateway-system",
+            why="the release whose CRDs composed AIGatewayRoutes and BackendSecurityPolicies are validated against",
             depends_on=(Component.AI_GATEWAY_CRDS, Component.ENVOY_GATEWAY),
+            images=(
+                ImageValue(("controller", "image", "repository"), "docker.io/envoyproxy/ai-gateway-controller"),
+                ImageValue(("extProc", "image", "repository"), "docker.io/envoyproxy/ai-gateway-extproc"),
+            ),
         ),
-        # Ships prometheus-operator v0.93.0, whose CRDs the composed monitors are validated against.
         Chart(
             Component.KUBE_PROMETHEUS_STACK,
             "https://prometheus-community.github.io/helm-charts",
             "kube-prometheus-stack",
             "88.0.0",
             "monitoring",
+            why="ships prometheus-operator v0.93.0, whose CRDs the composed monitors are validated against",
             values=_PROMETHEUS_VALUES,
+            images=(ImageValue(("global", "imageRegistry"), "quay.io"),),
         ),
         Chart(
             Component.DRA_DRIVER,
@@ -137,25 +191,60 @@ CHARTS: dict[Component, Chart] = {
             "nvidia-dra-driver-gpu",
             "25.3.2",
             "nvidia-dra-driver-gpu",
+            why="allocates GPUs through DRA (gpuResourcesEnabledOverride), DeviceClass gpu.nvidia.com",
             values={"gpuResourcesEnabledOverride": True, "resources": {"gpus": {"enabled": True}}},
+            images=(ImageValue(("image", "repository"), "nvcr.io/nvidia/k8s-dra-driver-gpu"),),
         ),
         Chart(
             Component.KSERVE_CRDS,
             "oci://ghcr.io/kserve/charts",
             "kserve-llmisvc-crd",
-            "v0.16.0",
+            "v0.20.0",
             "kserve",
+            why="the CRDs of kserve-llmisvc-resources, same release",
         ),
         Chart(
             Component.KSERVE,
             "oci://ghcr.io/kserve/charts",
             "kserve-llmisvc-resources",
-            "v0.16.0",
+            "v0.20.0",
             "kserve",
+            why=(
+                "the release whose LLMInferenceService CRD serves serving.kserve.io/v1alpha2, the version KServe "
+                "replicas compose and are validated against"
+            ),
             depends_on=(Component.CERT_MANAGER, Component.KSERVE_CRDS, Component.LWS, Component.ENVOY_GATEWAY),
+            images=(
+                ImageValue(("kserve", "llmisvc", "controller", "image"), "kserve/llmisvc-controller"),
+                ImageValue(("kserve", "storage", "image"), "kserve/storage-initializer"),
+            ),
         ),
-        Chart(Component.KAI, "oci://ghcr.io/nvidia/kai-scheduler", "kai-scheduler", "v0.9.3", "kai-scheduler"),
-        Chart(Component.KUEUE, "oci://registry.k8s.io/kueue/charts", "kueue", "0.13.4", "kueue-system"),
+        Chart(
+            Component.KAI,
+            "oci://ghcr.io/kai-scheduler/kai-scheduler",
+            "kai-scheduler",
+            "v0.17.0",
+            "kai-scheduler",
+            why=(
+                "the release whose Queue (v2) and PodGroup (v2alpha2) CRDs capacity and replicas are validated "
+                "against; KAI's charts moved to ghcr.io/kai-scheduler"
+            ),
+            images=(ImageValue(("global", "registry"), "ghcr.io/kai-scheduler/kai-scheduler"),),
+        ),
+        Chart(
+            Component.KUEUE,
+            "oci://registry.k8s.io/kueue/charts",
+            "kueue",
+            "0.19.2",
+            "kueue-system",
+            why=(
+                "the release whose CRDs serve kueue.x-k8s.io/v1beta2, the version the observed ClusterQueue and "
+                "ResourceFlavors are read in and validated against"
+            ),
+            images=(
+                ImageValue(("controllerManager", "manager", "image", "repository"), "registry.k8s.io/kueue/kueue"),
+            ),
+        ),
     )
 }
 

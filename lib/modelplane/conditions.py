@@ -44,6 +44,8 @@ class Type(StrEnum):
     RATE_LIMIT_READY = "RateLimitReady"
     # Whether a workload cluster's gateway serves TLS the control plane verifies (ServingStack, InferenceCluster).
     GATEWAY_TLS = "GatewayTLS"
+    # Whether the components a workload cluster runs itself (mode Existing) are there (ServingStack, InferenceCluster).
+    COMPONENTS_READY = "ComponentsReady"
 
 
 class Reason(StrEnum):
@@ -130,6 +132,10 @@ class Reason(StrEnum):
     TLS_PENDING = "TLSPending"
     INSECURE = "Insecure"
     INSECURE_LISTENER_KEPT = "InsecureListenerKept"
+    # A serving stack's Existing components (ComponentsReady): all found, one missing, not checked yet.
+    COMPONENTS_READY = "ComponentsReady"
+    COMPONENT_MISSING = "ComponentMissing"
+    CHECKING_COMPONENTS = "CheckingComponents"
     CA_NOT_FOUND = "CANotFound"
     # A ModelReplica's remote workload (Deployed, Serving); remote reasons such as
     # ImagePullBackOff or Unschedulable are reported as the remote object says them.

@@ -404,6 +404,20 @@ def is_release_key(key: str) -> bool:
     return key.startswith("release-")
 
 
+# Observe-only Objects of what says a component the cluster runs itself (mode Existing) is there.
+_PROBE_PREFIX = "component-"
+
+
+def probe_key(component: str, probe: str) -> str:
+    """The composition resource name of the Observe-only Object of ``component``'s ``probe`` (its slug)."""
+    return f"{_PROBE_PREFIX}{component}-{probe}"
+
+
+def is_probe_key(key: str) -> bool:
+    """Whether ``key`` names an Observe-only Object of an Existing component."""
+    return key.startswith(_PROBE_PREFIX)
+
+
 # The workload cluster's Gateway: its Namespace (the GatewayClass and Gateway take the keys below).
 GATEWAY_NAMESPACE_KEY = "gateway-namespace"
 # Its TLS (modelplane.routing.workload_tls): the cert-manager Issuers and Certificates, in signing order.

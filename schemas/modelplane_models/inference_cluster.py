@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pydantic import BaseModel, Field, RootModel
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 
 class Aks(BaseModel):
@@ -101,6 +101,27 @@ class Carbon(BaseModel):
     """
 
 
+class ChartOverrides(BaseModel):
+    """
+    kube-prometheus-stack's chart version, repository and values, used when observability.prometheus is Managed (Installed is the mode Existing, None Disabled).
+    """
+
+    repository: Annotated[str | None, Field(max_length=512, min_length=1, pattern="^(oci|https?)://[^\\s]+$")] = None
+    """
+    The chart repository to pull from instead of the default or registry.charts: an oci:// registry path or an http(s):// Helm repository serving the chart under its own name.
+    """
+    values: dict[str, Any] | None = None
+    """
+    Helm values merged over Modelplane's own for the chart (the component's main chart when it has two): objects merge key by key, anything else (a list, a string) replaces ours.
+    """
+    version: Annotated[
+        str | None, Field(max_length=64, min_length=1, pattern="^v?[0-9]+(\\.[0-9]+){0,2}([-+][0-9A-Za-z.+-]+)?$")
+    ] = None
+    """
+    The chart version to install instead of Modelplane's default (the README lists them), e.g. v1.18.2.
+    """
+
+
 class Cluster(BaseModel):
     """
     Where the cluster comes from. source names the one sibling block (gke, eks, aks or existing) that configures it.
@@ -125,6 +146,76 @@ class Cluster(BaseModel):
     source: Literal["GKE", "EKS", "AKS", "Existing"]
     """
     GKE, EKS or AKS: Modelplane provisions the cluster and its node pools. Existing: the cluster exists and is reached through a kubeconfig Secret.
+    """
+
+
+class ComponentStatus(BaseModel):
+    """
+    One component of the stack.
+    """
+
+    message: str | None = None
+    """
+    What is missing or not ready, when ready is false.
+    """
+    mode: Literal["Managed", "Existing", "Disabled"] | None = None
+    """
+    Managed (installed by the stack), Existing (checked) or Disabled.
+    """
+    name: str | None = None
+    """
+    The component, as spec components names it (certManager, gateway, lws, ...).
+    """
+    neededBy: Literal["All", "MultiNode", "PoolRouting", "None"] | None = None
+    """
+    Which replicas cannot run on the cluster without it: All, MultiNode (those whose workers span nodes), PoolRouting (those of ModelDeployments routed through a pool) or None. While it is Existing and not found, or Disabled, the fleet scheduler places no such replica here (a Managed one still installing keeps the whole cluster not Ready).
+    """
+    ready: bool | None = None
+    """
+    Managed: its Releases are Ready. Existing: everything checked is there and its controller is Available. Disabled: false.
+    """
+    version: str | None = None
+    """
+    The chart version installed (Managed only).
+    """
+
+
+class Components(BaseModel):
+    """
+    Per component of the stack: whether Modelplane installs it (Managed, the default), uses what the cluster runs already (Existing) or leaves it out (Disabled), and for a Managed one its chart version, repository and values. certManager: cert-manager, which issues the workload gateway's and KServe's certificates. gateway: Envoy Gateway, the inbound gateway every endpoint is reached through (the stack composes its GatewayClass and Gateway whatever the mode). kserve: KServe's LLMInferenceService controller (serving.backend KServe only). lws: LeaderWorkerSet, which runs multi-node workers. draDriver: the NVIDIA DRA driver that allocates the GPUs every replica claims. scheduler: the KAI scheduler or Kueue, as scheduler.type says (KAI or Kueue only). aiGateway: Envoy AI Gateway, Envoy Gateway's extension server that routes to InferencePools (Disabled also removes it from a Managed Envoy Gateway's configuration). prometheus: kube-prometheus-stack, whose mode is observability.prometheus. What Existing checks for each, and which replicas need each, is in docs/install.md; a replica that needs a component the cluster lacks (Disabled, or Existing and not found) is not placed on the cluster.
+    """
+
+    aiGateway: Annotated[StackComponent | None, Field(title="StackComponent")] = None
+    """
+    One component of the stack: its mode and, with mode Managed, the chart's version, repository and values.
+    """
+    certManager: Annotated[StackComponent | None, Field(title="StackComponent")] = None
+    """
+    One component of the stack: its mode and, with mode Managed, the chart's version, repository and values.
+    """
+    draDriver: Annotated[StackComponent | None, Field(title="StackComponent")] = None
+    """
+    One component of the stack: its mode and, with mode Managed, the chart's version, repository and values.
+    """
+    gateway: Annotated[StackComponent | None, Field(title="StackComponent")] = None
+    """
+    One component of the stack: its mode and, with mode Managed, the chart's version, repository and values.
+    """
+    kserve: Annotated[StackComponent | None, Field(title="StackComponent")] = None
+    """
+    One component of the stack: its mode and, with mode Managed, the chart's version, repository and values.
+    """
+    lws: Annotated[StackComponent | None, Field(title="StackComponent")] = None
+    """
+    One component of the stack: its mode and, with mode Managed, the chart's version, repository and values.
+    """
+    prometheus: Annotated[ChartOverrides | None, Field(title="ChartOverrides")] = None
+    """
+    kube-prometheus-stack's chart version, repository and values, used when observability.prometheus is Managed (Installed is the mode Existing, None Disabled).
+    """
+    scheduler: Annotated[StackComponent | None, Field(title="StackComponent")] = None
+    """
+    One component of the stack: its mode and, with mode Managed, the chart's version, repository and values.
     """
 
 
@@ -156,6 +247,23 @@ class Condition(BaseModel):
     type: str
     """
     Type of the condition, e.g. Ready.
+    """
+
+
+class Controller(BaseModel):
+    """
+    With mode Existing: the Deployment whose Available condition says the component runs, instead of the component's default (docs/install.md lists them).
+    """
+
+    name: Annotated[
+        str, Field(max_length=253, pattern="^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+    ]
+    """
+    The Deployment's name.
+    """
+    namespace: Annotated[str, Field(max_length=63, pattern="^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")]
+    """
+    The Deployment's namespace.
     """
 
 
@@ -523,6 +631,45 @@ class ProviderConfigRef(BaseModel):
     """
 
 
+class PullSecretRef(BaseModel):
+    """
+    A Secret in crossplane-system on the control plane with the keys username and password that the chart mirror (registry.charts) accepts; every Release pulling from it uses it.
+    """
+
+    name: Annotated[
+        str, Field(max_length=253, pattern="^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+    ]
+    """
+    The Secret's name.
+    """
+
+
+class Registry(BaseModel):
+    """
+    Where an air-gapped cluster pulls from: a chart repository mirror for every Managed component whose repository is not set, a registry mirror for the images the charts run, and the credentials of the chart mirror.
+    """
+
+    charts: Annotated[str | None, Field(max_length=512, min_length=1, pattern="^(oci|https?)://[^\\s]+$")] = None
+    """
+    The chart repository mirror every Managed chart is pulled from unless its component sets repository: an oci:// registry path (e.g. oci://registry.example.com/charts) or an http(s):// Helm repository, serving each chart under its upstream name (cert-manager, gateway-helm, lws, ...) and version.
+    """
+    images: Annotated[
+        str | None,
+        Field(
+            max_length=253,
+            min_length=1,
+            pattern="^[a-z0-9]([-a-z0-9.]*[a-z0-9])?(:[0-9]{1,5})?(/[a-z0-9]([-a-z0-9._]*[a-z0-9])?)*$",
+        ),
+    ] = None
+    """
+    A registry host, with an optional port and path, that mirrors the images the charts run under their upstream paths: each image value Modelplane knows in a Managed chart (the README lists them) is set to this prefix plus the image's upstream path without its host, e.g. quay.io/jetstack/cert-manager-controller becomes <images>/jetstack/cert-manager-controller. The nodes pull them with their own credentials (set a chart's imagePullSecrets through its component's values).
+    """
+    pullSecretRef: PullSecretRef | None = None
+    """
+    A Secret in crossplane-system on the control plane with the keys username and password that the chart mirror (registry.charts) accepts; every Release pulling from it uses it.
+    """
+
+
 class RemovingPool(BaseModel):
     className: str | None = None
     """
@@ -600,6 +747,17 @@ class Serving(BaseModel):
     """
 
 
+class ServingStack(BaseModel):
+    """
+    The software the cluster's ServingStack installs, per component (see components); passed to the ServingStack as it is.
+    """
+
+    components: Components | None = None
+    """
+    Per component of the stack: whether Modelplane installs it (Managed, the default), uses what the cluster runs already (Existing) or leaves it out (Disabled), and for a Managed one its chart version, repository and values. certManager: cert-manager, which issues the workload gateway's and KServe's certificates. gateway: Envoy Gateway, the inbound gateway every endpoint is reached through (the stack composes its GatewayClass and Gateway whatever the mode). kserve: KServe's LLMInferenceService controller (serving.backend KServe only). lws: LeaderWorkerSet, which runs multi-node workers. draDriver: the NVIDIA DRA driver that allocates the GPUs every replica claims. scheduler: the KAI scheduler or Kueue, as scheduler.type says (KAI or Kueue only). aiGateway: Envoy AI Gateway, Envoy Gateway's extension server that routes to InferencePools (Disabled also removes it from a Managed Envoy Gateway's configuration). prometheus: kube-prometheus-stack, whose mode is observability.prometheus. What Existing checks for each, and which replicas need each, is in docs/install.md; a replica that needs a component the cluster lacks (Disabled, or Existing and not found) is not placed on the cluster.
+    """
+
+
 class Spec(BaseModel):
     """
     The cluster's source, node pools, scheduler and serving backend.
@@ -637,6 +795,10 @@ class Spec(BaseModel):
     """
     How the engines' and endpoint pickers' metrics are scraped on this cluster.
     """
+    registry: Registry | None = None
+    """
+    Where an air-gapped cluster pulls from: a chart repository mirror for every Managed component whose repository is not set, a registry mirror for the images the charts run, and the credentials of the chart mirror.
+    """
     scheduler: Annotated[Scheduler | None, Field(validate_default=True)] = {"type": "None"}
     """
     The workload scheduler of the cluster: how ModelReplica workloads are wrapped and where observed capacity comes from.
@@ -645,9 +807,42 @@ class Spec(BaseModel):
     """
     The serving backend on this cluster.
     """
+    servingStack: ServingStack | None = None
+    """
+    The software the cluster's ServingStack installs, per component (see components); passed to the ServingStack as it is.
+    """
     storageClasses: Annotated[list[StorageClass] | None, Field(max_length=32)] = None
     """
     The StorageClasses of the cluster that ModelCaches may claim volumes of, and the largest volume each provisions. A ModelCache (storage type PVC) whose spec.size exceeds its class's maxSize is not staged on this cluster (a copy already there is kept) and its status.clusters[] entry says why. A class not listed here is not checked; with no entry marked default, a cache that names no class is not checked either.
+    """
+
+
+class StackComponent(BaseModel):
+    """
+    One component of the stack: its mode and, with mode Managed, the chart's version, repository and values.
+    """
+
+    controller: Controller | None = None
+    """
+    With mode Existing: the Deployment whose Available condition says the component runs, instead of the component's default (docs/install.md lists them).
+    """
+    mode: Literal["Managed", "Existing", "Disabled"] | None = "Managed"
+    """
+    Managed (default): the stack installs the chart with a provider-helm Release, with the overrides below. Existing: the cluster runs it already; nothing is installed and the stack checks that its API objects are there and its controller Available (ComponentsReady says what is missing). Disabled: nothing is installed or checked.
+    """
+    repository: Annotated[str | None, Field(max_length=512, min_length=1, pattern="^(oci|https?)://[^\\s]+$")] = None
+    """
+    The chart repository to pull from instead of the default or registry.charts: an oci:// registry path or an http(s):// Helm repository serving the chart under its own name (mode Managed only).
+    """
+    values: dict[str, Any] | None = None
+    """
+    Helm values merged over Modelplane's own for the chart (the component's main chart when it has two): objects merge key by key, anything else (a list, a string) replaces ours (mode Managed only).
+    """
+    version: Annotated[
+        str | None, Field(max_length=64, min_length=1, pattern="^v?[0-9]+(\\.[0-9]+){0,2}([-+][0-9A-Za-z.+-]+)?$")
+    ] = None
+    """
+    The chart version to install instead of Modelplane's default (the README lists them), e.g. v1.18.2 (mode Managed only).
     """
 
 
@@ -659,6 +854,10 @@ class Status(BaseModel):
     capacity: Capacity | None = None
     """
     The cluster's accelerator capacity, per pool and in total.
+    """
+    components: list[ComponentStatus] | None = None
+    """
+    Each component of the stack: its mode, whether it is there and, when it is not, what is missing and which replicas need it; sorted by name. Copied from the cluster's ServingStack.
     """
     conditions: list[Condition] | None = None
     """

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pydantic import BaseModel, Field
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 
 class CaSecretRef(BaseModel):
@@ -18,6 +18,97 @@ class CaSecretRef(BaseModel):
     namespace: str | None = None
     """
     The Secret's namespace.
+    """
+
+
+class ChartOverrides(BaseModel):
+    """
+    kube-prometheus-stack's chart version, repository and values, used when observability.prometheus is Managed (Installed is the mode Existing, None Disabled).
+    """
+
+    repository: Annotated[str | None, Field(max_length=512, min_length=1, pattern="^(oci|https?)://[^\\s]+$")] = None
+    """
+    The chart repository to pull from instead of the default or registry.charts: an oci:// registry path or an http(s):// Helm repository serving the chart under its own name.
+    """
+    values: dict[str, Any] | None = None
+    """
+    Helm values merged over Modelplane's own for the chart (the component's main chart when it has two): objects merge key by key, anything else (a list, a string) replaces ours.
+    """
+    version: Annotated[
+        str | None, Field(max_length=64, min_length=1, pattern="^v?[0-9]+(\\.[0-9]+){0,2}([-+][0-9A-Za-z.+-]+)?$")
+    ] = None
+    """
+    The chart version to install instead of Modelplane's default (the README lists them), e.g. v1.18.2.
+    """
+
+
+class ComponentStatus(BaseModel):
+    """
+    One component of the stack.
+    """
+
+    message: str | None = None
+    """
+    What is missing or not ready, when ready is false.
+    """
+    mode: Literal["Managed", "Existing", "Disabled"] | None = None
+    """
+    Managed (installed by the stack), Existing (checked) or Disabled.
+    """
+    name: str | None = None
+    """
+    The component, as spec components names it (certManager, gateway, lws, ...).
+    """
+    neededBy: Literal["All", "MultiNode", "PoolRouting", "None"] | None = None
+    """
+    Which replicas cannot run on the cluster without it: All, MultiNode (those whose workers span nodes), PoolRouting (those of ModelDeployments routed through a pool) or None. While it is Existing and not found, or Disabled, the fleet scheduler places no such replica here (a Managed one still installing keeps the whole cluster not Ready).
+    """
+    ready: bool | None = None
+    """
+    Managed: its Releases are Ready. Existing: everything checked is there and its controller is Available. Disabled: false.
+    """
+    version: str | None = None
+    """
+    The chart version installed (Managed only).
+    """
+
+
+class Components(BaseModel):
+    """
+    Per component of the stack: whether Modelplane installs it (Managed, the default), uses what the cluster runs already (Existing) or leaves it out (Disabled), and for a Managed one its chart version, repository and values. certManager: cert-manager, which issues the workload gateway's and KServe's certificates. gateway: Envoy Gateway, the inbound gateway every endpoint is reached through (the stack composes its GatewayClass and Gateway whatever the mode). kserve: KServe's LLMInferenceService controller (serving.backend KServe only). lws: LeaderWorkerSet, which runs multi-node workers. draDriver: the NVIDIA DRA driver that allocates the GPUs every replica claims. scheduler: the KAI scheduler or Kueue, as scheduler.type says (KAI or Kueue only). aiGateway: Envoy AI Gateway, Envoy Gateway's extension server that routes to InferencePools (Disabled also removes it from a Managed Envoy Gateway's configuration). prometheus: kube-prometheus-stack, whose mode is observability.prometheus. What Existing checks for each, and which replicas need each, is in docs/install.md; a replica that needs a component the cluster lacks (Disabled, or Existing and not found) is not placed on the cluster.
+    """
+
+    aiGateway: Annotated[StackComponent | None, Field(title="StackComponent")] = None
+    """
+    One component of the stack: its mode and, with mode Managed, the chart's version, repository and values.
+    """
+    certManager: Annotated[StackComponent | None, Field(title="StackComponent")] = None
+    """
+    One component of the stack: its mode and, with mode Managed, the chart's version, repository and values.
+    """
+    draDriver: Annotated[StackComponent | None, Field(title="StackComponent")] = None
+    """
+    One component of the stack: its mode and, with mode Managed, the chart's version, repository and values.
+    """
+    gateway: Annotated[StackComponent | None, Field(title="StackComponent")] = None
+    """
+    One component of the stack: its mode and, with mode Managed, the chart's version, repository and values.
+    """
+    kserve: Annotated[StackComponent | None, Field(title="StackComponent")] = None
+    """
+    One component of the stack: its mode and, with mode Managed, the chart's version, repository and values.
+    """
+    lws: Annotated[StackComponent | None, Field(title="StackComponent")] = None
+    """
+    One component of the stack: its mode and, with mode Managed, the chart's version, repository and values.
+    """
+    prometheus: Annotated[ChartOverrides | None, Field(title="ChartOverrides")] = None
+    """
+    kube-prometheus-stack's chart version, repository and values, used when observability.prometheus is Managed (Installed is the mode Existing, None Disabled).
+    """
+    scheduler: Annotated[StackComponent | None, Field(title="StackComponent")] = None
+    """
+    One component of the stack: its mode and, with mode Managed, the chart's version, repository and values.
     """
 
 
@@ -49,6 +140,23 @@ class Condition(BaseModel):
     type: str
     """
     Type of the condition, e.g. Ready.
+    """
+
+
+class Controller(BaseModel):
+    """
+    With mode Existing: the Deployment whose Available condition says the component runs, instead of the component's default (docs/install.md lists them).
+    """
+
+    name: Annotated[
+        str, Field(max_length=253, pattern="^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+    ]
+    """
+    The Deployment's name.
+    """
+    namespace: Annotated[str, Field(max_length=63, pattern="^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")]
+    """
+    The Deployment's namespace.
     """
 
 
@@ -144,6 +252,45 @@ class ProviderConfigRef(BaseModel):
     """
 
 
+class PullSecretRef(BaseModel):
+    """
+    A Secret in crossplane-system on the control plane with the keys username and password that the chart mirror (registry.charts) accepts; every Release pulling from it uses it.
+    """
+
+    name: Annotated[
+        str, Field(max_length=253, pattern="^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+    ]
+    """
+    The Secret's name.
+    """
+
+
+class Registry(BaseModel):
+    """
+    Where an air-gapped stack pulls from: a chart repository mirror for every Managed component whose repository is not set, a registry mirror for the images the charts run, and the credentials of the chart mirror.
+    """
+
+    charts: Annotated[str | None, Field(max_length=512, min_length=1, pattern="^(oci|https?)://[^\\s]+$")] = None
+    """
+    The chart repository mirror every Managed chart is pulled from unless its component sets repository: an oci:// registry path (e.g. oci://registry.example.com/charts) or an http(s):// Helm repository, serving each chart under its upstream name (cert-manager, gateway-helm, lws, ...) and version.
+    """
+    images: Annotated[
+        str | None,
+        Field(
+            max_length=253,
+            min_length=1,
+            pattern="^[a-z0-9]([-a-z0-9.]*[a-z0-9])?(:[0-9]{1,5})?(/[a-z0-9]([-a-z0-9._]*[a-z0-9])?)*$",
+        ),
+    ] = None
+    """
+    A registry host, with an optional port and path, that mirrors the images the charts run under their upstream paths: each image value Modelplane knows in a Managed chart (the README lists them) is set to this prefix plus the image's upstream path without its host, e.g. quay.io/jetstack/cert-manager-controller becomes <images>/jetstack/cert-manager-controller. The nodes pull them with their own credentials (set a chart's imagePullSecrets through its component's values).
+    """
+    pullSecretRef: PullSecretRef | None = None
+    """
+    A Secret in crossplane-system on the control plane with the keys username and password that the chart mirror (registry.charts) accepts; every Release pulling from it uses it.
+    """
+
+
 class Release(BaseModel):
     """
     One Helm release.
@@ -180,7 +327,7 @@ class Scheduler(BaseModel):
 
 class ServingStack(BaseModel):
     """
-    ServingStack is the software Modelplane needs on one workload cluster, installed with provider-helm Releases through the cluster's ProviderConfig: LeaderWorkerSet, the serving backend, the inbound gateway (Envoy Gateway), the DRA driver and the cluster's scheduler. InferenceCluster composes one per cluster.
+    ServingStack is the software Modelplane needs on one workload cluster, installed with provider-helm Releases through the cluster's ProviderConfig: LeaderWorkerSet, the serving backend, the inbound gateway (Envoy Gateway), the DRA driver and the cluster's scheduler. Each component may instead be one the cluster runs already (checked, not installed) or left out (spec.components). InferenceCluster composes one per cluster.
     """
 
     apiVersion: str | None = "modelplane.ai/v1alpha1"
@@ -214,6 +361,10 @@ class Spec(BaseModel):
     """
     The serving backend to install. KServe: the KServe LLMInferenceService controller. Native: none beyond LeaderWorkerSet.
     """
+    components: Components | None = None
+    """
+    Per component of the stack: whether Modelplane installs it (Managed, the default), uses what the cluster runs already (Existing) or leaves it out (Disabled), and for a Managed one its chart version, repository and values. certManager: cert-manager, which issues the workload gateway's and KServe's certificates. gateway: Envoy Gateway, the inbound gateway every endpoint is reached through (the stack composes its GatewayClass and Gateway whatever the mode). kserve: KServe's LLMInferenceService controller (serving.backend KServe only). lws: LeaderWorkerSet, which runs multi-node workers. draDriver: the NVIDIA DRA driver that allocates the GPUs every replica claims. scheduler: the KAI scheduler or Kueue, as scheduler.type says (KAI or Kueue only). aiGateway: Envoy AI Gateway, Envoy Gateway's extension server that routes to InferencePools (Disabled also removes it from a Managed Envoy Gateway's configuration). prometheus: kube-prometheus-stack, whose mode is observability.prometheus. What Existing checks for each, and which replicas need each, is in docs/install.md; a replica that needs a component the cluster lacks (Disabled, or Existing and not found) is not placed on the cluster.
+    """
     gateway: Annotated[Gateway | None, Field(validate_default=True)] = {}
     """
     The cluster's inbound gateway (Envoy Gateway) that serves replica endpoints.
@@ -226,9 +377,42 @@ class Spec(BaseModel):
     """
     The provider-helm and provider-kubernetes ProviderConfig (same name) that reach the workload cluster.
     """
+    registry: Registry | None = None
+    """
+    Where an air-gapped stack pulls from: a chart repository mirror for every Managed component whose repository is not set, a registry mirror for the images the charts run, and the credentials of the chart mirror.
+    """
     scheduler: Annotated[Scheduler | None, Field(validate_default=True)] = {}
     """
     The workload scheduler to install.
+    """
+
+
+class StackComponent(BaseModel):
+    """
+    One component of the stack: its mode and, with mode Managed, the chart's version, repository and values.
+    """
+
+    controller: Controller | None = None
+    """
+    With mode Existing: the Deployment whose Available condition says the component runs, instead of the component's default (docs/install.md lists them).
+    """
+    mode: Literal["Managed", "Existing", "Disabled"] | None = "Managed"
+    """
+    Managed (default): the stack installs the chart with a provider-helm Release, with the overrides below. Existing: the cluster runs it already; nothing is installed and the stack checks that its API objects are there and its controller Available (ComponentsReady says what is missing). Disabled: nothing is installed or checked.
+    """
+    repository: Annotated[str | None, Field(max_length=512, min_length=1, pattern="^(oci|https?)://[^\\s]+$")] = None
+    """
+    The chart repository to pull from instead of the default or registry.charts: an oci:// registry path or an http(s):// Helm repository serving the chart under its own name (mode Managed only).
+    """
+    values: dict[str, Any] | None = None
+    """
+    Helm values merged over Modelplane's own for the chart (the component's main chart when it has two): objects merge key by key, anything else (a list, a string) replaces ours (mode Managed only).
+    """
+    version: Annotated[
+        str | None, Field(max_length=64, min_length=1, pattern="^v?[0-9]+(\\.[0-9]+){0,2}([-+][0-9A-Za-z.+-]+)?$")
+    ] = None
+    """
+    The chart version to install instead of Modelplane's default (the README lists them), e.g. v1.18.2 (mode Managed only).
     """
 
 
@@ -237,6 +421,10 @@ class Status(BaseModel):
     What the stack function observed.
     """
 
+    components: list[ComponentStatus] | None = None
+    """
+    Each component of the stack: its mode, whether it is there and, when it is not, what is missing and which replicas need it; sorted by name.
+    """
     conditions: list[Condition] | None = None
     """
     Conditions of the resource.

@@ -209,6 +209,8 @@ def test_existing_cluster_composes_provider_configs_and_stack() -> None:
         "Provisioned": ("TRUE", "Provisioned"),
         "StackReady": ("FALSE", "Installing"),
         "GatewayTLS": ("FALSE", "TLSPending"),
+        # The stack has not reported its components yet.
+        "ComponentsReady": ("FALSE", "CheckingComponents"),
         "CapacityKnown": ("TRUE", "Declared"),
         # Always set, so a Drained=True of an earlier drain never outlives it.
         "Drained": ("FALSE", "NotDraining"),

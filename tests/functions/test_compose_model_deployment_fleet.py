@@ -66,6 +66,11 @@ CLUSTER: dict[str, Any] = {
             ],
             "overcommitted": ["ml/late-0"],
         },
+        # What the scheduler keeps replicas off the cluster for (and what it does not).
+        "components": [
+            {"name": "scheduler", "mode": "Existing", "ready": False, "neededBy": "All", "message": "not found"},
+            {"name": "lws", "mode": "Managed", "ready": True, "version": "0.10.0", "neededBy": "MultiNode"},
+        ],
     },
 }
 
@@ -125,6 +130,11 @@ CLUSTER_FIELDS: list[tuple[Any, ...]] = [
     ("status", "capacity", "overcommitted"),
     ("status", "capacity", "overcommitted", 0),
     ("status", "capacity", "pools", 1, "source"),
+    ("status", "components"),
+    ("status", "components", 0),
+    *[("status", "components", 0, f) for f in ("name", "mode", "ready", "neededBy", "message")],
+    ("status", "components", 1, "version"),
+    ("status", "components", 1, "ready"),
 ]
 _ROLE_FIELDS: list[tuple[Any, ...]] = [
     ("workers",),
@@ -273,3 +283,6 @@ def test_a_cluster_reads_with_what_it_publishes() -> None:
         "h100": Published(8, (1, 0, 0, 0, 1, 0, 0, 0, 2), frozenset({"ml/llm-0", "research/mixtral-0"}))
     }
     assert read.value.overcommitted == {"ml/late-0"}
+    assert [(g.component, g.mode, str(g.needed_by), g.why) for g in read.value.info.lacking] == [
+        ("scheduler", "Existing", "All", "not found")
+    ]

@@ -95,10 +95,12 @@ def cluster(
     cordoned: bool = False,
     observed: Mapping[str, tuple[str, int]] | None = None,
     removing: Collection[str] = (),
+    components: Sequence[Mapping[str, Any]] = (),
 ) -> InferenceCluster:
     """A cluster; ``ready=None`` leaves it without status, ``observed`` maps pool → (source, inUse).
 
     ``removing``: pools its function keeps out of the spec while replicas run on them (``status.removingPools``).
+    ``components``: its serving stack's components as it publishes them (``status.components``).
     """
     node_pools = []
     for p in pools:
@@ -128,6 +130,8 @@ def cluster(
             }
         if removing:
             status["removingPools"] = [{"name": n, "remaining": 1} for n in sorted(removing)]
+        if components:
+            status["components"] = [dict(c) for c in components]
         body["status"] = status
     return InferenceCluster.model_validate(body)
 

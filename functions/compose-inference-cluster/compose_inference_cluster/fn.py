@@ -92,12 +92,15 @@ def compose(
     }
     if stack.gateway:
         status["gateway"] = stack.gateway
+    if stack.components:
+        status["components"] = stack.components
     resource.update(rsp.desired.composite, {"status": status})
     stack_ready = stack.ready
+    why = f": {stack.installed}" if stack.installed else ""
     installed = (
         Condition(Type.STACK_READY, Status.TRUE, Reason.AVAILABLE, f"ServingStack {name} is ready")
         if stack_ready
-        else Condition(Type.STACK_READY, Status.FALSE, Reason.INSTALLING, f"ServingStack {name} is not ready yet")
+        else Condition(Type.STACK_READY, Status.FALSE, Reason.INSTALLING, f"ServingStack {name} is not ready yet{why}")
     )
     removed = removed_condition(removing)
     set_conditions(
@@ -105,6 +108,7 @@ def compose(
         provisioned,
         installed,
         stack.tls,
+        stack.found,
         capacity.known,
         drained_condition(drain),
         capacity.overcommitted,

@@ -1,4 +1,10 @@
-"""The cluster's ServingStack: the Helm releases and Gateway a workload cluster needs, composed as one XR."""
+"""The cluster's ServingStack: the Helm releases and Gateway a workload cluster needs, composed as one XR.
+
+The cluster passes its ``spec.servingStack.components`` and ``spec.registry`` through as
+they are, and publishes what the stack reports of its components (``status.components``:
+what the fleet scheduler reads to keep replicas off a cluster that lacks what they need)
+and its ComponentsReady and GatewayTLS conditions.
+"""
 
 from __future__ import annotations
 
@@ -14,25 +20,49 @@ from modelplane.names import SERVING_STACK_KEY
 from modelplane.remote import PROVIDER_CONFIG_KIND
 from modelplane_models.inference_cluster import Spec
 
-# What the cluster reads of its stack: its Gateway's address, the URL and CA the control plane uses.
+# What the cluster reads of its stack: its Gateway's address, the URL and CA the control plane uses,
+# and its components.
+_COMPONENT: Layout = {
+    "name": str,
+    "mode": str,
+    "ready": bool,
+    "version": str,
+    "message": str,
+    "neededBy": str,
+}
 _STACK: Layout = {
     "status": {
         "gateway": {
             "address": str,
             "url": str,
             "tls": {"caSecretRef": {"name": str, "namespace": str}, "hostname": str},
-        }
+        },
+        "components": [_COMPONENT],
     }
 }
+_MODES = frozenset({"Managed", "Existing", "Disabled"})
+_NEEDED_BY = frozenset({"All", "MultiNode", "PoolRouting", "None"})
 
 
 @dataclass(frozen=True)
 class StackState:
-    """What the cluster publishes of its stack: readiness, ``status.gateway`` and the GatewayTLS condition."""
+    """What the cluster publishes of its stack.
+
+    Attributes:
+        ready: Whether the ServingStack is Ready.
+        gateway: ``status.gateway``.
+        tls: The GatewayTLS condition.
+        components: ``status.components`` (empty until the stack reports them).
+        found: The ComponentsReady condition.
+        installed: Why the stack is not Installed, as it says (its Installed message), "" when it is.
+    """
 
     ready: bool
     gateway: dict[str, Any]
     tls: Condition
+    components: list[dict[str, Any]]
+    found: Condition
+    installed: str = ""
 
 
 def write_stack(ledger: Ledger, name: str, spec: Spec) -> StackState:
@@ -50,12 +80,52 @@ def write_stack(ledger: Ledger, name: str, spec: Spec) -> StackState:
     if insecure is not None:
         # Unset stays unset: the stack keeps an HTTP listener composed before only then.
         stack_spec["gateway"] = {"insecure": insecure}
+    if spec.servingStack is not None and spec.servingStack.components is not None:
+        stack_spec["components"] = spec.servingStack.components.model_dump(exclude_none=True)
+    if spec.registry is not None:
+        stack_spec["registry"] = spec.registry.model_dump(exclude_none=True)
     stack = {"apiVersion": API_VERSION, "kind": "ServingStack", "metadata": {"name": name}, "spec": stack_spec}
     ready = inputs.ready(ledger.req, ledger.rsp, SERVING_STACK_KEY).true
     ledger.put(SERVING_STACK_KEY, stack, ready=ready)
     observed = inputs.observed(ledger.req, ledger.rsp, SERVING_STACK_KEY, _STACK)
-    gateway = dict(((observed or {}).get("status") or {}).get("gateway") or {})
-    return StackState(ready=ready, gateway=_published(gateway), tls=_tls(ledger, name))
+    status = (observed or {}).get("status") or {}
+    gateway = dict(status.get("gateway") or {})
+    installed = inputs.ready(ledger.req, ledger.rsp, SERVING_STACK_KEY, str(Type.INSTALLED))
+    return StackState(
+        ready=ready,
+        gateway=_published(gateway),
+        tls=_tls(ledger, name),
+        components=_components(status.get("components")),
+        found=_found(ledger, name),
+        installed=installed.message if installed.found and installed.status != "True" else "",
+    )
+
+
+def _components(listed: Any) -> list[dict[str, Any]]:  # noqa: ANN401 - as conformed to _COMPONENT
+    """The stack's ``status.components``, as the cluster publishes them: each entry that names its component."""
+    out = []
+    for entry in listed if isinstance(listed, list) else []:
+        if not isinstance(entry, dict) or not entry.get("name"):
+            continue
+        kept = {k: v for k, v in entry.items() if k in _COMPONENT}
+        if kept.get("mode") not in _MODES:
+            kept.pop("mode", None)
+        if kept.get("neededBy") not in _NEEDED_BY:
+            kept.pop("neededBy", None)
+        out.append(kept)
+    return sorted(out, key=lambda e: str(e["name"]))
+
+
+def _found(ledger: Ledger, name: str) -> Condition:
+    """The stack's ComponentsReady condition, as the cluster's."""
+    said = inputs.ready(ledger.req, ledger.rsp, SERVING_STACK_KEY, str(Type.COMPONENTS_READY))
+    if not said.found:
+        message = f"ServingStack {name} has not reported its components yet"
+        return Condition(Type.COMPONENTS_READY, Status.FALSE, Reason.CHECKING_COMPONENTS, message)
+    status = Status.TRUE if said.status == "True" else Status.FALSE
+    known = (Reason.COMPONENTS_READY, Reason.COMPONENT_MISSING, Reason.CHECKING_COMPONENTS)
+    reason = Reason(said.reason) if said.reason in known else Reason.CHECKING_COMPONENTS
+    return Condition(Type.COMPONENTS_READY, status, reason, said.message)
 
 
 def _published(gateway: dict[str, Any]) -> dict[str, Any]:

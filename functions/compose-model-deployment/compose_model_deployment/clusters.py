@@ -17,7 +17,7 @@ from functools import partial
 from typing import TypeVar
 
 from modelplane.capacity import ClusterInfo, Observed, PoolInfo, Source
-from modelplane.capacity.clusters import removing_pools
+from modelplane.capacity.clusters import Lacking, lacks, removing_pools
 from modelplane.capacity.observed import observed_figure
 from modelplane.fnkit.structs import (
     Fields,
@@ -38,6 +38,7 @@ from modelplane.fnkit.structs import (
 from modelplane.pricing import cluster_price
 from modelplane.scheduling.view import ClusterFacts, Published, published_pool
 from modelplane.scheduling.view import cluster_facts as cluster_facts_of
+from modelplane.stack.modes import Mode, NeededBy
 from modelplane_models.inference_cluster import Carbon, Cost, InferenceCluster, NodePool, Pool, Spec
 
 _SOURCES = frozenset(Source)
@@ -72,6 +73,7 @@ def cluster_facts(fields: Fields) -> ClusterFacts | None:
     removing = [need(text(p.get("name"))) for p in objects(status.get("removingPools"))] if status is not None else []
     capacity = obj(status.get("capacity")) if status is not None else None
     overcommitted = strings(capacity.get("overcommitted")) if capacity is not None else frozenset()
+    lacking = _lacking(status.get("components")) if status is not None else ()
     if not name or spec is None:
         return None
     info = ClusterInfo(
@@ -86,6 +88,7 @@ def cluster_facts(fields: Fields) -> ClusterFacts | None:
         not_ready_since=since,
         price=cluster_price(multiplier, grams),
         removing=removing_pools(removing, (n for n, _, _ in pools)),
+        lacking=lacking,
     )
     return ClusterFacts(info, published, overcommitted)
 
@@ -186,6 +189,24 @@ def _entry(value: Value, classes: Mapping[str, str]) -> _Entry:
     per_node = whole(get("devicesPerNode"), _PER_NODE)
     counts = {key: need(whole(value)) for key, value in by_free.items()} if by_free else by_free
     return name, seen, published_pool(per_node, counts, strings(get("replicas")))
+
+
+_MODES = frozenset(Mode)
+_NEEDED_BY = frozenset(NeededBy)
+
+
+def _lacking(value: Value) -> tuple[Lacking, ...]:
+    """``status.components`` as ``modelplane.capacity.clusters.lacking_components`` reads the model's."""
+    out = []
+    for entry in objects(value):
+        name, mode, needed = text(entry.get("name")), text(entry.get("mode")), text(entry.get("neededBy"))
+        ready, why = flag(entry.get("ready")), text(entry.get("message"))
+        text(entry.get("version"))
+        if (mode is not None and mode not in _MODES) or (needed is not None and needed not in _NEEDED_BY):
+            raise UnclearError  # the model refuses it: let it say how
+        if name and needed is not None and lacks(mode, needed, ready=ready):
+            out.append(Lacking(name, mode or "", NeededBy(needed), why or ""))
+    return tuple(sorted(out, key=lambda g: g.component))
 
 
 def _deleting(metadata: Fields) -> bool:

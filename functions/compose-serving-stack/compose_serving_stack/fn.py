@@ -1,19 +1,22 @@
-"""The ServingStack function: the Helm releases a workload cluster needs, dependencies first, and its Gateway.
+"""The ServingStack function: each component installed, checked or left out, dependencies first, and its Gateway.
 
-Each component is a provider-helm ``Release`` of a chart pinned in
-``modelplane.charts``, composed only once every component it depends on
-reports Ready (a Release composed before stays composed). Once Envoy Gateway
-is Ready, the GatewayClass and the workload Gateway follow as
-provider-kubernetes Objects, and once cert-manager is Ready the certificate
-chain of its HTTPS listener (``modelplane.routing.workload_tls``); the Gateway's
-address, as the Object observes it, becomes ``status.gateway.address``, and the
-URL and CA the control plane sends to and verifies with ``status.gateway.url``
-and ``status.gateway.tls``.
+``modelplane.stack.plan`` decides each component's mode (``spec.components``). A Managed
+one is a provider-helm ``Release`` per chart of ``modelplane.charts`` with the component's
+overrides and ``spec.registry``'s mirrors, composed only once every component it depends
+on is Ready (a Release composed before stays composed); an Existing one is checked through
+Observe-only Objects (``existing``) and reported in ``status.components`` and the
+ComponentsReady condition; a Disabled one is left out. Once Envoy Gateway is Ready
+(installed or found), the GatewayClass and the workload Gateway follow as
+provider-kubernetes Objects, and once cert-manager is Ready the certificate chain of its
+HTTPS listener (``modelplane.routing.workload_tls``); the Gateway's address, as the Object
+observes it, becomes ``status.gateway.address``, and the URL and CA the control plane sends
+to and verifies with ``status.gateway.url`` and ``status.gateway.tls``.
 """
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +24,9 @@ import structlog
 from crossplane.function import resource
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
-from modelplane.charts import Chart, Component, stack_components
+from compose_serving_stack.existing import hand_over, write_probes
+from compose_serving_stack.settings import registry_of, settings_of
+from modelplane.charts import Component
 from modelplane.conditions import Condition, Reason, Status, Type
 from modelplane.fnkit import inputs
 from modelplane.fnkit.ledger import Ledger
@@ -51,6 +56,11 @@ from modelplane.problems import Problem, describe
 from modelplane.remote import Readiness, ReadinessRule, observed_manifest, readiness_for, wrap
 from modelplane.routing import workload_tls
 from modelplane.routing.backend_tls import UpstreamTLS
+from modelplane.stack.components import Mode, StackComponent, charts_of
+from modelplane.stack.overrides import Install
+from modelplane.stack.plan import StackPlan, plan_stack
+from modelplane.stack.presence import Presence
+from modelplane.stack.report import component_states, components_condition
 from modelplane_models.serving_stack import Gateway, ServingStack
 
 RELEASE_API_VERSION = "helm.m.crossplane.io/v1beta1"
@@ -76,51 +86,59 @@ _ACCEPTED = ReadinessRule(
 def compose(
     req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, ledger: Ledger, log: structlog.stdlib.BoundLogger
 ) -> None:
-    """Pick the charts, compose the Releases whose dependencies are Ready, then the Gateway, then status."""
+    """Plan the components, check the Existing ones, compose the Managed releases whose dependencies are Ready.
+
+    1. The plan (``modelplane.stack.plan``): each component Managed, Existing or Disabled.
+    2. Existing components: their probes; a component no longer Managed hands its releases over.
+    3. Managed releases, dependencies first: a release waits for every dependency that is Managed and
+       not Ready, or Existing and not found; a Disabled one is not waited for.
+    4. The Gateway, once Envoy Gateway is Ready (installed or found), unless it is Disabled.
+    5. Status: the releases, the components, the gateway; Installed, ComponentsReady and GatewayTLS.
+    """
     xr = parse_or_keep(ledger, log, ServingStack, _invalid, _spec_required)
     if xr is None or xr.spec is None:
         return
     spec = xr.spec
     name = name_of(xr)
     provider_config = spec.providerConfigRef.name
-    charts = stack_components(
+    gateway_spec = spec.gateway or Gateway()
+    scheduler = (spec.scheduler.type if spec.scheduler else None) or "None"
+    # 1. The plan.
+    plan = plan_stack(
         backend=spec.backend or "KServe",
-        scheduler=(spec.scheduler.type if spec.scheduler else None) or "None",
+        scheduler=scheduler,
         prometheus=spec.prometheus or "None",
+        secure_gateway=gateway_spec.insecure is not True,
+        settings=settings_of(spec.components),
+        registry=registry_of(spec.registry),
     )
-    ready: dict[Component, bool] = {}
-    releases: list[dict[str, Any]] = []
-    waiting: list[str] = []
-    for chart in charts:
-        key = release_key(chart.component)
-        blocked = [str(d) for d in chart.depends_on if not ready.get(d, False)]
-        if blocked and key not in req.observed.resources:
-            waiting.append(f"{chart.component} waits for {', '.join(blocked)}")
-            ready[chart.component] = False
-        else:
-            ready[chart.component] = inputs.ready(req, rsp, key).true
-            ledger.put(key, _release(name, provider_config, chart), ready=ready[chart.component])
-        releases.append(
-            {
-                "name": str(chart.component),
-                "chart": chart.name,
-                "version": chart.version,
-                "ready": ready[chart.component],
-            }
-        )
+    # 2. What the stack does not install.
+    found = write_probes(ledger, name, provider_config, plan)
+    hand_over(ledger, plan, scheduler)
+    # 3. The Managed releases.
+    releases = _write_releases(ledger, name, provider_config, plan, _gates(plan, found, scheduler))
     # A component the backend or scheduler no longer needs is uninstalled: the user's change.
     ledger.remove_unwritten(is_release_key, lambda key: f"{key} is not a component of this stack any more")
+    # 4. The Gateway.
+    disabled = {p.component for p in plan.parts if p.mode is Mode.DISABLED}
+    serves = StackComponent.GATEWAY not in disabled or _gateway_composed(req)
+    envoy_ready = StackComponent.GATEWAY not in disabled and releases.ready.get(Component.ENVOY_GATEWAY, False)
     gateway = _write_gateway(
         ledger,
         name,
         provider_config,
-        spec.gateway or Gateway(),
-        envoy_ready=ready[Component.ENVOY_GATEWAY],
-        cert_manager_ready=ready.get(Component.CERT_MANAGER, False),
+        gateway_spec,
+        envoy_ready=envoy_ready,
+        cert_manager=_CertManager(
+            ready=StackComponent.CERT_MANAGER not in disabled and releases.ready.get(Component.CERT_MANAGER, False),
+            disabled=StackComponent.CERT_MANAGER in disabled,
+        ),
     )
-    if not ready[Component.ENVOY_GATEWAY] and not _gateway_composed(req):
-        waiting.append("the Gateway waits for envoy-gateway")
-    status: dict[str, Any] = {"releases": sorted(releases, key=lambda r: r["name"])}
+    if serves and not envoy_ready and not _gateway_composed(req):
+        releases.waiting.setdefault(Component.ENVOY_GATEWAY, "the Gateway waits for envoy-gateway")
+    # 5. Status and conditions.
+    states = component_states(plan, releases.ready, found, releases.waiting)
+    status: dict[str, Any] = {"components": [s.status() for s in states], "releases": releases.status}
     if gateway.address:
         status["gateway"] = {"address": gateway.address}
         if gateway.url:
@@ -128,19 +146,83 @@ def compose(
         if gateway.tls is not None:
             status["gateway"]["tls"] = gateway.tls.spec()
     resource.update(rsp.desired.composite, {"status": status})
-    installed = all(ready.values()) and gateway.ready and bool(gateway.url)
-    if installed:
-        condition = Condition(
-            Type.INSTALLED, Status.TRUE, Reason.INSTALLED, f"{len(charts)} releases ready, gateway at {gateway.url}"
+    installed = _installed(plan, releases, gateway, serves=serves)
+    set_conditions(rsp, installed, components_condition(states, found), gateway.condition)
+    set_ready(rsp, ready=installed.status == Status.TRUE)
+    log.debug("composed", stack=name, installed=installed.status == Status.TRUE)
+
+
+@dataclass(frozen=True)
+class _Gates:
+    """What a Managed release waits for: each chart's readiness so far, and which charts are Existing."""
+
+    ready: dict[Component, bool]
+    existing: frozenset[Component]
+
+
+def _gates(plan: StackPlan, found: Mapping[StackComponent, Presence], scheduler: str) -> _Gates:
+    """The charts of Existing components are ready once found; those of Disabled ones are never waited for."""
+    ready: dict[Component, bool] = {}
+    existing: set[Component] = set()
+    for part in plan.parts:
+        for chart in charts_of(part.component, scheduler=scheduler):
+            if part.mode is Mode.EXISTING:
+                ready[chart] = found[part.component].ready
+                existing.add(chart)
+            elif part.mode is Mode.DISABLED:
+                ready[chart] = True
+    return _Gates(ready, frozenset(existing))
+
+
+@dataclass(frozen=True)
+class _Releases:
+    """The Managed releases as composed: each chart's readiness, why one waits, and ``status.releases``."""
+
+    ready: dict[Component, bool]
+    waiting: dict[Component, str]
+    status: list[dict[str, Any]]
+
+
+def _write_releases(ledger: Ledger, stack: str, provider_config: str, plan: StackPlan, gates: _Gates) -> _Releases:
+    """Compose each Managed release whose dependencies are ready (or that was composed before), in install order."""
+    ready = dict(gates.ready)
+    waiting: dict[Component, str] = {}
+    status: list[dict[str, Any]] = []
+    for install in plan.installs:
+        chart = install.chart
+        key = release_key(chart.component)
+        blocked = [
+            f"{d} (Existing)" if d in gates.existing else str(d) for d in chart.depends_on if not ready.get(d, False)
+        ]
+        if blocked and key not in ledger.req.observed.resources:
+            waiting[chart.component] = f"{chart.component} waits for {', '.join(blocked)}"
+            ready[chart.component] = False
+        else:
+            ready[chart.component] = inputs.ready(ledger.req, ledger.rsp, key).true
+            ledger.put(key, _release(stack, provider_config, install), ready=ready[chart.component])
+        status.append(
+            {
+                "name": str(chart.component),
+                "chart": chart.name,
+                "version": install.version,
+                "ready": ready[chart.component],
+            }
         )
-    elif waiting:
-        condition = Condition(Type.INSTALLED, Status.FALSE, Reason.WAITING_FOR_DEPENDENCIES, "; ".join(waiting))
-    else:
-        pending = [str(c) for c, r in ready.items() if not r] + ([] if gateway.ready and gateway.url else ["gateway"])
-        condition = Condition(Type.INSTALLED, Status.FALSE, Reason.INSTALLING, f"not ready yet: {', '.join(pending)}")
-    set_conditions(rsp, condition, gateway.condition)
-    set_ready(rsp, ready=installed)
-    log.debug("composed", stack=name, installed=installed)
+    return _Releases(ready, waiting, sorted(status, key=lambda r: r["name"]))
+
+
+def _installed(plan: StackPlan, releases: _Releases, gateway: GatewayState, *, serves: bool) -> Condition:
+    """Installed: every Managed release Ready and, unless Envoy Gateway is Disabled, the gateway serving."""
+    managed = [i.chart.component for i in plan.installs]
+    gateway_ok = (gateway.ready and bool(gateway.url)) or not serves
+    if all(releases.ready[c] for c in managed) and gateway_ok:
+        at = f", gateway at {gateway.url}" if gateway.url else ", no gateway (Envoy Gateway is Disabled)"
+        return Condition(Type.INSTALLED, Status.TRUE, Reason.INSTALLED, f"{len(managed)} releases ready{at}")
+    if releases.waiting:
+        message = "; ".join(releases.waiting[c] for c in sorted(releases.waiting))
+        return Condition(Type.INSTALLED, Status.FALSE, Reason.WAITING_FOR_DEPENDENCIES, message)
+    pending = [str(c) for c in managed if not releases.ready[c]] + ([] if gateway_ok else ["gateway"])
+    return Condition(Type.INSTALLED, Status.FALSE, Reason.INSTALLING, f"not ready yet: {', '.join(pending)}")
 
 
 FunctionRunner = functools.partial(ComposeRunner, compose)
@@ -157,14 +239,14 @@ def _spec_required(xr: ServingStack) -> list[Problem]:
     return [Problem("spec", "required")] if xr.spec is None else []
 
 
-def _release(stack: str, provider_config: str, chart: Chart) -> dict[str, Any]:
-    for_provider: dict[str, Any] = {
-        "chart": {"name": chart.name, "repository": chart.repository, "version": chart.version},
-        "namespace": chart.namespace,
-        "wait": True,
-    }
-    if chart.values:
-        for_provider["values"] = dict(chart.values)
+def _release(stack: str, provider_config: str, install: Install) -> dict[str, Any]:
+    chart = install.chart
+    source: dict[str, Any] = {"name": chart.name, "repository": install.repository, "version": install.version}
+    if install.pull_secret:
+        source["pullSecretRef"] = {"name": install.pull_secret}
+    for_provider: dict[str, Any] = {"chart": source, "namespace": chart.namespace, "wait": True}
+    if install.values:
+        for_provider["values"] = dict(install.values)
     return {
         "apiVersion": RELEASE_API_VERSION,
         "kind": "Release",
@@ -174,6 +256,14 @@ def _release(stack: str, provider_config: str, chart: Chart) -> dict[str, Any]:
             "forProvider": for_provider,
         },
     }
+
+
+@dataclass(frozen=True)
+class _CertManager:
+    """Whether cert-manager is there to issue the gateway's certificates, and whether it is Disabled."""
+
+    ready: bool
+    disabled: bool = False
 
 
 @dataclass(frozen=True)
@@ -197,7 +287,7 @@ def _write_gateway(
     gateway: Gateway,
     *,
     envoy_ready: bool,
-    cert_manager_ready: bool,
+    cert_manager: _CertManager,
 ) -> GatewayState:
     """Compose the GatewayClass, Gateway and its certificate chain once their controllers are Ready.
 
@@ -254,7 +344,7 @@ def _write_gateway(
         ),
     }
     # 3. The certificate chain.
-    chain = secure and (cert_manager_ready or any(k in ledger.req.observed.resources for k in _TLS_KEYS))
+    chain = secure and (cert_manager.ready or any(k in ledger.req.observed.resources for k in _TLS_KEYS))
     if chain:
         manifests[GATEWAY_ISSUER_KEY] = (workload_tls.self_signed_issuer(), _CERT_READY)
         manifests[GATEWAY_CA_KEY] = (workload_tls.ca_certificate(), _CERT_READY)
@@ -288,9 +378,10 @@ def _write_gateway(
         tls = UpstreamTLS(gateway_ca_secret(stack), CONTROL_PLANE_NAMESPACE, workload_tls.GATEWAY_TLS_HOSTNAME)
     elif address and http:
         url = _url("http", address, http_port, 80)
-    condition = _tls_condition(
-        gateway, tls=tls, kept_http=kept_http, waiting=[k for k in _TLS_KEYS if not ready.get(k, False)]
-    )
+    waiting = [k for k in _TLS_KEYS if not ready.get(k, False)]
+    if secure and not chain and cert_manager.disabled:
+        waiting = ["cert-manager, which is Disabled (set spec.gateway.insecure true, or make it Managed or Existing)"]
+    condition = _tls_condition(gateway, tls=tls, kept_http=kept_http, waiting=waiting)
     return GatewayState(
         ready=all(ready.values()) and (tls_ready or not secure), address=address, url=url, tls=tls, condition=condition
     )

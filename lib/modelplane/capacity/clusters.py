@@ -12,7 +12,44 @@ from dataclasses import dataclass
 from modelplane.capacity.observed import Observed, observed_usage
 from modelplane.pricing import NO_CLUSTER_PRICE, ClusterPrice, cluster_price
 from modelplane.readiness import entry_of, readiness
-from modelplane_models.inference_cluster import InferenceCluster
+from modelplane.stack.modes import Mode, NeededBy
+from modelplane_models.inference_cluster import ComponentStatus, InferenceCluster
+
+
+@dataclass(frozen=True)
+class Lacking:
+    """A serving-stack component a cluster does not have ready, and which replicas need it.
+
+    Attributes:
+        component: The component (``status.components[].name``, e.g. ``scheduler``).
+        mode: Its mode (Managed, Existing or Disabled; "" when not said).
+        needed_by: Which replicas cannot run without it.
+        why: What is missing, as the stack says it ("" when it does not say).
+    """
+
+    component: str
+    mode: str
+    needed_by: NeededBy
+    why: str = ""
+
+
+def lacks(mode: str | None, needed_by: str | None, *, ready: bool | None) -> bool:
+    """Whether a ``status.components`` entry is a component the cluster lacks and some replicas need.
+
+    Existing and not found, or Disabled. A Managed component not ready yet is the stack still
+    installing: the cluster is not Ready then, and its readiness is what keeps replicas off.
+    """
+    return mode in (Mode.EXISTING, Mode.DISABLED) and ready is not True and needed_by not in (None, NeededBy.NONE)
+
+
+def lacking_components(entries: Iterable[ComponentStatus]) -> tuple[Lacking, ...]:
+    """The components of ``status.components`` the cluster lacks and some replicas need, by name."""
+    out = [
+        Lacking(e.name, e.mode or "", NeededBy(e.neededBy), e.message or "")
+        for e in entries
+        if e.name and e.neededBy is not None and lacks(e.mode, e.neededBy, ready=e.ready)
+    ]
+    return tuple(sorted(out, key=lambda g: g.component))
 
 
 @dataclass(frozen=True)
@@ -51,6 +88,8 @@ class ClusterInfo:
         price: ``spec.cost.multiplier`` and ``spec.carbon.gramsCO2PerKWh``.
         removing: Pools taken out of ``spec.nodePools`` that its function keeps while ModelReplicas
             run on them (``status.removingPools``): each drains, as the cluster does with ``spec.drain``.
+        lacking: Serving-stack components it does not have ready that some replicas need
+            (``status.components``): such replicas are not placed here.
     """
 
     name: str
@@ -64,6 +103,7 @@ class ClusterInfo:
     not_ready_since: str = ""
     price: ClusterPrice = NO_CLUSTER_PRICE
     removing: frozenset[str] = frozenset()
+    lacking: tuple[Lacking, ...] = ()
 
     @property
     def schedulable(self) -> bool:
@@ -109,6 +149,7 @@ def cluster_info(cluster: InferenceCluster) -> ClusterInfo | None:
             cluster.spec.carbon.gramsCO2PerKWh if cluster.spec.carbon is not None else None,
         ),
         removing=removing_pools(removing, (p.name for p in pools)),
+        lacking=lacking_components(cluster.status.components or []) if cluster.status is not None else (),
     )
 
 

@@ -10,18 +10,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from modelplane.charts import CHARTS, Component
 from modelplane.layout import CONDITION, Layout
+from modelplane.stack.overrides import merge_values
 
 GATEWAY_API_VERSION = "gateway.networking.k8s.io/v1"
 GATEWAY_GROUP = "gateway.networking.k8s.io"
 REFERENCE_GRANT_API_VERSION = "gateway.networking.k8s.io/v1beta1"
 RELEASE_API_VERSION = "helm.m.crossplane.io/v1beta1"
 
-# Envoy Gateway, pinned to the release whose CRDs the composed objects are validated against.
+# Envoy Gateway, the same chart and version as on workload clusters (one row of ``modelplane.charts``).
 CONTROLLER_NAME = "gateway.envoyproxy.io/gatewayclass-controller"
-CHART_REPOSITORY = "oci://docker.io/envoyproxy"
-CHART_NAME = "gateway-helm"
-CHART_VERSION = "v1.9.0"
+_CHART = CHARTS[Component.ENVOY_GATEWAY]
+CHART_REPOSITORY, CHART_NAME, CHART_VERSION = _CHART.repository, _CHART.name, _CHART.version
 # Envoy Gateway's documented install namespace: the chart runs here and the Gateway lives here.
 GATEWAY_NAMESPACE = "envoy-gateway-system"
 # Where the Release managed resource lives: a namespace that exists wherever Crossplane runs.
@@ -73,19 +74,11 @@ def release(name: str, provider_config: Mapping[str, str], values: Mapping[str, 
             "forProvider": {
                 "chart": {"name": CHART_NAME, "repository": CHART_REPOSITORY, "version": CHART_VERSION},
                 "namespace": GATEWAY_NAMESPACE,
-                "values": _merged(CHART_VALUES, values or {}),
+                "values": merge_values(CHART_VALUES, values or {}),
             },
             "providerConfigRef": dict(provider_config),
         },
     }
-
-
-def _merged(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for key, value in extra.items():
-        old = out.get(key)
-        out[key] = _merged(old, value) if isinstance(old, Mapping) and isinstance(value, Mapping) else value
-    return out
 
 
 def gateway_class(name: str) -> dict[str, Any]:

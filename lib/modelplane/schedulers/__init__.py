@@ -2,8 +2,9 @@
 
 A row says everything Modelplane does with a scheduler: how a replica's pods are
 wrapped for it (compose-model-replica), which of its status objects a cluster
-observes and how they read as capacity (compose-inference-cluster), and the
-ServingStack charts it installs. Adding Volcano is a ``volcano.py`` with those
+observes and how they read as capacity (compose-inference-cluster), the
+ServingStack charts it installs, and what says it is there when a cluster runs it
+already (``servingStack.components.scheduler.mode: Existing``). Adding Volcano is a ``volcano.py`` with those
 functions and a ``"Volcano": WorkloadScheduler(volcano.wrap, ...)`` row (and the
 value in the InferenceCluster XRD's ``spec.scheduler.type`` enum).
 """
@@ -39,8 +40,21 @@ __all__ = [
 # By the InferenceCluster's spec.scheduler.type.
 SCHEDULERS: dict[str, WorkloadScheduler] = {
     "None": WorkloadScheduler(none.wrap),
-    "KAI": WorkloadScheduler(kai.wrap, kai.observe, kai.snapshot, charts=("kai-scheduler",)),
-    "Kueue": WorkloadScheduler(kueue.wrap, kueue.observe, kueue.snapshot, charts=("kueue",)),
+    "KAI": WorkloadScheduler(
+        kai.wrap,
+        kai.observe,
+        kai.snapshot,
+        charts=("kai-scheduler",),
+        apis=(kai.QUEUE_API_VERSION, kai.POD_GROUP_API_VERSION),
+    ),
+    "Kueue": WorkloadScheduler(
+        kueue.wrap,
+        kueue.observe,
+        kueue.snapshot,
+        charts=("kueue",),
+        apis=(kueue.API_VERSION,),
+        controller=("kueue-system", "kueue-controller-manager"),
+    ),
 }
 
 

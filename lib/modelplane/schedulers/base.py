@@ -135,9 +135,15 @@ class WorkloadScheduler:
         observe: Which of its status objects a cluster observes (compose-inference-cluster).
         snapshot: How those objects read as capacity figures (None: capacity is the declared one).
         charts: The ServingStack components (``modelplane.charts.Component`` values) it installs.
+        apis: The API versions (``group/version``) Modelplane uses of it, which say it is installed when a
+            cluster runs it already (``servingStack.components.scheduler.mode: Existing``).
+        controller: Its controller's Deployment (namespace, name), Available when it runs; None when its
+            Deployments differ between releases and only ``apis`` are checked.
     """
 
     wrap: WrapFunction
     observe: ObserveFunction = observes_nothing
     snapshot: SnapshotFunction | None = None
     charts: tuple[str, ...] = ()
+    apis: tuple[str, ...] = ()
+    controller: tuple[str, str] | None = None

@@ -4,9 +4,10 @@ A ``Placer`` holds the free GPUs per node of every pool (``modelplane.capacity.N
 as placing uses them up. For one replica it:
 
 1. judges each selected cluster once: a cluster that is cordoned, drains, is being
-   deleted or is not Ready takes nothing; otherwise the pools whose class suits each
-   role's node selector and topology (``modelplane.scheduling.devices``) and that have
-   enough nodes for a worker are eligible;
+   deleted or is not Ready takes nothing, nor one that lacks a serving-stack component the
+   replica needs (``lacking``); otherwise the pools whose class suits each role's node
+   selector and topology (``modelplane.scheduling.devices``) and that have enough nodes
+   for a worker are eligible;
 2. finds each cluster's best option: one eligible pool per role on which every worker
    fits (prefill and decode share the cluster and, sharing a pool, are packed together),
    the fewest GPUs stranded on the nodes taken, then the fewest left free;
@@ -47,6 +48,7 @@ from modelplane.scheduling.rejection import (
     summarize,
 )
 from modelplane.scheduling.request import Request, needs, plural
+from modelplane.stack.modes import NeededBy
 from modelplane.topology import Footprint, Role
 
 if TYPE_CHECKING:
@@ -91,6 +93,33 @@ def unschedulable(cluster: ClusterInfo) -> ClusterRejection | None:
     if not cluster.ready:
         return ClusterRejection(cluster.name, RejectReason.NOT_READY, cluster.not_ready)
     return None
+
+
+_NEEDED = {
+    NeededBy.ALL: "every replica needs",
+    NeededBy.MULTI_NODE: "multi-node replicas need",
+    NeededBy.POOL_ROUTING: "replicas routed through a pool need",
+}
+
+
+def lacking(cluster: ClusterInfo, request: Request) -> ClusterRejection | None:
+    """Why ``cluster`` takes none of ``request``'s replicas: serving-stack components they need that it lacks."""
+    gaps = [
+        g
+        for g in cluster.lacking
+        if g.needed_by is NeededBy.ALL
+        or (g.needed_by is NeededBy.MULTI_NODE and request.multi_node)
+        or (g.needed_by is NeededBy.POOL_ROUTING and request.pool_routing)
+    ]
+    if not gaps:
+        return None
+    said = "; ".join(
+        f"lacks {g.component} ({g.mode}{f': {g.why}' if g.why else ''}), which {_NEEDED[g.needed_by]}"
+        if g.mode
+        else f"lacks {g.component}, which {_NEEDED[g.needed_by]}"
+        for g in gaps
+    )
+    return ClusterRejection(cluster.name, RejectReason.COMPONENT_MISSING, said)
 
 
 class Placer:
@@ -328,7 +357,13 @@ class Placer:
         """Per role, the pools of ``cluster`` that can take it; or why the cluster cannot take the replica.
 
         It depends on the roles, the cluster and its pools' node counts only: judged once per fleet.
+        A cluster that lacks a component the deployment needs is refused before (the deployment's
+        routing, not only its roles, decides what it needs).
         """
+        if cluster.lacking and unschedulable(cluster) is None:
+            refused = lacking(cluster, self.request)
+            if refused is not None:
+                return refused
         judged = self._judged.eligible
         if cluster.name not in judged:
             judged[cluster.name] = self._judge_cluster(cluster)

@@ -23,9 +23,10 @@ class RejectReason(StrEnum):
     """Why a cluster was rejected for a replica, or why a replica has no placement.
 
     A replica's own reason is one of NoMatchingClusters (no selected cluster
-    takes new replicas: none matches clusterSelector, or they are cordoned or
-    not Ready), NoMatchingPools, CELError or InsufficientCapacity; Cordoned and
-    NotReady only describe single clusters.
+    takes new replicas: none matches clusterSelector, or they are cordoned, not
+    Ready, or lack a serving-stack component the replica needs),
+    NoMatchingPools, CELError or InsufficientCapacity; Cordoned, NotReady and
+    ComponentMissing only describe single clusters.
     """
 
     NO_MATCHING_CLUSTERS = "NoMatchingClusters"
@@ -34,6 +35,7 @@ class RejectReason(StrEnum):
     INSUFFICIENT_CAPACITY = "InsufficientCapacity"
     CORDONED = "Cordoned"
     NOT_READY = "NotReady"
+    COMPONENT_MISSING = "ComponentMissing"
 
 
 @dataclass(frozen=True)
@@ -94,6 +96,7 @@ def summarize(rejections: tuple[ClusterRejection, ...], clusters: int) -> tuple[
         RejectReason.INSUFFICIENT_CAPACITY,
         RejectReason.CEL_ERROR,
         RejectReason.NO_MATCHING_POOLS,
+        RejectReason.COMPONENT_MISSING,
         RejectReason.NOT_READY,
         RejectReason.CORDONED,
     )
@@ -106,5 +109,6 @@ def summarize(rejections: tuple[ClusterRejection, ...], clusters: int) -> tuple[
         more = f"; and {len(group) - _SHOWN} more" if len(group) > _SHOWN else ""
         parts.append(f"{len(group)} {reason} ({shown}{more})")
     first = next(r for r in order if r in by_reason)
-    overall = RejectReason.NO_MATCHING_CLUSTERS if first in (RejectReason.NOT_READY, RejectReason.CORDONED) else first
+    unavailable = (RejectReason.NOT_READY, RejectReason.CORDONED, RejectReason.COMPONENT_MISSING)
+    overall = RejectReason.NO_MATCHING_CLUSTERS if first in unavailable else first
     return overall, f"{head}: {', '.join(parts)}"

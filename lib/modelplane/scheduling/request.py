@@ -34,6 +34,8 @@ class Request:
         roles: Per role (unified, or prefill and decode), its node selector and footprint.
         strategy: The rollout and failover settings.
         policy: ``spec.placement``: how replicas are spread, and which a scale-down removes first.
+        pool_routing: Whether it is routed through an InferencePool per cluster (``spec.routing`` mode Pool,
+            the default), which a cluster's Envoy AI Gateway serves.
     """
 
     key: DeploymentKey
@@ -42,6 +44,12 @@ class Request:
     roles: tuple[RoleRequest, ...]
     strategy: Strategy
     policy: Policy = field(default_factory=Policy)
+    pool_routing: bool = True
+
+    @property
+    def multi_node(self) -> bool:
+        """Whether a worker of some role spans nodes (a LeaderWorkerSet group)."""
+        return any(r.footprint.nodes_per_worker > 1 for r in self.roles)
 
 
 def request_of(deployment: ModelDeployment) -> Request:
@@ -74,7 +82,9 @@ def request_of(deployment: ModelDeployment) -> Request:
     key = DeploymentKey(metadata.namespace or "", metadata.name)
     replicas = spec.replicas if spec.replicas is not None else 1
     clusters = label_selector(spec.clusterSelector)
-    return Request(key, replicas, clusters, tuple(roles), strategy_of(spec), policy_of(spec))
+    # Routing through a pool is the default, as ``modelplane.routing.picker.routing_of`` reads it.
+    pool_routing = not (spec.routing is not None and spec.routing.mode == "Replica")
+    return Request(key, replicas, clusters, tuple(roles), strategy_of(spec), policy_of(spec), pool_routing)
 
 
 def plural(n: int, word: str) -> str:
