@@ -216,6 +216,7 @@ def main(argv: list[str]) -> int:
     try:
         fetch(_env("MODELPLANE_BATCH_INPUT"), source)
         total = sum(1 for _ in lines(source))
+        output.parent.mkdir(parents=True, exist_ok=True)
         if command == "worker":
             code = subprocess.run(engine, check=False).returncode  # noqa: S603 - the run's own engine command
         else:
