@@ -7,7 +7,7 @@ simpler, and each scheduler runs Jobs natively:
   suspends it until its Workload is admitted (Modelplane never writes ``suspend``, which would fight
   Kueue). ``spec.priority`` names a WorkloadPriorityClass (``kueue.x-k8s.io/priority-class``).
 - KAI: the pods name the scheduler and the queue; KAI's pod grouper makes the Job's PodGroup.
-  ``spec.priority`` is the pods' PriorityClass (KAI ranks by it: ``train`` is preemptible).
+  ``spec.priority`` is the pods' PriorityClass, which KAI ranks and preempts by.
 - None: ``spec.priority`` is the pods' PriorityClass, which the default scheduler preempts by.
 
 Only a Dedicated worker (it claims GPUs) is queued; a Service-mode client holds no GPU, asks for no
