@@ -541,6 +541,12 @@ _RESULTS = {"results": "pvc://results/nightly/out.jsonl"}
             id="failed",
         ),
         pytest.param(
+            job_status("pending", failed=1),
+            (pod("nightly", phase="Pending", pending="0/4 nodes are available: insufficient gpu.nvidia.com"),),
+            Want("Scheduled", "waits to start (1 failed attempt(s)): pod nightly-x0", times=(T0, None)),
+            id="preempted-and-waiting-for-the-gpus-again",
+        ),
+        pytest.param(
             job_status("expired"),
             (pod("nightly", phase="Running"),),
             Want("Expired", "DeadlineExceeded", None, (T0, T1)),
@@ -744,3 +750,15 @@ def _unknown_fields(validator: Any, value: Any, path: list[str | int]) -> list[s
     return out + [
         u for k, v in value.items() if not declared or k in declared for u in _unknown_fields(validator, v, [*path, k])
     ]
+
+
+def test_a_client_already_composed_stays_when_its_service_goes() -> None:
+    world = World(clusters=_SERVICE_FLEET, service=service(), endpoints=_ENDPOINTS, replicas=_REPLICAS)
+    first = call(via_service(), world)
+    observed = as_observed(objects(first), remote={"worker": job_status("running")})
+    got = call(via_service(), World(clusters=_SERVICE_FLEET, observed=observed))
+    # Nothing it composed changes: the client goes on posting where it posted, and the run says why.
+    assert {k: o["spec"] for k, o in objects(got).items()} == {k: o["spec"] for k, o in objects(first).items()}
+    assert status(got)["phase"] == "Running"
+    assert "ModelService assistant not found" in condition(got)["message"]
+    assert any("ModelService assistant not found" in w for w in warnings(got))

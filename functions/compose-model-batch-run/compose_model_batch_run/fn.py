@@ -154,7 +154,21 @@ def _decide(
             return Target(cluster, url=chosen.url, why="where its client was placed")
         why = f"{chosen.ready} Ready endpoint(s) of ModelService {work.service} there"
         return Target(chosen.cluster, url=chosen.url, why=why)
+    if cluster:
+        # The client runs, or ran: it stays as it is (posting where it posted), and the run says why.
+        why = f"where its client was placed; {chosen.message}"
+        return Target(cluster, url=_posted_to(current), why=why, warning=chosen.message)
     return Condition(Type.SCHEDULED, Status.FALSE, _service_reason(chosen.reason), chosen.message)
+
+
+def _posted_to(current: Mapping[str, Any] | None) -> str:
+    """The URL the composed client posts to ("" when it cannot be read)."""
+    manifest = ((current or {}).get("spec") or {}).get("forProvider", {}).get("manifest") or {}
+    spec = manifest.get("spec") or {}
+    job = (spec.get("jobTemplate") or {}).get("spec") or spec
+    containers = ((job.get("template") or {}).get("spec") or {}).get("containers") or [{}]
+    env = containers[0].get("env") or [] if isinstance(containers[0], Mapping) else []
+    return next((str(e.get("value", "")) for e in env if e.get("name") == "MODELPLANE_BATCH_URL"), "")
 
 
 def _service_reason(reason: str) -> Reason:
@@ -301,6 +315,8 @@ def _report(
             f"spec changed after Job creation on {where}: delete and recreate the ModelBatchRun to run the new spec",
         )
     set_conditions(rsp, Condition(Type.SCHEDULED, Status.TRUE, Reason.SCHEDULED, message))
+    if target.warning:
+        response.warning(rsp, target.warning)
     if seen.phase in (Phase.FAILED, Phase.EXPIRED):
         response.warning(rsp, seen.message)
     ready = seen.phase is Phase.SUCCEEDED if not work.scheduled else composed

@@ -46,6 +46,7 @@ class Target:
     pool: str = ""
     url: str = ""
     why: str = ""
+    warning: str = ""  # what the run's user should know, though it goes on
 
 
 @dataclass(frozen=True)
