@@ -133,20 +133,20 @@ def _decide(
     """Where the run goes: where its worker is, or a new place (a condition says why there is none)."""
     annotations = ((current or {}).get("metadata") or {}).get("annotations") or {}
     cluster = annotations.get(BATCH_CLUSTER_ANNOTATION, "")
-    if work.mode is Mode.DEDICATED:
-        if cluster:
-            return Target(cluster, annotations.get(BATCH_POOL_ANNOTATION, ""), why="where its worker was placed")
-        facts = [f for f in (cluster_facts(m) for m, _ in found.clusters.values()) if f is not None]
-        view = build_view(facts, found.classes.values())
-        placed = place(work.name, work.namespace, spec, view, found.holdings)
-        if isinstance(placed, Placed):
-            return Target(placed.cluster, placed.pool, why=placed.why)
-        return Condition(
-            Type.SCHEDULED,
-            Status.FALSE,
-            Reason(placed.reason) if placed.reason in set(Reason) else Reason.INSUFFICIENT_CAPACITY,
-            placed.message,
-        )
+    if work.mode is Mode.SERVICE:
+        return _client(work, found, cluster, current)
+    if cluster:
+        return Target(cluster, annotations.get(BATCH_POOL_ANNOTATION, ""), why="where its worker was placed")
+    facts = [f for f in (cluster_facts(m) for m, _ in found.clusters.values()) if f is not None]
+    placed = place(work.name, work.namespace, spec, build_view(facts, found.classes.values()), found.holdings)
+    if isinstance(placed, Placed):
+        return Target(placed.cluster, placed.pool, why=placed.why)
+    reason = Reason(placed.reason) if placed.reason in set(Reason) else Reason.INSUFFICIENT_CAPACITY
+    return Condition(Type.SCHEDULED, Status.FALSE, reason, placed.message)
+
+
+def _client(work: BatchWork, found: Found, cluster: str, current: Mapping[str, Any] | None) -> Target | Condition:
+    """Where a Service-mode client goes (``cluster``: where it was composed, "" for none yet)."""
     chosen = target(work.service, found.service, found.endpoints, found.replicas, found.clusters, work.endpoint)
     if isinstance(chosen, ServiceTarget):
         if cluster and cluster != chosen.cluster:
