@@ -762,3 +762,17 @@ def test_a_client_already_composed_stays_when_its_service_goes() -> None:
     assert status(got)["phase"] == "Running"
     assert "ModelService assistant not found" in condition(got)["message"]
     assert any("ModelService assistant not found" in w for w in warnings(got))
+
+
+def test_a_job_the_cluster_refuses_is_said() -> None:
+    first = call(dedicated(priority="batch-low"))
+    observed = as_observed(objects(first))
+    worker = observed["worker"]
+    del worker["status"]["atProvider"]
+    refused = 'cannot create object: jobs.batch "nightly" is forbidden: exceeded quota: gpu'
+    worker["status"]["conditions"] = [
+        {"type": "Synced", "status": "False", "reason": "ReconcileError", "message": refused}
+    ]
+    got = call(dedicated(priority="batch-low"), World(observed=observed))
+    assert status(got)["phase"] == "Scheduled"
+    assert condition(got)["message"].endswith(f"creating the Job: the cluster refused it: {refused}")

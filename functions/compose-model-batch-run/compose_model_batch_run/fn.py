@@ -39,7 +39,7 @@ from modelplane.fnkit.ledger import Ledger
 from modelplane.fnkit.preamble import keep_all, parse_or_keep, wait
 from modelplane.fnkit.runner import ComposeRunner
 from modelplane.fnkit.status import set_conditions, set_ready
-from modelplane.layout import METADATA, conform
+from modelplane.layout import CONDITION, METADATA, conform
 from modelplane.names import (
     BATCH_CLUSTER_ANNOTATION,
     BATCH_DIGEST_ANNOTATION,
@@ -62,7 +62,7 @@ from modelplane.scheduling.view import build_view, cluster_facts
 from modelplane_models.model_batch_run import ModelBatchRun
 
 # What is read of the run's worker Object: where it was placed, what it carries, and the Job or CronJob there.
-_WORKER = {"metadata": METADATA, **observed(JOB)}
+_WORKER = {"metadata": METADATA, "status": {"conditions": [CONDITION], **observed(JOB)["status"]}}
 # The Job or CronJob Object is Ready once it exists: how the run goes is its phase, not the Object's readiness.
 _EXISTS = ReadinessRule(Readiness.SUCCESSFUL_CREATE)
 # A finished one-shot run's Job is only observed (and deleted with the run): never created again once the
@@ -109,7 +109,10 @@ def compose(
         return
     # 5. How it goes.
     remote = _remote(current)
-    _report(rsp, work, decided, _seen(work, remote, found, own), composed=remote is not None, changed=written)
+    seen = _seen(work, remote, found, own)
+    if remote is None and (trouble := _not_applied(current)):
+        seen = status.Observed(seen.phase, f"{seen.message}: {trouble}", seen.status)
+    _report(rsp, work, decided, seen, composed=remote is not None, changed=written)
 
 
 FunctionRunner = functools.partial(ComposeRunner, compose)
@@ -280,6 +283,14 @@ def _finished(job: Mapping[str, Any]) -> bool:
         c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
         for c in (job.get("status") or {}).get("conditions") or []
     )
+
+
+def _not_applied(current: Mapping[str, Any] | None) -> str:
+    """Why provider-kubernetes could not apply the Job or CronJob ("" when it could, or has not said)."""
+    for c in ((current or {}).get("status") or {}).get("conditions") or []:
+        if c.get("type") == "Synced" and c.get("status") == "False":
+            return f"the cluster refused it: {c.get('message') or c.get('reason') or 'no reason given'}"
+    return ""
 
 
 def _seen(work: BatchWork, remote: Mapping[str, Any] | None, found: Found, own: Mapping[str, Any]) -> status.Observed:
