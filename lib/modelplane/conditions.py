@@ -154,6 +154,9 @@ class Reason(StrEnum):
     UNSUPPORTED = "Unsupported"
     DEPLOYING = "Deploying"
     DEPLOYED = "Deployed"
+    # A Service-mode ModelBatchRun's ModelService: not found, or no Ready endpoint on a cluster to run the client on.
+    SERVICE_NOT_FOUND = "ServiceNotFound"
+    NO_READY_ENDPOINTS = "NoReadyEndpoints"
     APPLY_FAILED = "ApplyFailed"
     STARTING = "Starting"
     # A pod held by a scheduling gate (Kueue's admission gate): queued, not failing.

@@ -74,6 +74,8 @@ KINDS: tuple[Kind, ...] = (
     Kind("ModelReplica", "modelreplicas", "Namespaced", "model-replica"),
     Kind("ModelPool", "modelpools", "Namespaced", "model-pool"),
     Kind("ModelCache", "modelcaches", "Namespaced", "model-cache"),
+    # Reads its own status: a finished run keeps the counts its Job reported once that Job is gone.
+    Kind("ModelBatchRun", "modelbatchruns", "Namespaced", "model-batch-run", reads_own_status=True),
     Kind("ModelEndpoint", "modelendpoints", "Namespaced", "model-endpoint"),
     Kind("ModelService", "modelservices", "Namespaced", "model-service"),
 )

@@ -530,3 +530,51 @@ def cache_job_name(cache: str, digest: str) -> str:
 def cache_node_name(namespace: str, cache: str) -> str:
     """A cache's cluster-scoped KServe LocalModelNodeGroup and LocalModelCache: ``<namespace>-<cache>``."""
     return bounded_name(f"{namespace}-{cache}", _MAX_SUBDOMAIN)
+
+
+# --- A ModelBatchRun's objects on its workload cluster (compose-model-batch-run) ---
+# Every object a batch run puts on its cluster, its Job (or each Job of its CronJob) and every pod carry
+# the run's name (``batch_label``): the run observes its pods, and a scheduled run its Jobs, by it.
+BATCH_RUN_LABEL = "modelplane.ai/batch-run"
+# The Observe-only Objects provider-kubernetes creates for those pods and Jobs carry these labels
+# (value: ``batch_label``); the run asks for them as required resources. Apart from a replica's
+# ``OBSERVED_PODS_LABEL``: a run and a replica of one name must not read each other's pods.
+BATCH_PODS_LABEL = "modelplane.ai/batch-pods-of"
+BATCH_JOBS_LABEL = "modelplane.ai/batch-jobs-of"
+# On a run's composed worker Object: where the worker was placed (a Dedicated run stays where it was
+# placed; annotations, as a cluster's name may not be a label value).
+BATCH_CLUSTER_ANNOTATION = "modelplane.ai/batch-cluster"
+BATCH_POOL_ANNOTATION = "modelplane.ai/batch-pool"
+# On the worker's pod template: the container whose termination message is the run's result contract.
+BATCH_REPORTER_ANNOTATION = "modelplane.ai/batch-reporter"
+# The composition keys of a run: its namespace, scripts, DRA claim template, Job or CronJob, and the
+# collections that observe its pods and (scheduled runs) its Jobs.
+BATCH_NAMESPACE_KEY = "namespace"
+BATCH_SCRIPTS_KEY = "scripts"
+BATCH_CLAIM_KEY = "claim"
+BATCH_WORKER_KEY = "worker"
+BATCH_PODS_KEY = "pods"
+BATCH_JOBS_KEY = "jobs"
+# A CronJob's name leaves room for the 11 characters its controller appends to each Job's.
+_MAX_CRON_JOB = 52
+
+
+def batch_label(run: str) -> str:
+    """The ``BATCH_RUN_LABEL`` value of ModelBatchRun ``run``: its name, cut and hashed when not a label value."""
+    return bounded_name(run, _MAX_LABEL)
+
+
+def batch_job_name(run: str, *, scheduled: bool) -> str:
+    """The run's Job (a label value, as its pods carry it) or CronJob on the workload cluster."""
+    return bounded_name(run, _MAX_CRON_JOB if scheduled else _MAX_JOB)
+
+
+def batch_scripts_name(run: str) -> str:
+    """The ConfigMap holding the program the run's pod runs: ``modelplane-batch-<run>``."""
+    return bounded_name(f"modelplane-batch-{run}", _MAX_SUBDOMAIN)
+
+
+# On a run's worker Object: a digest of the Job it carries. A one-shot run's Job cannot change once
+# created (its pod template is immutable, and a new Job would run the batch again): when the digest
+# of what the spec now asks differs from the one created, the Job is kept as it is and the run says so.
+BATCH_DIGEST_ANNOTATION = "modelplane.ai/batch-digest"

@@ -3,6 +3,7 @@
 from modelplane_models.inference_class import InferenceClass
 from modelplane_models.inference_cluster import InferenceCluster
 from modelplane_models.inference_gateway import InferenceGateway
+from modelplane_models.model_batch_run import ModelBatchRun
 from modelplane_models.model_cache import ModelCache
 from modelplane_models.model_deployment import ModelDeployment
 from modelplane_models.model_endpoint import ModelEndpoint
@@ -11,4 +12,4 @@ from modelplane_models.model_replica import ModelReplica
 from modelplane_models.model_service import ModelService
 from modelplane_models.serving_stack import ServingStack
 
-__all__ = ["InferenceClass", "InferenceCluster", "InferenceGateway", "ModelCache", "ModelDeployment", "ModelEndpoint", "ModelPool", "ModelReplica", "ModelService", "ServingStack"]
+__all__ = ["InferenceClass", "InferenceCluster", "InferenceGateway", "ModelBatchRun", "ModelCache", "ModelDeployment", "ModelEndpoint", "ModelPool", "ModelReplica", "ModelService", "ServingStack"]

@@ -23,7 +23,14 @@ from crossplane.function import resource
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane.kinds import KINDS, Kind
-from modelplane.names import CONTROL_PLANE_NAMESPACE, REPLICA_LABEL, ROLE_LABEL, gateway_ca_secret
+from modelplane.names import (
+    BATCH_JOBS_LABEL,
+    BATCH_PODS_LABEL,
+    CONTROL_PLANE_NAMESPACE,
+    REPLICA_LABEL,
+    ROLE_LABEL,
+    gateway_ca_secret,
+)
 from modelplane.preview.fleet import simulate
 from modelplane.preview.manifests import Loaded, load_dir
 from modelplane.preview.world import assumed_kubeconfigs, healthy, observed_status
@@ -33,7 +40,13 @@ from modelplane.render.runners import configure_cli_logging, load_runner
 from modelplane.repo import ROOT, load_composition
 from tests.golden.cases import Case, cases
 
-FLEETS = (("quickstart",), ("platform", "models"), ("replicas",), ("platform", "model-cache"))
+FLEETS = (
+    ("quickstart",),
+    ("platform", "models"),
+    ("replicas",),
+    ("platform", "model-cache"),
+    ("platform", "models", "batch"),
+)
 _STATUS = ROOT / "tests" / "unit" / "capacity" / "status"
 # The composition keys compose-inference-cluster observes its scheduler's status objects under.
 _QUEUE_KEY = "scheduler-queue"
@@ -182,6 +195,57 @@ def _with_pods(seed: Seed) -> Seed:
     return Seed(f"{seed.id}+pods", seed.kind, req.SerializeToString())
 
 
+def _with_batch_runs(seed: Seed) -> Seed | None:
+    """A ModelBatchRun seed whose Job finished and whose pods reported (a scheduled run's, two runs)."""
+    req = seed.parse()
+    if "worker" not in req.observed.resources:
+        return None
+    run = str(req.observed.composite.resource["metadata"]["name"])
+    finished = {
+        "startTime": "2026-11-28T02:00:00Z",
+        "completionTime": "2026-11-28T03:00:00Z",
+        "conditions": [{"type": "Complete", "status": "True", "lastTransitionTime": "2026-11-28T03:00:00Z"}],
+    }
+    worker = req.observed.resources["worker"].resource
+    manifest = resource.struct_to_dict(worker["spec"]["forProvider"]["manifest"])
+    if manifest.get("kind") == "CronJob":
+        manifest["status"] = {"active": [{"name": f"{run}-2"}], "lastScheduleTime": "2026-11-29T02:00:00Z"}
+        jobs = [(f"{run}-1", finished), (f"{run}-2", {"startTime": "2026-11-29T02:00:00Z", "active": 1, "ready": 1})]
+    else:
+        manifest["status"] = finished
+        jobs = [(str(manifest["metadata"]["name"]), finished)]
+    _observe(req, "worker", manifest)
+    message = '{"total": 10, "completed": 9, "failed": 1, "results": "pvc://out/o.jsonl"}'
+    for requirement, label, items in (
+        (
+            "jobs",
+            BATCH_JOBS_LABEL,
+            [{"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": n}, "status": s} for n, s in jobs],
+        ),
+        ("pods", BATCH_PODS_LABEL, [_batch_pod(n, message) for n, _ in jobs]),
+    ):
+        found = req.required_resources[requirement]
+        del found.items[:]
+        for item in items:
+            obj = _object_of(item)
+            obj["metadata"]["labels"] = {label: run}
+            found.items.add().resource.CopyFrom(resource.dict_to_struct(obj))
+    return Seed(f"{seed.id}+runs", seed.kind, req.SerializeToString())
+
+
+def _batch_pod(job: str, message: str) -> dict[str, Any]:
+    terminated = {"exitCode": 0, "reason": "Completed", "message": message}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": f"{job}-abcde", "labels": {"batch.kubernetes.io/job-name": job}},
+        "status": {
+            "phase": "Succeeded",
+            "containerStatuses": [{"name": "worker", "state": {"terminated": terminated}}],
+        },
+    }
+
+
 def _status_objects(name: str) -> list[dict[str, Any]]:
     return [d for d in yaml.safe_load_all((_STATUS / f"{name}.yaml").read_text()) if d]
 
@@ -224,6 +288,8 @@ def seeds() -> tuple[Seed, ...]:
             extra.append(_with_pods(seed))
         elif seed.kind == "InferenceCluster" and _scheduler(seed) in ("KAI", "Kueue"):
             extra += [s for s in (_with_scheduler_status(seed),) if s is not None]
+        elif seed.kind == "ModelBatchRun":
+            extra += [s for s in (_with_batch_runs(seed),) if s is not None]
     return tuple(base + extra)
 
 

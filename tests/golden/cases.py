@@ -44,7 +44,13 @@ FLEETS: dict[str, tuple[str, ...]] = {
     "autoscaling": ("platform", "autoscaling"),
     # The ModelCache examples, on the platform's clusters.
     "model-cache": ("platform", "model-cache"),
+    # The ModelBatchRun examples: on the platform's spare GPUs, and through the models' assistant service.
+    "batch": ("platform", "models", "batch"),
 }
+# What controllers would have composed and reported for a fleet beyond its examples' own objects
+# (``fixtures/<fleet>.yaml``): required resources of its renders, never rendered themselves. An object
+# of an example's kind, namespace and name replaces that example's in the fleet.
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 # When a simulated serving resource became Ready (as in observed.yaml).
 SERVING_SINCE = "2025-01-01T00:00:00Z"
@@ -138,7 +144,7 @@ def _fleet_cases() -> list[Case]:
     for fleet, dirs in FLEETS.items():
         files = sorted(p for d in dirs for p in (EXAMPLES / d).rglob("*.yaml"))
         docs = _docs(files)
-        manifests = tuple(d for _, d in docs)
+        manifests = _with_fixtures(fleet, [d for _, d in docs])
         for path, doc in docs:
             if not _is_xr(doc):
                 continue
@@ -151,6 +157,16 @@ def _fleet_cases() -> list[Case]:
             seen.add(golden)
             out.append(Case(f"{fleet}/{rel}/{name}", path, doc, _without(manifests, doc), golden))
     return out
+
+
+def _with_fixtures(fleet: str, manifests: list[Manifest]) -> tuple[Manifest, ...]:
+    """The fleet's manifests with its fixtures (``FIXTURES``) added, each replacing an example of its key."""
+    path = FIXTURES / f"{fleet}.yaml"
+    if not path.is_file():
+        return tuple(manifests)
+    fixtures = [d for d in yaml.safe_load_all(path.read_text()) if isinstance(d, dict)]
+    replaced = {_key(d) for d in fixtures}
+    return (*(m for m in manifests if _key(m) not in replaced), *fixtures)
 
 
 def _merge(doc: Any, patch: Any) -> Any:

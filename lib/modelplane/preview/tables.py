@@ -131,6 +131,7 @@ def render(
     _service_table(c, view)
     _pool_table(c, view)
     _cache_table(c, view)
+    _batch_table(c, view)
     _release_table(c, view)
     _messages(c, view)
     _findings(c, outcome.found)
@@ -255,6 +256,17 @@ def _cache_table(c: Console, view: FleetView) -> None:
     t = table("cache", "cluster", "phase", "waiting replicas", "message", title="Model caches")
     for copy in view.caches:
         t.add_row(copy.cache, copy.cluster, copy.phase, ", ".join(copy.waiting) or "-", copy.message or "-")
+    c.print(t)
+    c.print()
+
+
+def _batch_table(c: Console, view: FleetView) -> None:
+    if not view.batches:
+        return
+    t = table("cluster", "run", "mode", "schedule", "phase", "requests", "message", title="Batch runs")
+    for b in view.batches:
+        where = f"{b.cluster} ({b.pool})" if b.pool else b.cluster or "-"
+        t.add_row(where, b.run, b.mode, b.schedule or "once", b.phase, b.requests or "-", b.message or "-")
     c.print(t)
     c.print()
 

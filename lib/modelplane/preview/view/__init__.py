@@ -10,12 +10,14 @@ reader: infrastructure (``clusters``), workloads (``deployments``), traffic
 from __future__ import annotations
 
 from modelplane.preview.fleet import Fleet
+from modelplane.preview.view.batches import batch_views
 from modelplane.preview.view.caches import cache_views
 from modelplane.preview.view.clusters import class_views, cluster_views, control_plane_releases
 from modelplane.preview.view.deployments import deployment_views, replica_view
 from modelplane.preview.view.messages import messages
 from modelplane.preview.view.model import (
     BackendView,
+    BatchRunView,
     CacheCopyView,
     ClassView,
     ClusterView,
@@ -37,6 +39,7 @@ from modelplane.preview.view.services import gateway_addresses, service_views
 
 __all__ = [
     "BackendView",
+    "BatchRunView",
     "CacheCopyView",
     "ClassView",
     "ClusterView",
@@ -73,4 +76,5 @@ def build(fleet: Fleet, source: str) -> FleetView:
         errors={f"{k[0]} {display_name(k)}": msg for k, msg in fleet.errors.items()},
         pools=pool_views(fleet),
         caches=cache_views(fleet),
+        batches=batch_views(fleet),
     )

@@ -185,6 +185,20 @@ class CacheCopyView:
 
 
 @dataclass(frozen=True)
+class BatchRunView:
+    """A ModelBatchRun, on the cluster it was placed on ("" while Pending): its phase and its requests."""
+
+    cluster: str
+    run: str  # namespace/name
+    mode: str  # Dedicated or Service
+    pool: str  # the worker's pool (Dedicated), "" otherwise
+    schedule: str  # the cron schedule, "" for a one-shot run
+    phase: str  # Pending, Scheduled, Running, Succeeded, Failed, Expired
+    requests: str  # "completed/total (failed failed)" as the worker reported, "" before it did
+    message: str  # the Scheduled condition's message
+
+
+@dataclass(frozen=True)
 class Message:
     """One function result, once, with the object it is about."""
 
@@ -210,3 +224,4 @@ class FleetView:
     errors: dict[str, str] = field(default_factory=dict)  # object -> why its render failed
     pools: tuple[PoolRouteView, ...] = ()  # in-cluster routing: one per deployment per cluster
     caches: tuple[CacheCopyView, ...] = ()  # model caches: one per cache per cluster that keeps a copy
+    batches: tuple[BatchRunView, ...] = ()  # batch runs, by cluster

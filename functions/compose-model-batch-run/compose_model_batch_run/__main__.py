@@ -1,0 +1,5 @@
+"""Run with ``python -m compose_model_batch_run``."""
+
+from compose_model_batch_run.main import main
+
+main()

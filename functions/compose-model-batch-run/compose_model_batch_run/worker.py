@@ -1,0 +1,113 @@
+"""What a run puts on its cluster: its namespace, its program's ConfigMap, its worker's claim template, its Job.
+
+A Dedicated worker's pod is a replica's pod (``modelplane.backends``: the template with its DRA claim,
+pinned to its pool) with the program wrapping the engine; a Service-mode client's is the program
+alone (``modelplane.batch.pods``). Each manifest is wrapped in a provider-kubernetes Object for the
+cluster by the caller.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from modelplane.backends.pods import claim_template, role_pods
+from modelplane.backends.resolve import resolve
+from modelplane.batch import pods
+from modelplane.batch.work import BatchWork, Mode
+from modelplane.batch.wrapping import batch_wrapping
+from modelplane.names import (
+    BATCH_CLAIM_KEY,
+    BATCH_NAMESPACE_KEY,
+    BATCH_RUN_LABEL,
+    BATCH_SCRIPTS_KEY,
+    BATCH_WORKER_KEY,
+    REPLICA_LABEL,
+    ROLE_LABEL,
+    batch_job_name,
+    batch_label,
+    batch_scripts_name,
+)
+from modelplane.schedulers import Wrapping
+from modelplane_models.inference_class import InferenceClass
+
+# A replica's labels that would make its own selectors (its pods collection, its pool) pick the worker up.
+_REPLICA_ONLY = frozenset({REPLICA_LABEL, ROLE_LABEL})
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where the run goes: its cluster, the worker's pool (Dedicated) or the URL the client posts to (Service)."""
+
+    cluster: str
+    pool: str = ""
+    url: str = ""
+    why: str = ""
+    warning: str = ""  # what the run's user should know, though it goes on
+
+
+@dataclass(frozen=True)
+class Part:
+    """One manifest for the cluster, under its composition key."""
+
+    key: str
+    manifest: dict[str, Any]
+
+
+def digest(manifest: Mapping[str, Any]) -> str:
+    """A short digest of what a manifest asks (``BATCH_DIGEST_ANNOTATION``)."""
+    return hashlib.sha256(json.dumps(manifest, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _without_replica_labels(labels: Mapping[str, str]) -> dict[str, str]:
+    return {k: v for k, v in labels.items() if k not in _REPLICA_ONLY}
+
+
+def parts(
+    work: BatchWork,
+    target: Target,
+    spec: Mapping[str, Any],
+    cluster: Mapping[str, Any],
+    classes: Mapping[str, InferenceClass],
+) -> list[Part]:
+    """The run's manifests on ``target.cluster`` (``cluster``: that InferenceCluster as written).
+
+    Raises:
+        ResolveError: The worker's pool or class is not there, or a selector does not compile.
+        UnknownSchedulerError: The cluster's scheduler is not one Modelplane knows.
+        SchedulerSettingsError: The cluster's scheduler lacks a setting it needs.
+    """
+    labels = {BATCH_RUN_LABEL: batch_label(work.name)}
+    scripts = batch_scripts_name(work.name)
+    settings = (cluster.get("spec") or {}).get("scheduler") or {}
+    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": work.namespace}}
+    out = [
+        Part(BATCH_NAMESPACE_KEY, namespace),
+        Part(BATCH_SCRIPTS_KEY, pods.scripts_config_map(work, scripts, labels)),
+    ]
+    if work.mode is Mode.DEDICATED:
+        wrapping = batch_wrapping(settings, work.priority, queued=True)
+        workers = {**(spec.get("workers") or {}), "count": 1}
+        shape = {"nodeSelector": spec.get("nodeSelector") or {}, "workers": workers, "poolName": target.pool}
+        replica = resolve(work.name, work.namespace, shape, cluster, classes, labels)
+        role = replica.roles[0]
+        claim = claim_template(replica, role)
+        claim["metadata"]["labels"] = _without_replica_labels(claim["metadata"]["labels"])
+        out.append(Part(BATCH_CLAIM_KEY, claim))
+        worker = role_pods(replica, role, Wrapping(wrapping.scheduler_name, wrapping.pod_labels))
+        pod = pods.worker_pod(work, worker.spec, scripts)
+        if wrapping.priority_class:
+            pod["priorityClassName"] = wrapping.priority_class
+        meta: dict[str, Any] = {"labels": _without_replica_labels(worker.labels)}
+        if worker.annotations:
+            meta["annotations"] = dict(worker.annotations)
+    else:
+        wrapping = batch_wrapping(settings, "", queued=False)
+        pod = pods.client_pod(work, target.url, scripts)
+        meta = {"labels": dict(labels)}
+    name = batch_job_name(work.name, scheduled=work.scheduled)
+    out.append(Part(BATCH_WORKER_KEY, pods.job(work, name, {**labels, **wrapping.job_labels}, pod, meta)))
+    return out
