@@ -314,7 +314,7 @@ def _keep_orphan_endpoints(ledger: Ledger, plan: Schedule) -> list[str]:
     Retiring or removing a replica drops its endpoint with it, in the same call: an endpoint left
     behind alone is a lost input, never the user's reason to delete it.
     """
-    gone = {*plan.retired, *plan.removed}
+    gone = {*plan.retired, *plan.removed, *plan.preempted}
     observed, out = ledger.req.observed.resources, []
     for name in sorted(observed):
         ordinal = (
@@ -332,7 +332,11 @@ def _keep_orphan_endpoints(ledger: Ledger, plan: Schedule) -> list[str]:
 def _removals(ledger: Ledger, plan: Schedule, own: Own) -> None:
     """Account for the replicas (and their endpoints) this call lets go, each for the user's reason."""
     let_go = dict.fromkeys(own.going, "it is being deleted")
-    reasons = [(plan.removed, "spec.replicas scaled down"), (plan.retired, "retired: replaced, and enough are Ready")]
+    reasons = [
+        (plan.removed, "spec.replicas scaled down"),
+        (plan.retired, "retired: replaced, and enough are Ready"),
+        (plan.preempted, "preempted: a FleetQuota gives its accelerators to a higher priority that serves"),
+    ]
     for names, why in reasons:
         for name in names:
             found = replica_ordinal(plan.deployment.name, name)

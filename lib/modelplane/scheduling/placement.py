@@ -50,6 +50,7 @@ class HoldReason(StrEnum):
     TOPOLOGY_EXCEEDS_NODE = "TopologyExceedsNode"
     TOO_FEW_NODES = "TooFewNodes"
     INSUFFICIENT_CAPACITY = "InsufficientCapacity"
+    QUOTA_EXCEEDED = "QuotaExceeded"
     NO_MATCHING_POOLS = "NoMatchingPools"
     NO_MATCHING_CLUSTERS = "NoMatchingClusters"
 

@@ -27,7 +27,7 @@ With an objective a cluster's best option is its cheapest combination of pools f
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import product
 from typing import TYPE_CHECKING, Any
@@ -51,11 +51,14 @@ from modelplane.topology import Footprint, Role
 
 if TYPE_CHECKING:
     from modelplane.scheduling.costs import Objective
+    from modelplane.scheduling.gate import GateState, QuotaGate
 
 _OVERCOMMITTED = "it has no room for this replica: replicas placed there concurrently took it"
 
 Eligible = Mapping[Role, tuple[PoolKey, ...]]
 """Per role, the pools of one cluster that can take it."""
+Admit = Callable[[tuple[PoolKey, ...]], bool]
+"""Whether a combination of pools (one per role) may take the replica (the deployment's quotas)."""
 
 
 @dataclass
@@ -78,6 +81,7 @@ class Snapshot:
     free: Mapping[PoolKey, NodeFree]
     released: frozenset[tuple[str, PoolKey]]
     touched: frozenset[str]
+    gate: GateState | None = None
 
 
 def unschedulable(cluster: ClusterInfo) -> ClusterRejection | None:
@@ -107,6 +111,7 @@ class Placer:
         *,
         objective: Objective | None = None,
         cached: frozenset[str] | None = None,
+        gate: QuotaGate | None = None,
     ) -> None:
         """Start from ``free``, the free GPUs per node of each pool as its cluster published them.
 
@@ -124,6 +129,8 @@ class Placer:
             objective: What the deployment's strategy places by first (None: Spread).
             cached: The clusters where the deployment's ModelCache has a Ready copy, ranked before
                 the others after the objective (None: the deployment references no cache).
+            gate: The FleetQuotas of the deployment's namespace (None: none with a limit): every
+                replica accounted for is charged to it, and no option it refuses is taken.
         """
         self.request = request
         self.judge = judge
@@ -136,6 +143,7 @@ class Placer:
             memo.clear()
         self.objective = objective
         self.cached = cached
+        self.gate = gate
         self._most = request.policy.max_per_cluster
         self._judged = memo.setdefault((request.roles, str(objective.decided_by) if objective else ""), Judged())
         self._released: set[tuple[str, PoolKey]] = set()
@@ -169,12 +177,19 @@ class Placer:
         """
         # In the order ``best_option`` takes them, so a kept replica leaves the nodes as placing it did.
         after: dict[PoolKey, NodeFree] = {}
-        for pool, fp in sorted(roles, key=lambda r: size(r[1])):
+        roles = sorted(roles, key=lambda r: size(r[1]))
+        for pool, fp in roles:
             key = (cluster, pool)
             if key in self._free and not (name and self._is_counted(name, key)):
                 after[key], missing = after.get(key, self._free[key]).occupy(fp)
                 if strict and missing:
                     return False
+        if self.gate is not None:
+            # What exists counts against its quotas, whether or not the quota has counted it yet.
+            need = self.gate.need(((cluster, pool), fp) for pool, fp in roles)
+            if strict and self.gate.refusal(need) is not None:
+                return False
+            self.gate.charge(need, name)
         self._free.update(after)
         if after:
             self._touched.add(cluster)
@@ -185,6 +200,8 @@ class Placer:
 
     def release(self, name: str, cluster: str, roles: Iterable[tuple[str, Footprint]]) -> None:
         """Give back what a replica the published figures count holds (it moves, is reshaped or goes)."""
+        if self.gate is not None:
+            self.gate.credit(name)
         for pool, fp in roles:
             key = (cluster, pool)
             if key in self._free and self._is_counted(name, key):
@@ -198,7 +215,8 @@ class Placer:
 
     def snapshot(self) -> Snapshot:
         """The free capacity now, to ``restore`` after trying holds."""
-        return Snapshot(dict(self._free), frozenset(self._released), frozenset(self._touched))
+        gate = self.gate.snapshot() if self.gate is not None else None
+        return Snapshot(dict(self._free), frozenset(self._released), frozenset(self._touched), gate)
 
     def restore(self, state: Snapshot) -> None:
         """Go back to the free capacity of a ``snapshot``."""
@@ -206,6 +224,8 @@ class Placer:
         self._released = set(state.released)
         self._touched = set(state.touched)
         self._options.clear()
+        if self.gate is not None and state.gate is not None:
+            self.gate.restore(state.gate)
 
     def count(self, cluster: str) -> None:
         """Count one replica of the deployment on ``cluster`` (spread)."""
@@ -236,11 +256,11 @@ class Placer:
     def option(self, cluster: ClusterInfo) -> Option | None:
         """``cluster``'s best option for the next replica; None when it cannot take one."""
         name = cluster.name
-        if name in self._options:
-            return self._options[name]
         eligible = self.eligible(cluster)
         if isinstance(eligible, ClusterRejection):
             return None
+        if name in self._options:
+            return self._within_quota(self._options[name], eligible)
         if name in self._touched:
             option = self.best_option(eligible)
         else:  # its pools are as published: as judged for any deployment of these roles
@@ -249,7 +269,20 @@ class Placer:
                 options[name] = self.best_option(eligible)
             option = options[name]
         self._options[name] = option
-        return option
+        return self._within_quota(option, eligible)
+
+    def _within_quota(self, option: Option | None, eligible: Eligible) -> Option | None:
+        """``option`` when the quotas take it; else the best of the cluster's options they take (None: none)."""
+        gate = self.gate
+        if option is None or gate is None or gate.refusal(self._need(option.pools)) is None:
+            return option
+        return self.best_option(eligible, admit=lambda keys: gate.refusal(self._need(keys)) is None)
+
+    def _need(self, keys: tuple[PoolKey, ...]) -> Counter[tuple[str, int]]:
+        """What one replica on ``keys`` (one pool per role) takes of each quota limit."""
+        if self.gate is None:
+            return Counter()
+        return self.gate.need(zip(keys, (r.footprint for r in self.request.roles), strict=True))
 
     def place(self, name: str, ordinal: int, origin: Origin, *, avoid: str = "") -> Placement | Unplaced:
         """Place one replica, or say why it cannot be placed.
@@ -306,6 +339,8 @@ class Placer:
         self._touched.add(cluster_name)
         self._options.pop(cluster_name, None)
         self._spread[cluster_name] += 1
+        if self.gate is not None:
+            self.gate.charge(self._need(option.pools), name)
         roles = tuple(
             RolePlacement(r.role, key[1], r.footprint) for r, key in zip(self.request.roles, option.pools, strict=True)
         )
@@ -322,7 +357,20 @@ class Placer:
             message = f"runs spec.placement.maxReplicasPerCluster ({self._most}) of this deployment's replicas"
             return ClusterRejection(cluster.name, RejectReason.INSUFFICIENT_CAPACITY, message)
         eligible = self.eligible(cluster)
-        return eligible if isinstance(eligible, ClusterRejection) else self._capacity_rejection(cluster, eligible)
+        if isinstance(eligible, ClusterRejection):
+            return eligible
+        quota = self._quota_rejection(cluster, eligible)
+        return quota if quota is not None else self._capacity_rejection(cluster, eligible)
+
+    def _quota_rejection(self, cluster: ClusterInfo, eligible: Eligible) -> ClusterRejection | None:
+        """Why ``cluster``'s pools, with room for the replica, take it beyond a quota; None if that is not why."""
+        if self.gate is None:
+            return None
+        fits = self.best_option(eligible)
+        refusal = self.gate.refusal(self._need(fits.pools)) if fits is not None else None
+        if refusal is None:
+            return None
+        return ClusterRejection(cluster.name, RejectReason.QUOTA_EXCEEDED, refusal.message)
 
     def eligible(self, cluster: ClusterInfo) -> Eligible | ClusterRejection:
         """Per role, the pools of ``cluster`` that can take it; or why the cluster cannot take the replica.
@@ -369,21 +417,26 @@ class Placer:
             message = "; ".join(_pool_message(p, self.request.roles) for p in lacking)
         return ClusterRejection(cluster.name, reason, message, tuple(rejected))
 
-    def best_option(self, eligible: Eligible) -> Option | None:
-        """The best combination of ``eligible`` pools for one replica; None when none fits now."""
+    def best_option(self, eligible: Eligible, *, admit: Admit | None = None) -> Option | None:
+        """The best combination of ``eligible`` pools for one replica; None when none fits now.
+
+        With ``admit``, only combinations it admits (those within the deployment's quotas).
+        """
         requests = self.request.roles
         if self.objective is not None:
-            return self._cheapest_option(eligible)
+            return self._cheapest_option(eligible, admit)
         best: Option | None = None
         if len(requests) == 1:  # one role: each pool on its own, and pools alike judged alike
             fp = requests[0].footprint
             for key in eligible[requests[0].role]:
+                if admit is not None and not admit((key,)):
+                    continue
                 fit = pool_fit(self._free[key], fp)
                 if fit is not None and (best is None or (*fit, (key,)) < (best.waste, best.leftover, best.pools)):
                     best = Option(fit[0], fit[1], (key,))
             return best
         for keys in product(*(eligible[r.role] for r in requests)):
-            leftover = self._leftover(keys)
+            leftover = self._leftover(keys) if admit is None or admit(keys) else None
             if leftover is None:
                 continue
             option = Option(self._waste(keys), leftover, keys)
@@ -391,7 +444,7 @@ class Placer:
                 best = option
         return best
 
-    def _cheapest_option(self, eligible: Eligible) -> Option | None:
+    def _cheapest_option(self, eligible: Eligible, admit: Admit | None = None) -> Option | None:
         """The cheapest (or cleanest) combination of ``eligible`` pools that fits, then the best fit."""
         objective, requests = self.objective, self.request.roles
         if objective is None:  # pragma: no cover - called only with an objective
@@ -399,7 +452,7 @@ class Placer:
         best: Option | None = None
         best_key: tuple[Any, ...] = ()
         for keys in product(*(eligible[r.role] for r in requests)):
-            leftover = self._leftover(keys)
+            leftover = self._leftover(keys) if admit is None or admit(keys) else None
             if leftover is None:
                 continue
             cost = objective.of((k, r.footprint) for k, r in zip(keys, requests, strict=True))

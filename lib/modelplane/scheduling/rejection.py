@@ -24,7 +24,8 @@ class RejectReason(StrEnum):
 
     A replica's own reason is one of NoMatchingClusters (no selected cluster
     takes new replicas: none matches clusterSelector, or they are cordoned or
-    not Ready), NoMatchingPools, CELError or InsufficientCapacity; Cordoned and
+    not Ready), NoMatchingPools, CELError, InsufficientCapacity or QuotaExceeded
+    (a cluster has room, but a FleetQuota of the namespace has not); Cordoned and
     NotReady only describe single clusters.
     """
 
@@ -32,6 +33,7 @@ class RejectReason(StrEnum):
     NO_MATCHING_POOLS = "NoMatchingPools"
     CEL_ERROR = "CELError"
     INSUFFICIENT_CAPACITY = "InsufficientCapacity"
+    QUOTA_EXCEEDED = "QuotaExceeded"
     CORDONED = "Cordoned"
     NOT_READY = "NotReady"
 
@@ -105,6 +107,11 @@ def summarize(rejections: tuple[ClusterRejection, ...], clusters: int) -> tuple[
         shown = "; ".join(f"{r.cluster}: {r.message}" for r in group[:_SHOWN])
         more = f"; and {len(group) - _SHOWN} more" if len(group) > _SHOWN else ""
         parts.append(f"{len(group)} {reason} ({shown}{more})")
+    quota = by_reason.get(RejectReason.QUOTA_EXCEEDED, [])
+    if quota:
+        # Clusters have room but a quota has not: the quota is the answer, said once (not once per cluster).
+        said = "; ".join(dict.fromkeys(r.message for r in quota))
+        return RejectReason.QUOTA_EXCEEDED, f"{said}; other clusters: {', '.join(parts)}" if parts else said
     first = next(r for r in order if r in by_reason)
     overall = RejectReason.NO_MATCHING_CLUSTERS if first in (RejectReason.NOT_READY, RejectReason.CORDONED) else first
     return overall, f"{head}: {', '.join(parts)}"
