@@ -29,6 +29,10 @@ REQUIREMENTS = {
         "matchLabels": {"labels": {"modelplane.ai/deployment": "llm"}},
         "namespace": "ml",
     },
+    # Its namespace's labels (what a FleetQuota's namespaceSelector matches), every quota and priority class.
+    "namespace": {"apiVersion": "v1", "kind": "Namespace", "matchName": "ml"},
+    "quotas": {"apiVersion": "modelplane.ai/v1alpha1", "kind": "FleetQuota", "matchLabels": {}},
+    "priorityclasses": {"apiVersion": "modelplane.ai/v1alpha1", "kind": "FleetPriorityClass", "matchLabels": {}},
 }
 TP4 = Shape(tensor=4)
 # Each replica its own endpoint, as before in-cluster routing (mode Pool is the default).
@@ -87,6 +91,9 @@ def _req(xr: dict[str, Any], fleet: Fleet) -> fnv1.RunFunctionRequest:
             ("clusters", [_dump(c) for c in fleet.clusters]),
             ("classes", [_dump(c) for c in fleet.classes]),
             ("replicas", list(fleet.replicas)),
+            ("namespace", []),
+            ("quotas", []),
+            ("priorityclasses", []),
         ):
             req.required_resources[name].SetInParent()
             for item in items:
