@@ -90,6 +90,12 @@ def report(plan: Schedule, unreadable: Mapping[int, str]) -> Report:
         if source != target
     )
     normal += tuple(
+        f"placed {p.replica} on InferenceCluster {p.cluster} in the place of replicas of a lower priority"
+        " not serving yet: nothing else had room, and their deployments move them"
+        for p in plan.placements
+        if p.preempts
+    )
+    normal += tuple(
         f"retired {name}: a FleetQuota with preemption LowerPriority gives its accelerators to replicas of a"
         " higher priority, which serve"
         for name in plan.preempted

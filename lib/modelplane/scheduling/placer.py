@@ -57,6 +57,8 @@ _OVERCOMMITTED = "it has no room for this replica: replicas placed there concurr
 
 Eligible = Mapping[Role, tuple[PoolKey, ...]]
 """Per role, the pools of one cluster that can take it."""
+_Ranked = tuple[tuple[Any, ...], Option]
+"""An option with its score (lowest wins)."""
 Admit = Callable[[tuple[PoolKey, ...]], bool]
 """Whether a combination of pools (one per role) may take the replica (the deployment's quotas)."""
 
@@ -82,6 +84,7 @@ class Snapshot:
     released: frozenset[tuple[str, PoolKey]]
     touched: frozenset[str]
     gate: GateState | None = None
+    deep: Mapping[PoolKey, NodeFree] = field(default_factory=dict)
 
 
 def unschedulable(cluster: ClusterInfo) -> ClusterRejection | None:
@@ -112,6 +115,7 @@ class Placer:
         objective: Objective | None = None,
         cached: frozenset[str] | None = None,
         gate: QuotaGate | None = None,
+        preemptible: Mapping[PoolKey, NodeFree] | None = None,
     ) -> None:
         """Start from ``free``, the free GPUs per node of each pool as its cluster published them.
 
@@ -131,6 +135,9 @@ class Placer:
                 the others after the objective (None: the deployment references no cache).
             gate: The FleetQuotas of the deployment's namespace (None: none with a limit): every
                 replica accounted for is charged to it, and no option it refuses is taken.
+            preemptible: Per pool where replicas not serving yet of a lower priority than the
+                deployment's would give way, its free GPUs per node then (``FleetView.preemptible``):
+                a replica that fits nowhere else is placed there, and its cluster moves them.
         """
         self.request = request
         self.judge = judge
@@ -144,6 +151,8 @@ class Placer:
         self.objective = objective
         self.cached = cached
         self.gate = gate
+        # The same accounting as ``_free`` on the pools where lower priorities would give way.
+        self._deep = dict(preemptible or {})
         self._most = request.policy.max_per_cluster
         self._judged = memo.setdefault((request.roles, str(objective.decided_by) if objective else ""), Judged())
         self._released: set[tuple[str, PoolKey]] = set()
@@ -190,6 +199,10 @@ class Placer:
             if strict and self.gate.refusal(need) is not None:
                 return False
             self.gate.charge(need, name)
+        for pool, fp in roles:
+            key = (cluster, pool)
+            if key in self._deep and not (name and self._is_counted(name, key)):
+                self._deep[key] = self._deep[key].occupy(fp)[0]
         self._free.update(after)
         if after:
             self._touched.add(cluster)
@@ -206,6 +219,8 @@ class Placer:
             key = (cluster, pool)
             if key in self._free and self._is_counted(name, key):
                 self._free[key] = self._free[key].release(fp)
+                if key in self._deep:
+                    self._deep[key] = self._deep[key].release(fp)
                 self._released.add((name, key))
                 self._touched.add(cluster)
                 self._options.pop(cluster, None)
@@ -216,13 +231,14 @@ class Placer:
     def snapshot(self) -> Snapshot:
         """The free capacity now, to ``restore`` after trying holds."""
         gate = self.gate.snapshot() if self.gate is not None else None
-        return Snapshot(dict(self._free), frozenset(self._released), frozenset(self._touched), gate)
+        return Snapshot(dict(self._free), frozenset(self._released), frozenset(self._touched), gate, dict(self._deep))
 
     def restore(self, state: Snapshot) -> None:
         """Go back to the free capacity of a ``snapshot``."""
         self._free = dict(state.free)
         self._released = set(state.released)
         self._touched = set(state.touched)
+        self._deep = dict(state.deep)
         self._options.clear()
         if self.gate is not None and state.gate is not None:
             self.gate.restore(state.gate)
@@ -293,9 +309,44 @@ class Placer:
             origin: Why it is placed (new, or placed again).
             avoid: A cluster it must not be placed on (it was found beyond that cluster's capacity).
         """
+        best, second = self._rank(avoid)
+        preempts = best is None and bool(self._deep)
+        if preempts:
+            # Nothing has room: take the place of lower priorities not serving yet, where they would give way.
+            best, second = self._rank_preempting(avoid)
+        if best is None:
+            rejections = tuple(
+                ClusterRejection(avoid, RejectReason.INSUFFICIENT_CAPACITY, _OVERCOMMITTED)
+                if cluster.name == avoid
+                else self.rejection(cluster)
+                for cluster in self.selected
+            )
+            reason, message = summarize(rejections, len(self.clusters))
+            return Unplaced(name, ordinal, reason, message, len(self.clusters), rejections)
+        decision = decide(self._score(best), None if second is None else self._score(second), self.objective)
+        option = best[1]
+        cluster_name = option.pools[0][0]
+        after = self._take(option.pools)
+        if after is None:  # pragma: no cover - the option was found to fit on these very nodes
+            msg = f"option {option.pools} no longer fits"
+            raise AssertionError(msg)
+        self._mirror(option.pools, after, preempts=preempts)
+        self._free.update(after)
+        self._touched.add(cluster_name)
+        self._options.pop(cluster_name, None)
+        self._spread[cluster_name] += 1
+        if self.gate is not None:
+            self.gate.charge(self._need(option.pools), name)
+        roles = tuple(
+            RolePlacement(r.role, key[1], r.footprint) for r, key in zip(self.request.roles, option.pools, strict=True)
+        )
+        return Placement(name, ordinal, cluster_name, roles, origin, decision=decision, preempts=preempts)
+
+    def _rank(self, avoid: str) -> tuple[_Ranked | None, _Ranked | None]:
+        """The best and the runner-up option over the selected clusters, as the free capacity is now."""
         # Plain tuples in the loop (it runs per cluster per replica); the two best become ``Score``s once.
-        best: tuple[tuple[Any, ...], Option] | None = None
-        second: tuple[tuple[Any, ...], Option] | None = None
+        best: _Ranked | None = None
+        second: _Ranked | None = None
         ranked = self.objective is not None
         cached = self.cached
         for cluster in self.selected:
@@ -319,32 +370,37 @@ class Placer:
                 best, second = (score, option), best
             elif second is None or score < second[0]:
                 second = (score, option)
-        if best is None:
-            rejections = tuple(
-                ClusterRejection(avoid, RejectReason.INSUFFICIENT_CAPACITY, _OVERCOMMITTED)
-                if cluster.name == avoid
-                else self.rejection(cluster)
-                for cluster in self.selected
-            )
-            reason, message = summarize(rejections, len(self.clusters))
-            return Unplaced(name, ordinal, reason, message, len(self.clusters), rejections)
-        decision = decide(self._score(best), None if second is None else self._score(second), self.objective)
-        option = best[1]
-        cluster_name = option.pools[0][0]
-        after = self._take(option.pools)
-        if after is None:  # pragma: no cover - the option was found to fit on these very nodes
-            msg = f"option {option.pools} no longer fits"
-            raise AssertionError(msg)
-        self._free.update(after)
-        self._touched.add(cluster_name)
-        self._options.pop(cluster_name, None)
-        self._spread[cluster_name] += 1
-        if self.gate is not None:
-            self.gate.charge(self._need(option.pools), name)
-        roles = tuple(
-            RolePlacement(r.role, key[1], r.footprint) for r, key in zip(self.request.roles, option.pools, strict=True)
-        )
-        return Placement(name, ordinal, cluster_name, roles, origin, decision=decision)
+        return best, second
+
+    def _rank_preempting(self, avoid: str) -> tuple[_Ranked | None, _Ranked | None]:
+        """``_rank`` with the pools where lower priorities not serving yet would give way as they would then be.
+
+        The chosen pools keep that figure (the replica takes their place there, for every later
+        replica too); the others stay as they are.
+        """
+        normal, touched, options = self._free, self._touched, self._options
+        self._free = {**normal, **self._deep}
+        self._touched = touched | {c.name for c in self.selected}  # not as published: judged afresh
+        self._options = {}
+        try:
+            best, second = self._rank(avoid)
+        finally:
+            deep = self._free
+            self._free, self._touched, self._options = normal, touched, options
+        for key in best[1].pools if best is not None else ():
+            self._free[key] = deep[key]
+        return best, second
+
+    def _mirror(self, keys: tuple[PoolKey, ...], after: Mapping[PoolKey, NodeFree], *, preempts: bool) -> None:
+        """Take a placed replica off the pools' figures where lower priorities would give way, too."""
+        for i in sorted(range(len(keys)), key=lambda i: size(self.request.roles[i].footprint)):
+            key, fp = keys[i], self.request.roles[i].footprint
+            if key not in self._deep:
+                continue
+            if preempts:  # the two figures are one now
+                self._deep[key] = after[key]
+            else:
+                self._deep[key] = self._deep[key].take(fp) or self._deep[key].occupy(fp)[0]
 
     def _score(self, ranked: tuple[tuple[Any, ...], Option]) -> Score:
         key, option = ranked

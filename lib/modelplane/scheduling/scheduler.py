@@ -8,7 +8,9 @@ own replicas (``Existing``), and:
    its placement strategy against the fleet (``costs``: what it places by first, or Spread);
 2. starts from each pool's published free capacity, in which a replica the pool counted
    already holds its GPUs: kept where it runs it takes nothing more, moved, reshaped or
-   released it gives them back;
+   released it gives them back; and, for a replica that fits nowhere, from what the pools
+   would have once replicas of a lower priority not serving yet gave way; every placement
+   stays within the FleetQuotas of the deployment's namespace (``gate``);
 3. decides each existing replica (``reconcile.keep_existing``): sticky, held, leaving,
    lost, moved, or removed by a scale-down;
 4. applies one wave of the rollout (``waves.apply_wave``) and places (``passes``) with
@@ -90,6 +92,7 @@ def schedule(
     judge = fleet.judge()
 
     quotas = quotas or Quotas()
+    preemptible = fleet.preemptible(quotas.priority)
 
     def run(kept_now: Kept, add: int, *, release: bool = False) -> Outcome:
         gate = QuotaGate.of(quotas, request.key, clusters, judge)
@@ -103,6 +106,7 @@ def schedule(
             objective=resolved.objective,
             cached=cached,
             gate=gate,
+            preemptible=preemptible,
         )
         return place_pass(placer, kept_now, add, own, taken, existing, release=release)
 
