@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from typing import Any
 
 import structlog
 from crossplane.function import resource, response
@@ -24,15 +23,13 @@ from modelplane.fnkit.preamble import read_xr
 from modelplane.fnkit.runner import ComposeRunner
 from modelplane.fnkit.status import set_conditions, set_ready
 from modelplane.problems import describe
-from modelplane.quota import QuotaUse, count_use
+from modelplane.quota import QuotaUse, count_use, quota_status
 from modelplane.scheduling.celmatch import match_cel
 from modelplane.scheduling.devices import ClassJudge
 from modelplane.scheduling.quotas import Quota, covers, quota_of, selector_errors
 from modelplane.scheduling.view import class_views
 from modelplane_models.fleet_quota import FleetQuota
 
-_LISTED = 64  # namespaces listed in status (all are counted)
-_NAMED = 512  # replicas listed as exceeded or preempted: their deployments look themselves up here
 _SAID = 5  # replicas named in a condition's message
 
 
@@ -66,7 +63,7 @@ def compose(
     read = fleet.read(req, rsp, namespaces)
     judge = ClassJudge(match_cel, class_views(read.classes.values()))
     use = count_use(quota, read.replicas, read.pool_class, lambda limit, c: covers(limit, c, judge))
-    resource.update(rsp.desired.composite, {"status": _status(namespaces, use)})
+    resource.update(rsp.desired.composite, {"status": quota_status(namespaces, use)})
     problems = selector_errors(quota, set(read.pool_class.values()), judge)
     for problem in problems:
         response.warning(rsp, f"{problem}: the limit covers that class (a quota errs on the side of its limit)")
@@ -83,35 +80,6 @@ def compose(
 
 
 FunctionRunner = functools.partial(ComposeRunner, compose)
-
-
-def _status(namespaces: Sequence[str], use: QuotaUse) -> dict[str, Any]:
-    limits = []
-    for u in use.limits:
-        limits.append(
-            {
-                "name": u.limit.name,
-                "accelerators": u.limit.accelerators,
-                "inUse": u.in_use,
-                "classes": [{"className": c, "inUse": n} for c, n in u.classes.items()],
-                "priorities": [
-                    {**({"name": name} if name else {}), "value": value, "inUse": n, "notServing": pending}
-                    for (value, name), (n, pending) in u.priorities.items()
-                ],
-                "deployments": [{"name": d, "inUse": n} for d, n in u.deployments.items()],
-            }
-        )
-    status: dict[str, Any] = {
-        "namespaceCount": len(namespaces),
-        "namespaces": list(namespaces[:_LISTED]),
-        "limits": limits,
-        "summary": ", ".join(f"{u.limit.name} {u.in_use}/{u.limit.accelerators}" for u in use.limits),
-    }
-    if use.exceeded:
-        status["exceeded"] = list(use.exceeded[:_NAMED])
-    if use.preempted:
-        status["preempted"] = list(use.preempted[:_NAMED])
-    return status
 
 
 def _within(quota: Quota, use: QuotaUse) -> Condition:
