@@ -44,6 +44,8 @@ FLEETS: dict[str, tuple[str, ...]] = {
     "autoscaling": ("platform", "autoscaling"),
     # The ModelCache examples, on the platform's clusters.
     "model-cache": ("platform", "model-cache"),
+    # Two teams' FleetQuotas and priorities, on the platform's clusters.
+    "quotas": ("platform", "quotas"),
 }
 
 # When a simulated serving resource became Ready (as in observed.yaml).

@@ -111,7 +111,8 @@ def summarize(rejections: tuple[ClusterRejection, ...], clusters: int) -> tuple[
     if quota:
         # Clusters have room but a quota has not: the quota is the answer, said once (not once per cluster).
         said = "; ".join(dict.fromkeys(r.message for r in quota))
-        return RejectReason.QUOTA_EXCEEDED, f"{said}; other clusters: {', '.join(parts)}" if parts else said
+        others = ", ".join(f"{len(by_reason[r])} {r}" for r in order if r in by_reason)
+        return RejectReason.QUOTA_EXCEEDED, f"{said} (other clusters: {others})" if others else said
     first = next(r for r in order if r in by_reason)
     overall = RejectReason.NO_MATCHING_CLUSTERS if first in (RejectReason.NOT_READY, RejectReason.CORDONED) else first
     return overall, f"{head}: {', '.join(parts)}"
