@@ -33,7 +33,7 @@ from modelplane.render.runners import configure_cli_logging, load_runner
 from modelplane.repo import ROOT, load_composition
 from tests.golden.cases import Case, cases
 
-FLEETS = (("quickstart",), ("platform", "models"), ("replicas",), ("platform", "model-cache"))
+FLEETS = (("quickstart",), ("platform", "models"), ("replicas",), ("platform", "model-cache"), ("platform", "quotas"))
 _STATUS = ROOT / "tests" / "unit" / "capacity" / "status"
 # The composition keys compose-inference-cluster observes its scheduler's status objects under.
 _QUEUE_KEY = "scheduler-queue"
