@@ -296,7 +296,7 @@ class Status(BaseModel):
     """
     namespaces: list[str] | None = None
     """
-    The namespaces selected, sorted (the first 64).
+    The namespaces selected, sorted (at most 1000): a ModelDeployment is held to the quota when its namespace is listed here (it reads no Namespace itself), so a namespace newly labelled counts from the quota's next reconcile.
     """
     preempted: list[str] | None = None
     """

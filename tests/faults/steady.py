@@ -46,7 +46,6 @@ REQUIRED = {
     "clusters": "InferenceCluster",
     "classes": "InferenceClass",
     "replicas": "ModelReplica",
-    "namespace": "Namespace",
     "quotas": "FleetQuota",
     "priorityclasses": "FleetPriorityClass",
 }

@@ -45,7 +45,6 @@ def _run(xr: dict[str, Any], clusters: list[dict[str, Any]], classes: list[dict[
         ("clusters", clusters),
         ("classes", classes),
         ("replicas", []),
-        ("namespace", []),
         ("quotas", []),
         ("priorityclasses", []),
     ):

@@ -29,8 +29,7 @@ REQUIREMENTS = {
         "matchLabels": {"labels": {"modelplane.ai/deployment": "llm"}},
         "namespace": "ml",
     },
-    # Its namespace's labels (what a FleetQuota's namespaceSelector matches), every quota and priority class.
-    "namespace": {"apiVersion": "v1", "kind": "Namespace", "matchName": "ml"},
+    # Every FleetQuota (each lists the namespaces it selects) and FleetPriorityClass.
     "quotas": {"apiVersion": "modelplane.ai/v1alpha1", "kind": "FleetQuota", "matchLabels": {}},
     "priorityclasses": {"apiVersion": "modelplane.ai/v1alpha1", "kind": "FleetPriorityClass", "matchLabels": {}},
 }
@@ -91,7 +90,6 @@ def _req(xr: dict[str, Any], fleet: Fleet) -> fnv1.RunFunctionRequest:
             ("clusters", [_dump(c) for c in fleet.clusters]),
             ("classes", [_dump(c) for c in fleet.classes]),
             ("replicas", list(fleet.replicas)),
-            ("namespace", []),
             ("quotas", []),
             ("priorityclasses", []),
         ):

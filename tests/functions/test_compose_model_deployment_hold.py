@@ -113,7 +113,6 @@ class World:
             ("clusters", self.clusters),
             ("classes", self.classes),
             ("replicas", listed if self.replicas is None else self.replicas),
-            ("namespace", []),
             ("quotas", []),
             ("priorityclasses", []),
         ):

@@ -94,7 +94,6 @@ def _run(
         ("clusters", list(clusters)),
         ("classes", [_dump(H100)]),
         ("replicas", replicas),
-        ("namespace", no_quotas),
         ("quotas", no_quotas),
         ("priorityclasses", no_quotas),
     ):

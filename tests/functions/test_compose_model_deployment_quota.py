@@ -32,7 +32,11 @@ def _quota(accelerators: int, *, in_use: int = 0, allowed: list[str] | None = No
     }
     if allowed is not None:
         spec["priorityClasses"] = allowed
-    status = {"limits": [{"name": "h100", "accelerators": accelerators, "inUse": in_use}]}
+    # As the quota's function publishes it: the namespaces it selects, and each limit's use.
+    status = {
+        "namespaces": [NAMESPACE] if team == "a" else ["team-b"],
+        "limits": [{"name": "h100", "accelerators": accelerators, "inUse": in_use}],
+    }
     return {
         "apiVersion": API,
         "kind": "FleetQuota",
@@ -46,14 +50,10 @@ def _priority_class(name: str, value: int) -> dict[str, Any]:
     return {"apiVersion": API, "kind": "FleetPriorityClass", "metadata": {"name": name}, "spec": {"value": value}}
 
 
-NAMESPACE_A = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE, "labels": {"team": "a"}}}
-
-
 @dataclass(frozen=True)
 class World:
     quotas: tuple[dict[str, Any], ...] = ()
     classes: tuple[dict[str, Any], ...] = ()
-    namespace: tuple[dict[str, Any], ...] = (NAMESPACE_A,)
     observed: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
@@ -68,7 +68,6 @@ def _run(xr: dict[str, Any], world: World) -> dict[str, Any]:
         "clusters": [_dump(EAST)],
         "classes": [_dump(H100)],
         "replicas": [],
-        "namespace": list(world.namespace),
         "quotas": list(world.quotas),
         "priorityclasses": list(world.classes),
     }
@@ -113,12 +112,6 @@ def _replicas(got: dict[str, Any]) -> dict[str, dict[str, Any]]:
             2,
             ("TRUE", "Scheduled", "placed 2 of 2"),
             id="another-team's-quota",
-        ),
-        pytest.param(
-            World(quotas=(_quota(16, in_use=8),), namespace=()),
-            2,
-            ("TRUE", "Scheduled", "placed 2 of 2"),
-            id="namespace-not-read-is-known-by-name-only",
         ),
     ],
 )
@@ -173,7 +166,7 @@ RUNNING = {
     ],
 )
 def test_a_priority_that_cannot_be_used_keeps_what_runs(world: World, scheduled: tuple[str, str, str]) -> None:
-    observed = World(world.quotas, world.classes, world.namespace, {"replica-0": RUNNING})
+    observed = World(world.quotas, world.classes, {"replica-0": RUNNING})
     got = _run(_xr(3, "prod"), observed)
     assert _scheduled(got) == scheduled
     assert list(_replicas(got)) == ["replica-0"]

@@ -21,7 +21,7 @@ from modelplane import protojson
 from modelplane.capacity import PoolKey, cluster_info, replica_occupancy
 from modelplane.fnkit import inputs
 from modelplane.fnkit.required import Requirement
-from modelplane.fnkit.structs import string_at
+from modelplane.fnkit.structs import labels_at, string_at
 from modelplane.kinds import API_VERSION
 from modelplane.problems import describe, invalid
 from modelplane.quota import Replica
@@ -73,8 +73,8 @@ def selected(req: fnv1.RunFunctionRequest, quota: Quota) -> tuple[str, ...] | No
     names = []
     for struct in NAMESPACES.structs(req):
         name = string_at(struct, "metadata", "name")
-        labels = protojson.struct_to_dict(struct).get("metadata", {}).get("labels") or {}
-        if name and quota.selector.matches(namespace_labels(name, {str(k): str(v) for k, v in labels.items()})):
+        # Labels that do not read as a map of strings select nothing: the name label alone stands.
+        if name and quota.selector.matches(namespace_labels(name, labels_at(struct))):
             names.append(name)
     return tuple(sorted(set(names)))
 

@@ -398,7 +398,7 @@ def _every_call(rsp: fnv1.RunFunctionResponse, key: DeploymentKey) -> None:
     before anything can stop the call: waiting for the fleet or an invalid spec included.
     """
     request_requirements(rsp, key)
-    request_quotas(rsp, key)
+    request_quotas(rsp)
     if key.name:
         resource.update(rsp.desired.composite, {"status": {"selector": f"{DEPLOYMENT_LABEL}={key.name}"}})
 

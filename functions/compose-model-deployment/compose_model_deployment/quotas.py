@@ -1,9 +1,8 @@
 """The FleetQuotas a ModelDeployment answers to, and its priority: three small reads a call.
 
-The deployment reads its own Namespace (by name: its labels are what a quota's namespaceSelector
-matches), every FleetQuota and every FleetPriorityClass: a fleet has a few of each, and each
-quota publishes its use per limit in ``status.limits[]``, so the deployment never reads another
-team's replicas. A Namespace that is not found (a render without one) is known by its name label.
+The deployment reads every FleetQuota and every FleetPriorityClass: a fleet has a few of each.
+Each quota publishes the namespaces it selects (``status.namespaces``) and its use per limit
+(``status.limits[]``), so the deployment reads neither Namespaces nor another team's replicas.
 """
 
 from __future__ import annotations
@@ -21,14 +20,13 @@ from modelplane.fnkit.structs import string_at
 from modelplane.kinds import API_VERSION
 from modelplane.problems import describe, invalid
 from modelplane.scheduling.priority import Priority, PriorityProblem, resolve_priority
-from modelplane.scheduling.quotas import Quota, Quotas, applying, namespace_labels, quota_of
+from modelplane.scheduling.quotas import Quota, Quotas, applying, quota_of
 from modelplane_models.fleet_priority_class import FleetPriorityClass
 from modelplane_models.fleet_quota import FleetQuota
 
-NAMESPACE = Requirement("namespace", "v1", "Namespace")
 QUOTAS = Requirement("quotas", API_VERSION, "FleetQuota")
 PRIORITY_CLASSES = Requirement("priorityclasses", API_VERSION, "FleetPriorityClass")
-QUOTA_REQUIREMENTS = (NAMESPACE, QUOTAS, PRIORITY_CLASSES)
+QUOTA_REQUIREMENTS = (QUOTAS, PRIORITY_CLASSES)
 
 
 @dataclass(frozen=True)
@@ -40,19 +38,15 @@ class Answer:
     problem: PriorityProblem | None = None
 
 
-def request_quotas(rsp: fnv1.RunFunctionResponse, key: DeploymentKey) -> None:
-    """Ask for the deployment's Namespace, every FleetQuota and every FleetPriorityClass."""
-    if key.namespace:
-        NAMESPACE.request(rsp, name=key.namespace)
+def request_quotas(rsp: fnv1.RunFunctionResponse) -> None:
+    """Ask for every FleetQuota and every FleetPriorityClass."""
     QUOTAS.request(rsp)
     PRIORITY_CLASSES.request(rsp)
 
 
 def read_quotas(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, key: DeploymentKey, name: str) -> Answer:
     """The quotas of the deployment's namespace and the priority ``name`` (``spec.priority``) resolves to."""
-    found = NAMESPACE.first(req)
-    labels = protojson.struct_to_dict(found).get("metadata", {}).get("labels") if found is not None else None
-    quotas = applying(_quotas(req, rsp), namespace_labels(key.namespace, labels if isinstance(labels, dict) else None))
+    quotas = applying(_quotas(req, rsp), key.namespace)
     resolved = resolve_priority(name, _classes(req, rsp), quotas)
     if isinstance(resolved, PriorityProblem):
         return Answer(Quotas(quotas), Priority(), resolved)

@@ -11,7 +11,7 @@ from typing import Any
 
 from modelplane.quota.usage import QuotaUse
 
-LISTED_NAMESPACES = 64  # namespaces listed in status (all are counted)
+LISTED_NAMESPACES = 1000  # namespaces listed in status, which deployments look themselves up in
 NAMED_REPLICAS = 512  # replicas listed as exceeded or preempted: their deployments look themselves up here
 
 

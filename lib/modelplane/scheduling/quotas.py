@@ -1,7 +1,8 @@
 """FleetQuotas as the scheduler reads them: whose namespaces, which limits, what their status counts.
 
 A ``Quota`` is read once from a FleetQuota (its spec and the figures its function publishes in
-``status.limits[]``); ``applying`` picks those whose ``namespaceSelector`` selects a namespace;
+``status.limits[]``); ``applying`` picks those that select a namespace (as the quota's function
+found, in ``status.namespaces``: a deployment reads no Namespace);
 ``covers`` says whether a limit covers the pools of a class (by name, or by a DRA CEL selector
 evaluated against the class's DRA devices, as a ModelDeployment's node selector is). The
 function that counts a quota's use (``modelplane.quota``) and the gate that keeps placements
@@ -106,6 +107,8 @@ class Quota:
         published: Per limit index, its use as last published (a limit not published yet is absent).
         exceeded: Replicas ("namespace/name") not serving that the quota found beyond a limit.
         preempted: Serving replicas ("namespace/name") to retire for a higher priority (LowerPriority).
+        namespaces: The namespaces its function found it selects (``status.namespaces``); None before it
+            published any.
     """
 
     name: str
@@ -116,6 +119,19 @@ class Quota:
     published: Mapping[int, Published] = field(default_factory=dict)
     exceeded: frozenset[str] = frozenset()
     preempted: frozenset[str] = frozenset()
+    namespaces: frozenset[str] | None = None
+
+    def applies_to(self, namespace: str) -> bool:
+        """Whether the quota selects ``namespace``, as its function last found (the deployment reads no Namespace).
+
+        A selector of every namespace selects it; a quota that has published no namespaces yet selects it
+        when its name label alone matches.
+        """
+        if not self.selector.requirements:
+            return True
+        if self.namespaces is not None:
+            return namespace in self.namespaces
+        return self.selector.matches(namespace_labels(namespace, None))
 
 
 def quota_of(quota: FleetQuota) -> Quota | None:
@@ -142,6 +158,7 @@ def quota_of(quota: FleetQuota) -> Quota | None:
         published=published,
         exceeded=frozenset((status.exceeded or []) if status else []),
         preempted=frozenset((status.preempted or []) if status else []),
+        namespaces=frozenset(status.namespaces) if status is not None and status.namespaces is not None else None,
     )
 
 
@@ -161,9 +178,9 @@ def namespace_labels(namespace: str, labels: Mapping[str, str] | None) -> dict[s
     return {**(labels or {}), NAMESPACE_NAME_LABEL: namespace}
 
 
-def applying(quotas: Iterable[Quota], labels: Mapping[str, str]) -> tuple[Quota, ...]:
-    """The quotas whose ``namespaceSelector`` selects a namespace of ``labels``, by name."""
-    return tuple(sorted((q for q in quotas if q.selector.matches(labels)), key=lambda q: q.name))
+def applying(quotas: Iterable[Quota], namespace: str) -> tuple[Quota, ...]:
+    """The quotas that select ``namespace`` (``Quota.applies_to``), by name."""
+    return tuple(sorted((q for q in quotas if q.applies_to(namespace)), key=lambda q: q.name))
 
 
 def covers(limit: Limit, class_name: str, judge: ClassJudge) -> bool:

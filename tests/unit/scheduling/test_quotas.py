@@ -418,21 +418,27 @@ def test_priority_resolves_against_classes_and_quotas(
     assert resolve_priority(name, classes, [quota]) == want
 
 
+def _selecting(name: str, selector: dict[str, Any], namespaces: list[str] | None) -> Quota:
+    body: dict[str, Any] = {"metadata": {"name": name}, "spec": {"namespaceSelector": selector}}
+    if namespaces is not None:
+        body["status"] = {"namespaces": namespaces}
+    quota = quota_of(FleetQuota.model_validate(body))
+    assert quota is not None
+    return quota
+
+
 @pytest.mark.parametrize(
-    ("namespace", "labels", "want"),
+    ("namespace", "want"),
     [
-        pytest.param("ml", {}, ["team-a"], id="by-name-label"),
-        pytest.param("team-b", {"team": "b"}, ["by-label"], id="by-label"),
-        pytest.param("other", {}, [], id="none"),
+        pytest.param("team-b", ["every", "published"], id="listed-by-its-quota"),
+        pytest.param("ml", ["by-name", "every"], id="by-name-before-its-quota-published"),
+        pytest.param("other", ["every"], id="only-the-quota-of-every-namespace"),
     ],
 )
-def test_quotas_apply_by_namespace_selector(namespace: str, labels: dict[str, str], want: list[str]) -> None:
-    by_name = quota_of(_quota(limits=[]))
-    by_label = quota_of(
-        FleetQuota.model_validate(
-            {"metadata": {"name": "by-label"}, "spec": {"namespaceSelector": {"matchLabels": {"team": "b"}}}}
-        )
-    )
-    assert by_name is not None and by_label is not None
-    got = applying([by_label, by_name], namespace_labels(namespace, labels))
-    assert [q.name for q in got] == want
+def test_quotas_apply_to_the_namespaces_they_found(namespace: str, want: list[str]) -> None:
+    quotas = [
+        _selecting("published", {"matchLabels": {"team": "b"}}, ["team-b", "team-b-dev"]),
+        _selecting("by-name", {"matchLabels": {"kubernetes.io/metadata.name": "ml"}}, None),
+        _selecting("every", {}, []),
+    ]
+    assert [q.name for q in applying(quotas, namespace)] == want
