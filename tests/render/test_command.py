@@ -85,8 +85,8 @@ def test_include_full_xr(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
         pytest.param(
             XR,
             [],
-            "modelplane: error: 'XThing' is not a Modelplane kind (known: InferenceClass, InferenceCluster,"
-            " InferenceGateway, ModelCache, ModelDeployment, ModelEndpoint, ModelPool, ModelReplica, ModelService,"
+            "modelplane: error: 'XThing' is not a Modelplane kind (known: FleetPriorityClass, FleetQuota,"
+            " InferenceClass, InferenceCluster, InferenceGateway, ModelCache, ModelDeployment, ModelEndpoint, ModelPool, ModelReplica, ModelService,"
             " ServingStack);"
             " pass --composition\n",
             id="no-composition-for-a-foreign-kind",
