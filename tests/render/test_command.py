@@ -86,7 +86,8 @@ def test_include_full_xr(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
             XR,
             [],
             "modelplane: error: 'XThing' is not a Modelplane kind (known: FleetPriorityClass, FleetQuota,"
-            " InferenceClass, InferenceCluster, InferenceGateway, ModelCache, ModelDeployment, ModelEndpoint, ModelPool, ModelReplica, ModelService,"
+            " InferenceClass, InferenceCluster, InferenceGateway, ModelCache, ModelDeployment, ModelEndpoint,"
+            " ModelPool, ModelReplica, ModelService,"
             " ServingStack);"
             " pass --composition\n",
             id="no-composition-for-a-foreign-kind",
