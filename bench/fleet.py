@@ -526,7 +526,8 @@ def own_part(xr: dict[str, Any], own: Sequence[dict[str, Any]]) -> fnv1.RunFunct
 def shared_part(clusters: Sequence[dict[str, Any]]) -> fnv1.RunFunctionRequest:
     """The part every deployment's request shares: the required InferenceClusters and InferenceClasses."""
     req = fnv1.RunFunctionRequest()
-    _require(req, clusters=list(clusters), classes=classes())
+    # No FleetQuota or FleetPriorityClass: a fleet without quotas.
+    _require(req, clusters=list(clusters), classes=classes(), quotas=[], priorityclasses=[])
     return req
 
 

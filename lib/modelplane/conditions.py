@@ -46,6 +46,8 @@ class Type(StrEnum):
     GATEWAY_TLS = "GatewayTLS"
     # Whether the components a workload cluster runs itself (mode Existing) are there (ServingStack, InferenceCluster).
     COMPONENTS_READY = "ComponentsReady"
+    # A FleetQuota: whether what its namespaces' ModelReplicas hold is within its limits.
+    WITHIN_LIMITS = "WithinLimits"
 
 
 class Reason(StrEnum):
@@ -60,6 +62,13 @@ class Reason(StrEnum):
     NO_MATCHING_POOLS = "NoMatchingPools"
     CEL_ERROR = "CELError"
     INSUFFICIENT_CAPACITY = "InsufficientCapacity"
+    # A FleetQuota of the namespace has no room; spec.priority names no FleetPriorityClass, or one a quota forbids.
+    QUOTA_EXCEEDED = "QuotaExceeded"
+    PRIORITY_CLASS_NOT_FOUND = "PriorityClassNotFound"
+    PRIORITY_NOT_ALLOWED = "PriorityNotAllowed"
+    # A FleetQuota's use (WithinLimits): within every limit, or serving replicas beyond a lowered one.
+    WITHIN_LIMITS = "WithinLimits"
+    OVER_LIMIT = "OverLimit"
     # spec.replicas is 0 (by hand or by an autoscaler): nothing to place, nothing serves.
     SCALED_TO_ZERO = "ScaledToZero"
     # A ModelDeployment's existing replica kept exactly as it runs (the scheduler's HoldReason values):

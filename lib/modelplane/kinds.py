@@ -70,6 +70,8 @@ KINDS: tuple[Kind, ...] = (
     Kind("InferenceCluster", "inferenceclusters", "Cluster", "inference-cluster"),
     Kind("ServingStack", "servingstacks", "Cluster", "serving-stack"),
     Kind("InferenceGateway", "inferencegateways", "Cluster", "inference-gateway"),
+    Kind("FleetPriorityClass", "fleetpriorityclasses", "Cluster", "fleet-priority-class"),
+    Kind("FleetQuota", "fleetquotas", "Cluster", "fleet-quota"),
     Kind("ModelDeployment", "modeldeployments", "Namespaced", "model-deployment", reads_own_status=True),
     Kind("ModelReplica", "modelreplicas", "Namespaced", "model-replica"),
     Kind("ModelPool", "modelpools", "Namespaced", "model-pool"),

@@ -355,6 +355,10 @@ def service_path(namespace: str, name: str) -> str:
 REPLACES_ANNOTATION = "modelplane.ai/replaces"
 # Why the replica was placed on its cluster, written when it is placed (JSON: ``decidedBy`` and ``why``).
 PLACED_BY_ANNOTATION = "modelplane.ai/placed-by"
+# A replica's priority (its deployment's FleetPriorityClass): the value, which orders who keeps capacity and
+# quota first, and the class's name, which a FleetQuota's status counts by (both absent for no priority).
+PRIORITY_ANNOTATION = "modelplane.ai/priority"
+PRIORITY_CLASS_ANNOTATION = "modelplane.ai/priority-class"
 
 
 # --- Composition keys of an InferenceCluster ---

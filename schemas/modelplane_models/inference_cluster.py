@@ -82,7 +82,7 @@ class Capacity(BaseModel):
     """
     overcommitted: list[str] | None = None
     """
-    ModelReplicas (namespace/name), sorted, that are not Ready yet and do not fit the pools' free capacity. When replicas are placed concurrently beyond capacity, the newest placements are the ones listed; they hold nothing here and their ModelDeployments move them. Absent when every ModelReplica fits.
+    ModelReplicas (namespace/name), sorted, that are not Ready yet and do not fit the pools' free capacity. Replicas not Ready are packed highest priority (modelplane.ai/priority) first, then oldest: when replicas are placed concurrently beyond capacity, or a higher priority takes the place of replicas not serving yet, the lowest-priority, newest placements are the ones listed; they hold nothing here and their ModelDeployments move them. Absent when every ModelReplica fits.
     """
     pools: list[Pool] | None = None
     """
@@ -606,6 +606,10 @@ class Pool(BaseModel):
     """
     Accelerators in use beyond what the pool's nodes have: Ready ModelReplicas and observed usage that do not fit. Running replicas are never moved for it. Absent when everything fits.
     """
+    preemptible: list[PreemptibleItem] | None = None
+    """
+    What a new ModelReplica of a higher priority may have of this pool when nothing else has room: for each priority value of the replicas here not serving yet, highest first, the pool's nodesByFree once those of that priority or lower give way (they are packed highest priority first, so the ones that no longer fit are listed in status.capacity.overcommitted and their ModelDeployments move them). Serving replicas never give way. Absent when no replica here would.
+    """
     replicas: list[str] | None = None
     """
     The ModelReplicas (namespace/name), sorted, whose accelerators inUse counts on this pool; absent when none.
@@ -613,6 +617,21 @@ class Pool(BaseModel):
     source: Literal["Declared", "KAI", "Kueue"] | None = None
     """
     Where inUse comes from.
+    """
+
+
+class PreemptibleItem(BaseModel):
+    """
+    The pool for a replica of a priority above priority.
+    """
+
+    nodesByFree: dict[str, int] | None = None
+    """
+    How many nodes would have each number of free accelerators.
+    """
+    priority: int | None = None
+    """
+    Replicas not serving yet of this priority value or lower give way.
     """
 
 

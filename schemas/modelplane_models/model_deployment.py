@@ -1456,6 +1456,15 @@ class Spec(BaseModel):
     """
     Disaggregated serving: the prefill role (processes prompts and hands the KV cache to decode). Self-contained, nothing is inherited from the root. Set together with spec.decode. Prefill and decode of one replica always land on the same cluster, possibly on different pools.
     """
+    priority: Annotated[
+        str | None,
+        Field(
+            max_length=253, min_length=1, pattern="^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+        ),
+    ] = None
+    """
+    The FleetPriorityClass (by name) of this deployment's replicas; unset is the value 0. When a pool or a FleetQuota is full, a new replica of a higher value takes the place of lower-priority replicas that are not serving yet (they are placed again elsewhere, or wait); serving replicas give way only under a FleetQuota with preemption LowerPriority, and only once the newcomer serves. Every FleetQuota selecting the namespace must allow the class (spec.priorityClasses); a class not found or not allowed places nothing new (Scheduled False, PriorityClassNotFound or PriorityNotAllowed) and keeps what runs. Changing it rolls nothing out. (spec.routing.priority is another thing: the order of requests within a cluster's pool.)
+    """
     progressDeadlineSeconds: Annotated[int | None, Field(ge=60, le=86400)] = 600
     """
     Seconds a rollout may go without progress (a replica becoming Ready, one retired or updated) before the Progressing condition turns to RolloutStalled, naming the replica that is not becoming Ready (60 to 86400; default 600). A stalled rollout is only reported, never undone.

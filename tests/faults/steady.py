@@ -42,7 +42,13 @@ FLEETS: dict[str, tuple[Path, ...]] = {
 }
 _RESOURCE_NAME = "crossplane.io/composition-resource-name"
 # The required resources compose-model-deployment asks for, by requirement name.
-REQUIRED = {"clusters": "InferenceCluster", "classes": "InferenceClass", "replicas": "ModelReplica"}
+REQUIRED = {
+    "clusters": "InferenceCluster",
+    "classes": "InferenceClass",
+    "replicas": "ModelReplica",
+    "quotas": "FleetQuota",
+    "priorityclasses": "FleetPriorityClass",
+}
 
 
 @dataclass

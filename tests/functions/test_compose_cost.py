@@ -41,7 +41,13 @@ def _run(xr: dict[str, Any], clusters: list[dict[str, Any]], classes: list[dict[
         meta=fnv1.RequestMeta(tag="t"),
         observed=fnv1.State(composite=fnv1.Resource(resource=resource.dict_to_struct(xr))),
     )
-    for name, items in (("clusters", clusters), ("classes", classes), ("replicas", [])):
+    for name, items in (
+        ("clusters", clusters),
+        ("classes", classes),
+        ("replicas", []),
+        ("quotas", []),
+        ("priorityclasses", []),
+    ):
         req.required_resources[name].SetInParent()
         for item in items:
             req.required_resources[name].items.add().resource.update(item)

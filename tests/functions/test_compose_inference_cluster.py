@@ -199,6 +199,8 @@ def test_existing_cluster_composes_provider_configs_and_stack() -> None:
                     "inUse": 4,
                     "free": 28,
                     "nodesByFree": {"8": 3, "4": 1},
+                    # m-0 is not serving yet: a replica of a priority above 0 may take its place.
+                    "preemptible": [{"priority": 0, "nodesByFree": {"8": 4}}],
                     "replicas": ["ml/m-0"],
                     "source": "Declared",
                 }

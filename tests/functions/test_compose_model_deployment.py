@@ -29,6 +29,9 @@ REQUIREMENTS = {
         "matchLabels": {"labels": {"modelplane.ai/deployment": "llm"}},
         "namespace": "ml",
     },
+    # Every FleetQuota (each lists the namespaces it selects) and FleetPriorityClass.
+    "quotas": {"apiVersion": "modelplane.ai/v1alpha1", "kind": "FleetQuota", "matchLabels": {}},
+    "priorityclasses": {"apiVersion": "modelplane.ai/v1alpha1", "kind": "FleetPriorityClass", "matchLabels": {}},
 }
 TP4 = Shape(tensor=4)
 # Each replica its own endpoint, as before in-cluster routing (mode Pool is the default).
@@ -87,6 +90,8 @@ def _req(xr: dict[str, Any], fleet: Fleet) -> fnv1.RunFunctionRequest:
             ("clusters", [_dump(c) for c in fleet.clusters]),
             ("classes", [_dump(c) for c in fleet.classes]),
             ("replicas", list(fleet.replicas)),
+            ("quotas", []),
+            ("priorityclasses", []),
         ):
             req.required_resources[name].SetInParent()
             for item in items:

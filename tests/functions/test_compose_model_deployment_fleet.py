@@ -239,7 +239,7 @@ def test_reads_as_the_model_does(kind: str, body: dict[str, Any]) -> None:
 
 def _request(*replicas: dict[str, Any]) -> fnv1.RunFunctionRequest:
     req = fnv1.RunFunctionRequest()
-    for name in ("clusters", "classes", "replicas"):
+    for name in ("clusters", "classes", "replicas", "quotas", "priorityclasses"):
         req.required_resources[name].SetInParent()
     for body in replicas:
         req.required_resources["replicas"].items.add().resource.update(body)

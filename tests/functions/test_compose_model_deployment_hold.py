@@ -113,6 +113,8 @@ class World:
             ("clusters", self.clusters),
             ("classes", self.classes),
             ("replicas", listed if self.replicas is None else self.replicas),
+            ("quotas", []),
+            ("priorityclasses", []),
         ):
             req.required_resources[name].SetInParent()
             for item in items:

@@ -89,7 +89,14 @@ def _run(
     for key, body in observed.items():
         req.observed.resources[key].resource.update(body)
     replicas = [b for b in observed.values() if b.get("kind") == "ModelReplica"]
-    for name, items in (("clusters", list(clusters)), ("classes", [_dump(H100)]), ("replicas", replicas)):
+    no_quotas: list[dict[str, Any]] = []
+    for name, items in (
+        ("clusters", list(clusters)),
+        ("classes", [_dump(H100)]),
+        ("replicas", replicas),
+        ("quotas", no_quotas),
+        ("priorityclasses", no_quotas),
+    ):
         req.required_resources[name].SetInParent()
         for item in items:
             req.required_resources[name].items.add().resource.update(item)

@@ -27,6 +27,7 @@ from modelplane.names import (
     BATCH_JOBS_LABEL,
     BATCH_PODS_LABEL,
     CONTROL_PLANE_NAMESPACE,
+    OBSERVED_FOR_ANNOTATION,
     REPLICA_LABEL,
     ROLE_LABEL,
     gateway_ca_secret,
@@ -46,6 +47,7 @@ FLEETS = (
     ("replicas",),
     ("platform", "model-cache"),
     ("platform", "models", "batch"),
+    ("platform", "quotas"),
 )
 _STATUS = ROOT / "tests" / "unit" / "capacity" / "status"
 # The composition keys compose-inference-cluster observes its scheduler's status objects under.
@@ -265,8 +267,20 @@ def _with_scheduler_status(seed: Seed) -> Seed | None:
     elif scheduler == "Kueue" and _QUEUE_KEY in req.observed.resources:
         queue, *flavors = _status_objects("kueue-clusterqueue-busy")
         _observe(req, _QUEUE_KEY, queue)
+        # As composed: each flavor's Object names the ClusterQueue it was observed for.
+        kueue = req.observed.composite.resource["spec"]["scheduler"]["kueue"]
+        cluster_queue = str(kueue["clusterQueueName"]) if "clusterQueueName" in kueue else ""
         for flavor in flavors:
-            _observe(req, _FLAVOR_PREFIX + flavor["metadata"]["name"], flavor)
+            key = _FLAVOR_PREFIX + flavor["metadata"]["name"]
+            _observe(req, key, flavor)
+            if cluster_queue:
+                meta = req.observed.resources[key].resource
+                annotations = {OBSERVED_FOR_ANNOTATION: cluster_queue}
+                if "metadata" in meta and "annotations" in meta["metadata"]:
+                    annotations = {**dict(meta["metadata"]["annotations"]), **annotations}
+                meta.update(
+                    {"metadata": {**(dict(meta["metadata"]) if "metadata" in meta else {}), "annotations": annotations}}
+                )
     else:
         return None
     return Seed(f"{seed.id}+scheduler-status", seed.kind, req.SerializeToString())

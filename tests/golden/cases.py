@@ -46,6 +46,8 @@ FLEETS: dict[str, tuple[str, ...]] = {
     "model-cache": ("platform", "model-cache"),
     # The ModelBatchRun examples: on the platform's spare GPUs, and through the models' assistant service.
     "batch": ("platform", "models", "batch"),
+    # Two teams' FleetQuotas and priorities, on the platform's clusters.
+    "quotas": ("platform", "quotas"),
 }
 # What controllers would have composed and reported for a fleet beyond its examples' own objects
 # (``fixtures/<fleet>.yaml``): required resources of its renders, never rendered themselves. An object

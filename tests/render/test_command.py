@@ -85,9 +85,9 @@ def test_include_full_xr(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
         pytest.param(
             XR,
             [],
-            "modelplane: error: 'XThing' is not a Modelplane kind (known: InferenceClass, InferenceCluster,"
-            " InferenceGateway, ModelBatchRun, ModelCache, ModelDeployment, ModelEndpoint, ModelPool, ModelReplica,"
-            " ModelService, ServingStack);"
+            "modelplane: error: 'XThing' is not a Modelplane kind (known: FleetPriorityClass, FleetQuota,"
+            " InferenceClass, InferenceCluster, InferenceGateway, ModelBatchRun, ModelCache, ModelDeployment,"
+            " ModelEndpoint, ModelPool, ModelReplica, ModelService, ServingStack);"
             " pass --composition\n",
             id="no-composition-for-a-foreign-kind",
         ),

@@ -22,6 +22,7 @@ from modelplane.scheduling import (
     request_of,
     schedule,
 )
+from modelplane.scheduling.quotas import Quotas
 from modelplane.topology import Role
 from modelplane_models.inference_class import InferenceClass
 from modelplane_models.inference_cluster import InferenceCluster
@@ -172,12 +173,15 @@ def deployment(
     namespace: str = NAMESPACE,
     routing: Mapping[str, Any] | None = None,
     cache: Mapping[str, Any] | None = None,
+    priority: str | None = None,
 ) -> ModelDeployment:
     """A deployment: unified with ``shape`` (the default), or disaggregated with ``prefill`` and ``decode``.
 
     ``cache`` is its ``spec.modelCacheRef``.
     """
     spec: dict[str, Any] = {"replicas": replicas}
+    if priority is not None:
+        spec["priority"] = priority
     if cache is not None:
         spec["modelCacheRef"] = dict(cache)
     if routing is not None:
@@ -207,8 +211,12 @@ def replica(
     deployment: str | None = None,
     namespace: str = NAMESPACE,
     ready: bool = False,
+    priority: tuple[str, int] | None = None,
 ) -> ModelReplica:
-    """A replica on ``cluster`` with one pool per role (default shape: one 1-GPU worker per role)."""
+    """A replica on ``cluster`` with one pool per role (default shape: one 1-GPU worker per role).
+
+    ``priority``: its FleetPriorityClass and value, as its deployment annotates it.
+    """
     spec: dict[str, Any] = {"inferenceClusterRef": {"name": cluster}}
     if deployment is not None:
         spec["deploymentRef"] = {"name": deployment}
@@ -218,7 +226,12 @@ def replica(
             spec |= {"poolName": pool, "nodeSelector": s.node_selector(), "workers": s.workers()}
         else:
             spec[str(role)] = {"poolName": pool, "nodeSelector": s.node_selector(), "workers": s.workers()}
-    body = {"metadata": {"name": name, "namespace": namespace}, "spec": spec}
+    body: dict[str, Any] = {"metadata": {"name": name, "namespace": namespace}, "spec": spec}
+    if priority is not None:
+        body["metadata"]["annotations"] = {
+            "modelplane.ai/priority-class": priority[0],
+            "modelplane.ai/priority": str(priority[1]),
+        }
     if ready:
         body["status"] = {"conditions": [{"type": "Ready", "status": "True"}]}
     return ModelReplica.model_validate(body)
@@ -319,6 +332,7 @@ def plan(
     unreadable: Mapping[str, str] | None = None,
     deleting: Collection[str] = (),
     draining: Collection[str] = (),
+    quotas: Quotas | None = None,
 ) -> Schedule:
     """``schedule`` as the function calls it: the fleet's view from every replica, its own ones listed."""
     occupancies = [h for h in map(as_occupancy, replicas) if h is not None]
@@ -329,7 +343,7 @@ def plan(
     fleet = view(
         clusters, classes, listed, unreadable=unreadable, deleting=deleting, draining=draining, matcher=matcher
     )
-    return schedule(dep, fleet, existing=replace(existing or Existing(), listed=mine))
+    return schedule(dep, fleet, existing=replace(existing or Existing(), listed=mine), quotas=quotas)
 
 
 def priced(

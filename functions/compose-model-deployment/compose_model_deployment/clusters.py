@@ -13,6 +13,7 @@ which gives its facts and no summary.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from functools import partial
 from typing import TypeVar
 
@@ -39,7 +40,15 @@ from modelplane.pricing import cluster_price
 from modelplane.scheduling.view import ClusterFacts, Published, published_pool
 from modelplane.scheduling.view import cluster_facts as cluster_facts_of
 from modelplane.stack.modes import Mode, NeededBy
-from modelplane_models.inference_cluster import Carbon, Cost, InferenceCluster, NodePool, Pool, Spec
+from modelplane_models.inference_cluster import (
+    Carbon,
+    Cost,
+    InferenceCluster,
+    NodePool,
+    Pool,
+    PreemptibleItem,
+    Spec,
+)
 
 _SOURCES = frozenset(Source)
 # What the model declares of the fields read here.
@@ -48,6 +57,7 @@ _POOL_NAME, _CLASS_NAME = bounds(NodePool, "name"), bounds(NodePool, "className"
 _NODE_COUNT, _MIN_NODES, _MAX_NODES = (bounds(NodePool, f) for f in ("nodeCount", "minNodeCount", "maxNodeCount"))
 _PER_NODE, _OBSERVED_IN_USE, _IN_USE = (bounds(Pool, f) for f in ("devicesPerNode", "observedInUse", "inUse"))
 _MULTIPLIER, _GRAMS = bounds(Cost, "multiplier"), bounds(Carbon, "gramsCO2PerKWh")
+_PRIORITY = bounds(PreemptibleItem, "priority")
 
 
 def cluster_facts(fields: Fields) -> ClusterFacts | None:
@@ -188,7 +198,23 @@ def _entry(value: Value, classes: Mapping[str, str]) -> _Entry:
             seen = Observed(Source(source), max(0, in_use))
     per_node = whole(get("devicesPerNode"), _PER_NODE)
     counts = {key: need(whole(value)) for key, value in by_free.items()} if by_free else by_free
-    return name, seen, published_pool(per_node, counts, strings(get("replicas")))
+    published = published_pool(per_node, counts, strings(get("replicas")))
+    if published is None:
+        return name, seen, None
+    return name, seen, replace(published, preemptible=_preemptible(per_node, get("preemptible")))
+
+
+def _preemptible(per_node: int | None, value: Value) -> tuple[tuple[int, tuple[int, ...]], ...]:
+    """``preemptible[]``: per priority, the counts of free accelerators a replica above it finds."""
+    out = []
+    for item in objects(value):
+        priority = whole(item.get("priority"), _PRIORITY)
+        by_free = obj(item.get("nodesByFree"))
+        counts = {key: need(whole(v)) for key, v in by_free.items()} if by_free else None
+        deeper = published_pool(per_node, counts, ())
+        if priority is not None and deeper is not None:
+            out.append((priority, deeper.counts))
+    return tuple(out)
 
 
 _MODES = frozenset(Mode)

@@ -28,6 +28,8 @@ from modelplane.names import (
     DEPLOYMENT_LABEL,
     MODEL_CACHE_LABEL,
     PLACED_BY_ANNOTATION,
+    PRIORITY_ANNOTATION,
+    PRIORITY_CLASS_ANNOTATION,
     REPLACES_ANNOTATION,
     REVISION_LABEL,
     SERVING_ANNOTATION,
@@ -37,6 +39,7 @@ from modelplane.names import (
     replica_key,
 )
 from modelplane.scheduling import Placement, Schedule
+from modelplane.scheduling.priority import NO_PRIORITY, Priority
 from modelplane.scheduling.revision import CACHE_KEY, CACHE_REF_KEY, SHAPE_KEYS, cache_mount
 from modelplane.topology import Role
 
@@ -49,6 +52,7 @@ class Deployment:
     namespace: str
     spec: Mapping[str, Any]  # Struct fields
     revision: str
+    priority: Priority = NO_PRIORITY
 
 
 # Whether a replica on a cluster has its own endpoint (routing mode Replica, or Pool while moving to it).
@@ -104,6 +108,10 @@ def write_desired(
         recorded = _placed_by(placement, observed)
         if recorded is not None:
             annotations[PLACED_BY_ANNOTATION] = recorded
+        if deployment.priority.name:
+            # A pool and a quota order who keeps capacity by it; a quota counts use by the class's name.
+            annotations[PRIORITY_ANNOTATION] = str(deployment.priority.value)
+            annotations[PRIORITY_CLASS_ANNOTATION] = deployment.priority.name
         if annotations:
             meta["annotations"] = annotations
         written = {"apiVersion": API_VERSION, "kind": "ModelReplica", "metadata": meta}

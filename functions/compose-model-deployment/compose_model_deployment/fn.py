@@ -37,6 +37,7 @@ from compose_model_deployment.pools import (
     settle_pools,
     write_pools,
 )
+from compose_model_deployment.quotas import QUOTA_REQUIREMENTS, Answer, read_quotas, request_quotas
 from modelplane import protojson
 from modelplane.capacity import DeploymentKey
 from modelplane.conditions import Condition, Reason, Status, Type
@@ -115,11 +116,10 @@ def compose(
     xr = parse_or_keep(ledger, log, ModelDeployment, _invalid)
     if xr is None:
         return
-    ref = cache_ref(req)
-    if not all(r.fetched(req) for r in (*REQUIREMENTS, *((CACHE,) if ref else ()))):
-        wait(ledger, log, Type.SCHEDULED, Reason.WAITING_FOR_FLEET, "reading the fleet")
+    inputs = _inputs(ledger, log, key, xr)
+    if inputs is None:
         return
-    cache = read_cache(req, ref) if ref else None
+    cache, answer = inputs
     spec = req.observed.composite.resource.fields.get("spec")
     fields = spec.struct_value.fields if spec is not None and spec.HasField("struct_value") else {}
     deployment = Deployment(
@@ -127,6 +127,7 @@ def compose(
         namespace=namespace_of(xr),
         spec=fields,
         revision=shape_revision(struct_shape(fields)),
+        priority=answer.priority,
     )
     fleet = reader.read(req, key)
     for skipped in fleet.skipped:
@@ -159,7 +160,13 @@ def compose(
         going=own.going,
     )
     try:
-        plan = schedule(xr, fleet.view, existing=existing, cached=cache.ready if cache is not None else None)
+        plan = schedule(
+            xr,
+            fleet.view,
+            existing=existing,
+            cached=cache.ready if cache is not None else None,
+            quotas=answer.quotas,
+        )
     except InvalidDeploymentError as err:
         keep_all(ledger, log, _unscheduled(Reason.INVALID_SPEC, describe([err.problem])))
         return
@@ -198,6 +205,22 @@ def compose(
 
 
 _NOT_SERVING = frozenset({State.LEAVING, State.LOST, State.OUTDATED})
+
+
+def _inputs(
+    ledger: Ledger, log: structlog.stdlib.BoundLogger, key: DeploymentKey, xr: ModelDeployment
+) -> tuple[Cache | None, Answer] | None:
+    """The ModelCache (with spec.modelCacheRef) and the quotas and priority; None, everything kept, until usable."""
+    req, ref = ledger.req, cache_ref(ledger.req)
+    if not all(r.fetched(req) for r in (*REQUIREMENTS, *QUOTA_REQUIREMENTS, *((CACHE,) if ref else ()))):
+        wait(ledger, log, Type.SCHEDULED, Reason.WAITING_FOR_FLEET, "reading the fleet")
+        return None
+    answer = read_quotas(req, ledger.rsp, key, (xr.spec.priority or "") if xr.spec is not None else "")
+    if answer.problem is not None:
+        # Like a missing input: nothing new is placed and nothing that runs is touched until it is fixed.
+        keep_all(ledger, log, _unscheduled(Reason(answer.problem.reason.value), answer.problem.message))
+        return None
+    return (read_cache(req, ref) if ref else None), answer
 
 
 def _progress(  # noqa: PLR0913 - the rollout's inputs
@@ -314,7 +337,7 @@ def _keep_orphan_endpoints(ledger: Ledger, plan: Schedule) -> list[str]:
     Retiring or removing a replica drops its endpoint with it, in the same call: an endpoint left
     behind alone is a lost input, never the user's reason to delete it.
     """
-    gone = {*plan.retired, *plan.removed}
+    gone = {*plan.retired, *plan.removed, *plan.preempted}
     observed, out = ledger.req.observed.resources, []
     for name in sorted(observed):
         ordinal = (
@@ -332,7 +355,11 @@ def _keep_orphan_endpoints(ledger: Ledger, plan: Schedule) -> list[str]:
 def _removals(ledger: Ledger, plan: Schedule, own: Own) -> None:
     """Account for the replicas (and their endpoints) this call lets go, each for the user's reason."""
     let_go = dict.fromkeys(own.going, "it is being deleted")
-    reasons = [(plan.removed, "spec.replicas scaled down"), (plan.retired, "retired: replaced, and enough are Ready")]
+    reasons = [
+        (plan.removed, "spec.replicas scaled down"),
+        (plan.retired, "retired: replaced, and enough are Ready"),
+        (plan.preempted, "preempted: a FleetQuota gives its accelerators to a higher priority that serves"),
+    ]
     for names, why in reasons:
         for name in names:
             found = replica_ordinal(plan.deployment.name, name)
@@ -371,6 +398,7 @@ def _every_call(rsp: fnv1.RunFunctionResponse, key: DeploymentKey) -> None:
     before anything can stop the call: waiting for the fleet or an invalid spec included.
     """
     request_requirements(rsp, key)
+    request_quotas(rsp)
     if key.name:
         resource.update(rsp.desired.composite, {"status": {"selector": f"{DEPLOYMENT_LABEL}={key.name}"}})
 

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from google.protobuf import struct_pb2 as structpb
 
 from modelplane.capacity import DeploymentKey, Occupancy, RoleOccupancy, replica_occupancy, role_occupancy
+from modelplane.capacity.occupancy import priority_of
 from modelplane.fnkit.inputs import read_one
 from modelplane.fnkit.structs import Fields, bounds, need, obj, readiness_at, string, text, whole
-from modelplane.names import REVISION_LABEL
+from modelplane.names import PRIORITY_ANNOTATION, PRIORITY_CLASS_ANNOTATION, REVISION_LABEL
 from modelplane.topology import Role
 from modelplane_models.model_replica import DeploymentRef, InferenceClusterRef, ModelReplica, Spec, Topology, Workers
 
@@ -114,6 +116,7 @@ def occupancy_of(fields: Fields) -> Occupancy | None:
         roles=roles,
         ready=ready,
         revision=_revision(metadata),
+        **_priority(metadata),
     )
 
 
@@ -130,3 +133,18 @@ def _revision(metadata: Fields) -> str:
         else None
     )
     return label.string_value if label is not None and label.HasField("string_value") else ""
+
+
+def _priority(metadata: Fields) -> dict[str, Any]:
+    """The priority annotations a replica was composed with, as ``Occupancy`` fields (none: no priority)."""
+    annotations = metadata.get("annotations")
+    if annotations is None or not annotations.HasField("struct_value"):
+        return {}
+    fields = annotations.struct_value.fields
+    texts = {
+        k: v.string_value
+        for k in (PRIORITY_ANNOTATION, PRIORITY_CLASS_ANNOTATION)
+        if (v := fields.get(k)) is not None and v.HasField("string_value")
+    }
+    value, name = priority_of(texts)
+    return {"priority": value, "priority_class": name} if value or name else {}

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 
+from modelplane.names import PRIORITY_ANNOTATION, PRIORITY_CLASS_ANNOTATION
 from modelplane.readiness import entry_of, readiness
 from modelplane.topology import Footprint, Role, TopologyError, WorkersLike, footprint
 from modelplane_models.model_replica import ModelReplica
@@ -46,6 +48,9 @@ class Occupancy:
             (``modelplane.scheduling.shape_revision``), "" when not known.
         replaces: For a replica placed to replace one whose cluster is lost, that
             replica's name (its ``modelplane.ai/replaces`` annotation), else "".
+        priority: Its priority's value (``modelplane.ai/priority``; 0 without one): a pool and a
+            FleetQuota give capacity to replicas not serving yet highest first.
+        priority_class: Its FleetPriorityClass (``modelplane.ai/priority-class``), "" for none.
     """
 
     namespace: str
@@ -56,6 +61,25 @@ class Occupancy:
     ready: bool = False
     revision: str = ""
     replaces: str = ""
+    priority: int = 0
+    priority_class: str = ""
+
+
+_MOST_PRIORITY = 1_000_000_000  # FleetPriorityClass's bounds
+
+
+def priority_of(annotations: Mapping[str, str] | None) -> tuple[int, str]:
+    """A replica's priority value and class from its annotations; (0, "") when absent or not a value in bounds."""
+    if not annotations:
+        return 0, ""
+    text = annotations.get(PRIORITY_ANNOTATION, "")
+    try:
+        value = int(text)
+    except ValueError:
+        return 0, ""
+    if abs(value) > _MOST_PRIORITY:
+        return 0, ""
+    return value, annotations.get(PRIORITY_CLASS_ANNOTATION, "")
 
 
 @cache
@@ -110,6 +134,7 @@ def replica_occupancy(replica: ModelReplica) -> Occupancy | None:
     namespace = metadata.namespace or ""
     deployment = DeploymentKey(namespace, spec.deploymentRef.name) if spec.deploymentRef is not None else None
     conditions = (replica.status.conditions or []) if replica.status is not None else []
+    priority, priority_class = priority_of(metadata.annotations)
     return Occupancy(
         namespace=namespace,
         name=metadata.name,
@@ -118,4 +143,6 @@ def replica_occupancy(replica: ModelReplica) -> Occupancy | None:
         roles=roles,
         # Whether it serves: a Ready condition from before its latest spec change still says so.
         ready=readiness([entry_of(c) for c in conditions], metadata.generation).true,
+        priority=priority,
+        priority_class=priority_class,
     )

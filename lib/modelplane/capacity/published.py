@@ -12,6 +12,7 @@ from decimal import Decimal
 from typing import Any
 
 from modelplane.capacity.clusters import PoolInfo
+from modelplane.capacity.nodes import NodeFree
 from modelplane.capacity.observed import Source
 from modelplane.capacity.summary import ClusterSummary
 from modelplane.classes import review_class
@@ -67,8 +68,9 @@ def capacity_status(
         declared = summed.nodes * summed.per_node
         free = summed.node_free.free
         figures = {"declared": declared, "inUse": declared - free, "free": free}
-        counts = summed.node_free.counts
-        entry["nodesByFree"] = {str(f): counts[f] for f in range(len(counts) - 1, -1, -1) if counts[f]}
+        entry["nodesByFree"] = _by_free(summed.node_free)
+        if summed.preemptible:
+            entry["preemptible"] = [{"priority": q, "nodesByFree": _by_free(n)} for q, n in summed.preemptible]
         if summed.counted:
             entry["replicas"] = list(summed.counted)
         if summed.overflow:
@@ -81,6 +83,12 @@ def capacity_status(
             totals[k] += v
     overcommitted = {"overcommitted": list(summary.overcommitted)} if summary.overcommitted else {}
     return {**totals, "pools": out, **overcommitted}
+
+
+def _by_free(nodes: NodeFree) -> dict[str, int]:
+    """``nodesByFree``: how many nodes have each number of free accelerators, most free first (none: left out)."""
+    counts = nodes.counts
+    return {str(f): counts[f] for f in range(len(counts) - 1, -1, -1) if counts[f]}
 
 
 def cost_status(

@@ -46,6 +46,9 @@ class PoolSummary:
         observed: What the cluster's scheduler reports in use, if it does.
         overflow: Accelerators in use beyond what the nodes have: Ready replicas
             that do not fit and observed usage that does not fit (0 normally).
+        preemptible: Per priority value ``q`` of the replicas not Ready here, highest first, the free
+            accelerators per node once those of priority ``q`` or lower give way: what a new replica
+            of a priority above ``q`` may have. Only where that differs from ``node_free``.
     """
 
     name: str
@@ -57,6 +60,7 @@ class PoolSummary:
     held: int
     observed: Observed | None
     overflow: int
+    preemptible: tuple[tuple[int, NodeFree], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -81,6 +85,7 @@ class _Replica:
     created: str
     ready: bool
     roles: tuple[RoleOccupancy, ...]
+    priority: int = 0
 
     @property
     def key(self) -> str:
@@ -100,12 +105,16 @@ def summarize(cluster: ClusterInfo, per_node: Mapping[str, int], replicas: Itera
     3. Then the observed usage no Ready replica explains (the scheduler's figure
        minus the GPUs Ready replicas hold on the pool, at least 0) is taken off
        the most-used nodes first (``NodeFree.use``); what does not fit is overflow.
-    4. Then replicas not Ready, oldest first by (created, namespace, name), ""
-       created first. Each is taken strictly on all its roles at once (roles
-       sharing a pool taken together, larger shapes first); if any role does
-       not fit, the replica is overcommitted: it holds nothing and is listed in
-       ``overcommitted``. These are the newest placements beyond capacity, not
-       serving yet: the ModelDeployment that owns one moves it.
+    4. Then replicas not Ready, highest priority first, then oldest by (created,
+       namespace, name), "" created first. Each is taken strictly on all its roles
+       at once (roles sharing a pool taken together, larger shapes first); if any
+       role does not fit, the replica is overcommitted: it holds nothing and is
+       listed in ``overcommitted``. These are the lowest-priority, newest
+       placements beyond capacity, not serving yet: placed concurrently, or
+       preempted by a higher priority; the ModelDeployment that owns one moves it.
+    5. Per pool, what a new replica of a higher priority may have: the free
+       accelerators per node before the replicas of each priority (and lower)
+       were taken in step 4.
 
     A replica listed twice (same namespace and name) counts once: Ready before
     not Ready, then the oldest.
@@ -140,7 +149,10 @@ def summarize(cluster: ClusterInfo, per_node: Mapping[str, int], replicas: Itera
             overflow[pool] += missing
     # 4. Replicas not Ready, oldest first, all roles or nothing; the ones that do not fit are overcommitted.
     overcommitted = []
-    for replica in sorted((r for r in own if not r.ready), key=lambda r: (r.created, r.namespace, r.name)):
+    before: dict[int, dict[str, NodeFree]] = {}  # per priority, the pools before any replica of it was taken
+    waiting = sorted((r for r in own if not r.ready), key=lambda r: (-r.priority, r.created, r.namespace, r.name))
+    for replica in waiting:
+        before.setdefault(replica.priority, dict(nodes))
         after = _take(nodes, replica.roles)
         if after is None:
             overcommitted.append(replica.key)
@@ -160,10 +172,23 @@ def summarize(cluster: ClusterInfo, per_node: Mapping[str, int], replicas: Itera
             held=held[name],
             observed=info.observed,
             overflow=overflow[name],
+            preemptible=_preemptible(name, before, nodes[name]),
         )
         for name, info in pools.items()
     }
     return ClusterSummary(summaries, tuple(sorted(overcommitted)))
+
+
+def _preemptible(
+    pool: str, before: Mapping[int, Mapping[str, NodeFree]], final: NodeFree
+) -> tuple[tuple[int, NodeFree], ...]:
+    """Step 5: per priority ``q``, highest first, the pool as a new replica of a priority above ``q`` finds it.
+
+    That is the pool before the first replica of priority ``q`` was taken in step 4 (what is above
+    ``q`` holds; ``q`` and lower give way). Left out where it is the pool as it is: nothing of
+    theirs is here, nor of any lower priority (each step only takes).
+    """
+    return tuple((q, before[q][pool]) for q in sorted(before, reverse=True) if before[q][pool] != final)
 
 
 def _pools(cluster: ClusterInfo, per_node: Mapping[str, int]) -> dict[str, PoolInfo]:
@@ -182,7 +207,8 @@ def _own(cluster: str, pools: Mapping[str, PoolInfo], listed: Iterable[Listed]) 
         h = item.occupancy
         if h.cluster != cluster:
             continue
-        replica = _Replica(h.namespace, h.name, item.created, h.ready, tuple(r for r in h.roles if r.pool in pools))
+        roles = tuple(r for r in h.roles if r.pool in pools)
+        replica = _Replica(h.namespace, h.name, item.created, h.ready, roles, h.priority)
         kept = out.get(replica.key)
         if kept is None or _rank(replica) < _rank(kept):
             out[replica.key] = replica

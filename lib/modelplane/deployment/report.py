@@ -89,6 +89,17 @@ def report(plan: Schedule, unreadable: Mapping[int, str]) -> Report:
         for replica, source, target in plan.moved
         if source != target
     )
+    normal += tuple(
+        f"placed {p.replica} on InferenceCluster {p.cluster} in the place of replicas of a lower priority"
+        " not serving yet: nothing else had room, and their deployments move them"
+        for p in plan.placements
+        if p.preempts
+    )
+    normal += tuple(
+        f"retired {name}: a FleetQuota with preemption LowerPriority gives its accelerators to replicas of a"
+        " higher priority, which serve"
+        for name in plan.preempted
+    )
     leaving = sorted({h.message for p in plan.placements if (h := p.held) and h.leaving})
     if leaving:
         normal += (f"moving elsewhere a wave at a time: {', '.join(plan.leaving)} ({'; '.join(leaving)})",)

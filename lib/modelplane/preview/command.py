@@ -10,6 +10,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from modelplane.conditions import Reason
 from modelplane.kinds import KINDS
 from modelplane.preview.admit import Admission, admit
 from modelplane.preview.document import JSON, dump, fields, plain, versioned
@@ -249,7 +250,8 @@ def _why_unplaced(preview: Preview) -> dict[str, list[str]]:
     """Every selected cluster's reason, per deployment with replicas left unplaced (none hidden)."""
     why = {}
     for d in preview.view.deployments:
-        if d.placed < d.desired:
+        # A quota, not the clusters, holds it back: the condition says which, with the figures.
+        if d.placed < d.desired and d.scheduled.reason != Reason.QUOTA_EXCEEDED:
             try:
                 why[d.name] = why_unplaced(explain_deployment(preview.fleet, d.name))
             except ExplainError:

@@ -5,7 +5,8 @@ required resources (read through one shared catalog) and the XR's own previous
 composed resources as observed state. An XR is rendered again only when what it read
 changed; otherwise its last render stands. XRs that a pass composes (ModelReplicas,
 ModelEndpoints, ServingStacks...) join the fleet at once and are settled right after
-their parent, which sees them settled in the next pass. The loop ends when a pass
+their parent, which sees them settled in the next pass; the InferenceClusters and FleetQuotas
+that count a deployment's replicas publish them before the next deployment reads them. The loop ends when a pass
 changes nothing, or fails after ``max_passes``.
 
 Simulated state comes from the manifests: a ``status`` written in a manifest
@@ -111,7 +112,7 @@ class _Rendered:
     out: RenderOutput
 
 
-def simulate(  # noqa: PLR0913 - the world, the observer, the start and a hook are all optional keywords
+def simulate(  # noqa: PLR0913, PLR0915 - optional keywords; one loop whose steps are closures
     loaded: Loaded,
     compositions: Mapping[str, Manifest],
     *,
@@ -202,6 +203,10 @@ def simulate(  # noqa: PLR0913 - the world, the observer, the start and a hook a
         if observe is not None and key[0] == "ModelDeployment":
             # Its replicas' clusters publish what they now hold before the next deployment reads them.
             _refresh(sources, states, _hosts(state.composed) | _hosts(out.composed), observe)
+        if key[0] == "ModelDeployment" and _children(state.composed) != _children(out.composed):
+            # So do the FleetQuotas that count them: each quota reconciles on its replicas' changes.
+            for quota in [k for k in states if k[0] == "FleetQuota"]:
+                step(quota)
         return rendered
 
     def visit(key: Key, *, composed: bool) -> None:

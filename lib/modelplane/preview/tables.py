@@ -108,7 +108,7 @@ class Outcome:
 def render(
     view: FleetView, outcome: Outcome, *, width: int = 120, color: bool = False, only_findings: bool = False
 ) -> str:
-    """The preview's text: refusals, then tables of GPUs, clusters, deployments, services, releases, then findings.
+    """The preview's text: refusals, tables of GPUs, clusters, deployments, services, quotas, releases, then findings.
 
     With ``only_findings``, the refusals and findings alone (a plan prints its own tables).
     """
@@ -132,6 +132,7 @@ def render(
     _pool_table(c, view)
     _cache_table(c, view)
     _batch_table(c, view)
+    _quota_table(c, view)
     _release_table(c, view)
     _messages(c, view)
     _findings(c, outcome.found)
@@ -268,6 +269,30 @@ def _batch_table(c: Console, view: FleetView) -> None:
         where = f"{b.cluster} ({b.pool})" if b.pool else b.cluster or "-"
         t.add_row(where, b.run, b.mode, b.schedule or "once", b.phase, b.requests or "-", b.message or "-")
     c.print(t)
+    c.print()
+
+
+def _quota_table(c: Console, view: FleetView) -> None:
+    if not view.quotas:
+        return
+    t = table("quota", "namespaces", "limit", "in use", "per class", "per priority", title="Quotas")
+    for q in view.quotas:
+        used = "-" if q.allows is None else Text(f"{q.in_use}/{q.allows}", style=_BAD if q.in_use > q.allows else "")
+        t.add_row(
+            q.quota,
+            ", ".join(q.namespaces) or "-",
+            q.limit,
+            used,
+            "\n".join(q.classes) or "-",
+            "\n".join(q.priorities) or "-",
+        )
+    c.print(t)
+    said = set()
+    for q in view.quotas:
+        if q.quota in said or q.within.true or not q.within.message:
+            continue
+        said.add(q.quota)
+        c.print(Text(f"  {q.quota}: {q.within.message}", style=_DIM))
     c.print()
 
 

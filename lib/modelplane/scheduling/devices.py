@@ -200,6 +200,19 @@ class ClassJudge:
                 self._verdicts[key] = error
         return self._verdicts[key]
 
+    def matches_any(self, expression: str, class_name: str) -> bool | SelectorError:
+        """Whether ``expression`` accepts one of the class's DRA devices (a FleetQuota's ``deviceSelector``).
+
+        False for a class that is not known; the first evaluation error when none matches and one fails.
+        """
+        klass = self._classes.get(class_name)
+        if klass is None:
+            return False
+        verdicts = [self._verdict(expression, klass, i) for i, d in enumerate(klass.devices) if d.claim is Claim.DRA]
+        if True in verdicts:
+            return True
+        return next((v for v in verdicts if isinstance(v, SelectorError)), False)
+
     def class_problem(self, class_name: str) -> tuple[PoolReason, str] | None:
         """Why the class named ``class_name`` cannot be used by any role (missing or invalid), or None."""
         klass = self._classes.get(class_name)

@@ -1,4 +1,4 @@
-"""Kubernetes label selectors (matchLabels and matchExpressions) over cluster labels."""
+"""Kubernetes label selectors (matchLabels and matchExpressions) over cluster or namespace labels."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
+from modelplane_models.fleet_quota import NamespaceSelector
 from modelplane_models.model_deployment import ClusterSelector
 
 
@@ -50,8 +51,8 @@ class LabelSelector:
         return all(r.matches(labels) for r in self.requirements)
 
 
-def label_selector(selector: ClusterSelector | None) -> LabelSelector:
-    """Parse a ``clusterSelector``; unset or empty selects every cluster."""
+def label_selector(selector: ClusterSelector | NamespaceSelector | None) -> LabelSelector:
+    """Parse a ``clusterSelector`` (or a FleetQuota's ``namespaceSelector``); unset or empty selects everything."""
     if selector is None:
         return LabelSelector(())
     requirements = [

@@ -102,7 +102,7 @@ def _occupy_existing(run: Placer, kept: Kept, taken: Sequence[Occupancy], *, rel
 
 def _occupy_others(run: Placer, kept: Kept, taken: Sequence[Occupancy], *, release: bool) -> None:
     """Account for the replicas that go (retired or removed), the taken ones, and those placed again."""
-    for o in (*kept.removed, *kept.retired):  # Still running until deleted, unless released.
+    for o in (*kept.removed, *kept.retired, *kept.preempted):  # Still running until deleted, unless released.
         if release:
             run.release(_name(o.occupancy), o.occupancy.cluster, _roles(o.occupancy))
         else:
@@ -118,8 +118,8 @@ def _place_again(run: Placer, kept: Kept, placements: list[Placement]) -> tuple[
     """Place the replicas that must move; return the first failure and the replicas withdrawn.
 
     One that changed shape kind and does not fit stays where it is, held; its failure is returned:
-    new replicas of the same shape would fail alike. One found beyond its cluster's capacity (not
-    serving) that fits nowhere else is withdrawn: it cannot run where it is either.
+    new replicas of the same shape would fail alike. One found beyond its cluster's capacity, or a
+    FleetQuota's limit (not serving), that fits nowhere else is withdrawn: it cannot run where it is either.
     """
     failed: Unplaced | None = None
     withdrawn: list[Unplaced] = []
@@ -127,13 +127,14 @@ def _place_again(run: Placer, kept: Kept, placements: list[Placement]) -> tuple[
         if kept.placements[o.ordinal] is not None:
             continue
         avoid = kept.moved.get(o.ordinal, "")
-        if failed is not None and not avoid:
+        withdraws = bool(avoid) or o.ordinal in kept.exceeded
+        if failed is not None and not withdraws:
             outcome: Placement | Unplaced = replace(failed, replica=o.name)
         else:
             outcome = run.place(o.name, o.ordinal, Origin.MOVED, avoid=avoid)
         if isinstance(outcome, Placement):
             placements.append(outcome)
-        elif avoid:
+        elif withdraws:
             # Its own cluster, which found it placed concurrently beyond capacity, is among the rejections.
             withdrawn.append(outcome)
         else:

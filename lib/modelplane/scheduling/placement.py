@@ -50,6 +50,7 @@ class HoldReason(StrEnum):
     TOPOLOGY_EXCEEDS_NODE = "TopologyExceedsNode"
     TOO_FEW_NODES = "TooFewNodes"
     INSUFFICIENT_CAPACITY = "InsufficientCapacity"
+    QUOTA_EXCEEDED = "QuotaExceeded"
     NO_MATCHING_POOLS = "NoMatchingPools"
     NO_MATCHING_CLUSTERS = "NoMatchingClusters"
 
@@ -136,6 +137,9 @@ class Placement:
         replaces: For a replacement of a replica whose cluster is lost, that replica's name.
         decision: For a replica placed by this run (new, or placed again), why this
             cluster won; None for a kept one (its reason was recorded when it was placed).
+        preempts: Placed by this run where nothing had room, in the place of replicas of a lower
+            priority not serving yet (their cluster finds them beyond its capacity, and their
+            deployments move them).
     """
 
     replica: str
@@ -148,6 +152,7 @@ class Placement:
     state: State = State.CURRENT
     replaces: str = ""
     decision: Decision | None = None
+    preempts: bool = False
 
     def pool(self, role: Role) -> str | None:
         """The pool of ``role``, or None when the replica has no such role."""

@@ -28,7 +28,7 @@ With an objective a cluster's best option is its cheapest combination of pools f
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import product
 from typing import TYPE_CHECKING, Any
@@ -53,11 +53,16 @@ from modelplane.topology import Footprint, Role
 
 if TYPE_CHECKING:
     from modelplane.scheduling.costs import Objective
+    from modelplane.scheduling.gate import GateState, QuotaGate
 
 _OVERCOMMITTED = "it has no room for this replica: replicas placed there concurrently took it"
 
 Eligible = Mapping[Role, tuple[PoolKey, ...]]
 """Per role, the pools of one cluster that can take it."""
+_Ranked = tuple[tuple[Any, ...], Option]
+"""An option with its score (lowest wins)."""
+Admit = Callable[[tuple[PoolKey, ...]], bool]
+"""Whether a combination of pools (one per role) may take the replica (the deployment's quotas)."""
 
 
 @dataclass
@@ -80,6 +85,8 @@ class Snapshot:
     free: Mapping[PoolKey, NodeFree]
     released: frozenset[tuple[str, PoolKey]]
     touched: frozenset[str]
+    gate: GateState | None = None
+    deep: Mapping[PoolKey, NodeFree] = field(default_factory=dict)
 
 
 def unschedulable(cluster: ClusterInfo) -> ClusterRejection | None:
@@ -136,6 +143,8 @@ class Placer:
         *,
         objective: Objective | None = None,
         cached: frozenset[str] | None = None,
+        gate: QuotaGate | None = None,
+        preemptible: Mapping[PoolKey, NodeFree] | None = None,
     ) -> None:
         """Start from ``free``, the free GPUs per node of each pool as its cluster published them.
 
@@ -153,6 +162,11 @@ class Placer:
             objective: What the deployment's strategy places by first (None: Spread).
             cached: The clusters where the deployment's ModelCache has a Ready copy, ranked before
                 the others after the objective (None: the deployment references no cache).
+            gate: The FleetQuotas of the deployment's namespace (None: none with a limit): every
+                replica accounted for is charged to it, and no option it refuses is taken.
+            preemptible: Per pool where replicas not serving yet of a lower priority than the
+                deployment's would give way, its free GPUs per node then (``FleetView.preemptible``):
+                a replica that fits nowhere else is placed there, and its cluster moves them.
         """
         self.request = request
         self.judge = judge
@@ -165,6 +179,9 @@ class Placer:
             memo.clear()
         self.objective = objective
         self.cached = cached
+        self.gate = gate
+        # The same accounting as ``_free`` on the pools where lower priorities would give way.
+        self._deep = dict(preemptible or {})
         self._most = request.policy.max_per_cluster
         self._judged = memo.setdefault((request.roles, str(objective.decided_by) if objective else ""), Judged())
         self._released: set[tuple[str, PoolKey]] = set()
@@ -198,12 +215,23 @@ class Placer:
         """
         # In the order ``best_option`` takes them, so a kept replica leaves the nodes as placing it did.
         after: dict[PoolKey, NodeFree] = {}
-        for pool, fp in sorted(roles, key=lambda r: size(r[1])):
+        roles = sorted(roles, key=lambda r: size(r[1]))
+        for pool, fp in roles:
             key = (cluster, pool)
             if key in self._free and not (name and self._is_counted(name, key)):
                 after[key], missing = after.get(key, self._free[key]).occupy(fp)
                 if strict and missing:
                     return False
+        if self.gate is not None:
+            # What exists counts against its quotas, whether or not the quota has counted it yet.
+            need = self.gate.need(((cluster, pool), fp) for pool, fp in roles)
+            if strict and self.gate.refusal(need) is not None:
+                return False
+            self.gate.charge(need, name)
+        for pool, fp in roles:
+            key = (cluster, pool)
+            if key in self._deep and not (name and self._is_counted(name, key)):
+                self._deep[key] = self._deep[key].occupy(fp)[0]
         self._free.update(after)
         if after:
             self._touched.add(cluster)
@@ -214,10 +242,14 @@ class Placer:
 
     def release(self, name: str, cluster: str, roles: Iterable[tuple[str, Footprint]]) -> None:
         """Give back what a replica the published figures count holds (it moves, is reshaped or goes)."""
+        if self.gate is not None:
+            self.gate.credit(name)
         for pool, fp in roles:
             key = (cluster, pool)
             if key in self._free and self._is_counted(name, key):
                 self._free[key] = self._free[key].release(fp)
+                if key in self._deep:
+                    self._deep[key] = self._deep[key].release(fp)
                 self._released.add((name, key))
                 self._touched.add(cluster)
                 self._options.pop(cluster, None)
@@ -227,14 +259,18 @@ class Placer:
 
     def snapshot(self) -> Snapshot:
         """The free capacity now, to ``restore`` after trying holds."""
-        return Snapshot(dict(self._free), frozenset(self._released), frozenset(self._touched))
+        gate = self.gate.snapshot() if self.gate is not None else None
+        return Snapshot(dict(self._free), frozenset(self._released), frozenset(self._touched), gate, dict(self._deep))
 
     def restore(self, state: Snapshot) -> None:
         """Go back to the free capacity of a ``snapshot``."""
         self._free = dict(state.free)
         self._released = set(state.released)
         self._touched = set(state.touched)
+        self._deep = dict(state.deep)
         self._options.clear()
+        if self.gate is not None and state.gate is not None:
+            self.gate.restore(state.gate)
 
     def count(self, cluster: str) -> None:
         """Count one replica of the deployment on ``cluster`` (spread)."""
@@ -265,11 +301,11 @@ class Placer:
     def option(self, cluster: ClusterInfo) -> Option | None:
         """``cluster``'s best option for the next replica; None when it cannot take one."""
         name = cluster.name
-        if name in self._options:
-            return self._options[name]
         eligible = self.eligible(cluster)
         if isinstance(eligible, ClusterRejection):
             return None
+        if name in self._options:
+            return self._within_quota(self._options[name], eligible)
         if name in self._touched:
             option = self.best_option(eligible)
         else:  # its pools are as published: as judged for any deployment of these roles
@@ -278,7 +314,20 @@ class Placer:
                 options[name] = self.best_option(eligible)
             option = options[name]
         self._options[name] = option
-        return option
+        return self._within_quota(option, eligible)
+
+    def _within_quota(self, option: Option | None, eligible: Eligible) -> Option | None:
+        """``option`` when the quotas take it; else the best of the cluster's options they take (None: none)."""
+        gate = self.gate
+        if option is None or gate is None or gate.refusal(self._need(option.pools)) is None:
+            return option
+        return self.best_option(eligible, admit=lambda keys: gate.refusal(self._need(keys)) is None)
+
+    def _need(self, keys: tuple[PoolKey, ...]) -> Counter[tuple[str, int]]:
+        """What one replica on ``keys`` (one pool per role) takes of each quota limit."""
+        if self.gate is None:
+            return Counter()
+        return self.gate.need(zip(keys, (r.footprint for r in self.request.roles), strict=True))
 
     def place(self, name: str, ordinal: int, origin: Origin, *, avoid: str = "") -> Placement | Unplaced:
         """Place one replica, or say why it cannot be placed.
@@ -289,9 +338,44 @@ class Placer:
             origin: Why it is placed (new, or placed again).
             avoid: A cluster it must not be placed on (it was found beyond that cluster's capacity).
         """
+        best, second = self._rank(avoid)
+        preempts = best is None and bool(self._deep)
+        if preempts:
+            # Nothing has room: take the place of lower priorities not serving yet, where they would give way.
+            best, second = self._rank_preempting(avoid)
+        if best is None:
+            rejections = tuple(
+                ClusterRejection(avoid, RejectReason.INSUFFICIENT_CAPACITY, _OVERCOMMITTED)
+                if cluster.name == avoid
+                else self.rejection(cluster)
+                for cluster in self.selected
+            )
+            reason, message = summarize(rejections, len(self.clusters))
+            return Unplaced(name, ordinal, reason, message, len(self.clusters), rejections)
+        decision = decide(self._score(best), None if second is None else self._score(second), self.objective)
+        option = best[1]
+        cluster_name = option.pools[0][0]
+        after = self._take(option.pools)
+        if after is None:  # pragma: no cover - the option was found to fit on these very nodes
+            msg = f"option {option.pools} no longer fits"
+            raise AssertionError(msg)
+        self._mirror(option.pools, after, preempts=preempts)
+        self._free.update(after)
+        self._touched.add(cluster_name)
+        self._options.pop(cluster_name, None)
+        self._spread[cluster_name] += 1
+        if self.gate is not None:
+            self.gate.charge(self._need(option.pools), name)
+        roles = tuple(
+            RolePlacement(r.role, key[1], r.footprint) for r, key in zip(self.request.roles, option.pools, strict=True)
+        )
+        return Placement(name, ordinal, cluster_name, roles, origin, decision=decision, preempts=preempts)
+
+    def _rank(self, avoid: str) -> tuple[_Ranked | None, _Ranked | None]:
+        """The best and the runner-up option over the selected clusters, as the free capacity is now."""
         # Plain tuples in the loop (it runs per cluster per replica); the two best become ``Score``s once.
-        best: tuple[tuple[Any, ...], Option] | None = None
-        second: tuple[tuple[Any, ...], Option] | None = None
+        best: _Ranked | None = None
+        second: _Ranked | None = None
         ranked = self.objective is not None
         cached = self.cached
         for cluster in self.selected:
@@ -315,30 +399,37 @@ class Placer:
                 best, second = (score, option), best
             elif second is None or score < second[0]:
                 second = (score, option)
-        if best is None:
-            rejections = tuple(
-                ClusterRejection(avoid, RejectReason.INSUFFICIENT_CAPACITY, _OVERCOMMITTED)
-                if cluster.name == avoid
-                else self.rejection(cluster)
-                for cluster in self.selected
-            )
-            reason, message = summarize(rejections, len(self.clusters))
-            return Unplaced(name, ordinal, reason, message, len(self.clusters), rejections)
-        decision = decide(self._score(best), None if second is None else self._score(second), self.objective)
-        option = best[1]
-        cluster_name = option.pools[0][0]
-        after = self._take(option.pools)
-        if after is None:  # pragma: no cover - the option was found to fit on these very nodes
-            msg = f"option {option.pools} no longer fits"
-            raise AssertionError(msg)
-        self._free.update(after)
-        self._touched.add(cluster_name)
-        self._options.pop(cluster_name, None)
-        self._spread[cluster_name] += 1
-        roles = tuple(
-            RolePlacement(r.role, key[1], r.footprint) for r, key in zip(self.request.roles, option.pools, strict=True)
-        )
-        return Placement(name, ordinal, cluster_name, roles, origin, decision=decision)
+        return best, second
+
+    def _rank_preempting(self, avoid: str) -> tuple[_Ranked | None, _Ranked | None]:
+        """``_rank`` with the pools where lower priorities not serving yet would give way as they would then be.
+
+        The chosen pools keep that figure (the replica takes their place there, for every later
+        replica too); the others stay as they are.
+        """
+        normal, touched, options = self._free, self._touched, self._options
+        self._free = {**normal, **self._deep}
+        self._touched = touched | {c.name for c in self.selected}  # not as published: judged afresh
+        self._options = {}
+        try:
+            best, second = self._rank(avoid)
+        finally:
+            deep = self._free
+            self._free, self._touched, self._options = normal, touched, options
+        for key in best[1].pools if best is not None else ():
+            self._free[key] = deep[key]
+        return best, second
+
+    def _mirror(self, keys: tuple[PoolKey, ...], after: Mapping[PoolKey, NodeFree], *, preempts: bool) -> None:
+        """Take a placed replica off the pools' figures where lower priorities would give way, too."""
+        for i in sorted(range(len(keys)), key=lambda i: size(self.request.roles[i].footprint)):
+            key, fp = keys[i], self.request.roles[i].footprint
+            if key not in self._deep:
+                continue
+            if preempts:  # the two figures are one now
+                self._deep[key] = after[key]
+            else:
+                self._deep[key] = self._deep[key].take(fp) or self._deep[key].occupy(fp)[0]
 
     def _score(self, ranked: tuple[tuple[Any, ...], Option]) -> Score:
         key, option = ranked
@@ -351,7 +442,20 @@ class Placer:
             message = f"runs spec.placement.maxReplicasPerCluster ({self._most}) of this deployment's replicas"
             return ClusterRejection(cluster.name, RejectReason.INSUFFICIENT_CAPACITY, message)
         eligible = self.eligible(cluster)
-        return eligible if isinstance(eligible, ClusterRejection) else self._capacity_rejection(cluster, eligible)
+        if isinstance(eligible, ClusterRejection):
+            return eligible
+        quota = self._quota_rejection(cluster, eligible)
+        return quota if quota is not None else self._capacity_rejection(cluster, eligible)
+
+    def _quota_rejection(self, cluster: ClusterInfo, eligible: Eligible) -> ClusterRejection | None:
+        """Why ``cluster``'s pools, with room for the replica, take it beyond a quota; None if that is not why."""
+        if self.gate is None:
+            return None
+        fits = self.best_option(eligible)
+        refusal = self.gate.refusal(self._need(fits.pools)) if fits is not None else None
+        if refusal is None:
+            return None
+        return ClusterRejection(cluster.name, RejectReason.QUOTA_EXCEEDED, refusal.message)
 
     def eligible(self, cluster: ClusterInfo) -> Eligible | ClusterRejection:
         """Per role, the pools of ``cluster`` that can take it; or why the cluster cannot take the replica.
@@ -404,21 +508,26 @@ class Placer:
             message = "; ".join(_pool_message(p, self.request.roles) for p in lacking)
         return ClusterRejection(cluster.name, reason, message, tuple(rejected))
 
-    def best_option(self, eligible: Eligible) -> Option | None:
-        """The best combination of ``eligible`` pools for one replica; None when none fits now."""
+    def best_option(self, eligible: Eligible, *, admit: Admit | None = None) -> Option | None:
+        """The best combination of ``eligible`` pools for one replica; None when none fits now.
+
+        With ``admit``, only combinations it admits (those within the deployment's quotas).
+        """
         requests = self.request.roles
         if self.objective is not None:
-            return self._cheapest_option(eligible)
+            return self._cheapest_option(eligible, admit)
         best: Option | None = None
         if len(requests) == 1:  # one role: each pool on its own, and pools alike judged alike
             fp = requests[0].footprint
             for key in eligible[requests[0].role]:
+                if admit is not None and not admit((key,)):
+                    continue
                 fit = pool_fit(self._free[key], fp)
                 if fit is not None and (best is None or (*fit, (key,)) < (best.waste, best.leftover, best.pools)):
                     best = Option(fit[0], fit[1], (key,))
             return best
         for keys in product(*(eligible[r.role] for r in requests)):
-            leftover = self._leftover(keys)
+            leftover = self._leftover(keys) if admit is None or admit(keys) else None
             if leftover is None:
                 continue
             option = Option(self._waste(keys), leftover, keys)
@@ -426,7 +535,7 @@ class Placer:
                 best = option
         return best
 
-    def _cheapest_option(self, eligible: Eligible) -> Option | None:
+    def _cheapest_option(self, eligible: Eligible, admit: Admit | None = None) -> Option | None:
         """The cheapest (or cleanest) combination of ``eligible`` pools that fits, then the best fit."""
         objective, requests = self.objective, self.request.roles
         if objective is None:  # pragma: no cover - called only with an objective
@@ -434,7 +543,7 @@ class Placer:
         best: Option | None = None
         best_key: tuple[Any, ...] = ()
         for keys in product(*(eligible[r.role] for r in requests)):
-            leftover = self._leftover(keys)
+            leftover = self._leftover(keys) if admit is None or admit(keys) else None
             if leftover is None:
                 continue
             cost = objective.of((k, r.footprint) for k, r in zip(keys, requests, strict=True))

@@ -9,7 +9,9 @@ For each replica the deployment observes (``Existing``), in ordinal order:
 2. keep it (``modelplane.scheduling.hold.existing_placement``): sticky where it runs, taking the
    deployment's shape where that can run there, held at its observed spec otherwise;
    leaving when its cluster drains or is being deleted, lost past the failover grace;
-   placed again when a cluster found it beyond its capacity and it is not Ready yet;
+   placed again when a cluster found it beyond its capacity, or a FleetQuota beyond a limit, and it
+   is not Ready yet; retired when a FleetQuota with preemption LowerPriority found it, serving,
+   beyond a limit that a higher priority's serving replicas now take;
 3. scale down: beyond ``spec.replicas`` (plus ``maxSurge`` while a rollout runs), remove
    in order those placed again, held or stale, old, on clusters that take no new
    replicas, not Ready, with an objective (``CostOptimized``, ``CarbonAware``) the costliest
@@ -31,6 +33,7 @@ from modelplane.names import replica_ordinal
 from modelplane.scheduling.devices import ClassJudge
 from modelplane.scheduling.hold import existing_placement
 from modelplane.scheduling.placement import Placement
+from modelplane.scheduling.quotas import Quota
 from modelplane.scheduling.request import Request
 from modelplane.scheduling.strategy import Strategy
 from modelplane.scheduling.view import FleetView
@@ -102,6 +105,8 @@ class Kept:
     in_place: frozenset[int] = frozenset()
     unsettled: bool = False  # an input a retirement would hang on is unknown: retire nothing
     moved: Mapping[int, str] = field(default_factory=dict)  # placed again off a cluster it overcommits, by ordinal
+    exceeded: frozenset[int] = frozenset()  # placed again: a FleetQuota found it beyond a limit, not serving yet
+    preempted: list[Own] = field(default_factory=list)  # serving, retired for a higher priority (LowerPriority)
 
 
 @dataclass(frozen=True)
@@ -162,15 +167,19 @@ def keep_existing(  # noqa: PLR0913 - the fleet, the deployment and what it runs
     existing: Existing,
     *,
     objective: Objective | None = None,
+    quotas: Sequence[Quota] = (),
 ) -> Kept:
     """Steps 2 and 3: each existing replica's placement, which are leaving or lost, and which scaling down removes."""
     replaced = frozenset(o.occupancy.replaces for o in own if o.occupancy.replaces)
     deleting = frozenset(c.name for c in view.clusters.values() if c.deleting)
     draining = frozenset(c.name for c in view.clusters.values() if c.draining)
-    moved = _overcommitting(view, [o for o in own if o.ordinal not in existing.unsure])
+    sure = [o for o in own if o.ordinal not in existing.unsure]
+    moved = _overcommitting(view, sure)
+    exceeded = frozenset(o.ordinal for o in _beyond_quota(quotas, sure, serving=False) if o.ordinal not in moved)
+    preempted = _beyond_quota(quotas, sure, serving=True)
     kept = {
         o.ordinal: None
-        if o.ordinal in moved
+        if o.ordinal in moved or o.ordinal in exceeded
         else existing_placement(
             o.name,
             o.ordinal,
@@ -189,7 +198,7 @@ def keep_existing(  # noqa: PLR0913 - the fleet, the deployment and what it runs
     }
     leaving = [o for o in own if (p := kept[o.ordinal]) is not None and p.held is not None and p.held.leaving]
     lost = [o for o in own if (p := kept[o.ordinal]) is not None and p.held is not None and p.held.lost]
-    counting = [o for o in own if o not in leaving and o not in lost]
+    counting = [o for o in own if o not in leaving and o not in lost and o not in preempted]
     old = frozenset(o.ordinal for o in own if existing.revision and o.occupancy.revision != existing.revision)
     # While old replicas remain, a rollout may run maxSurge replicas beyond spec.replicas.
     allowance = strategy.max_surge if any(o.ordinal in old for o in counting) else 0
@@ -208,8 +217,36 @@ def keep_existing(  # noqa: PLR0913 - the fleet, the deployment and what it runs
     waiting = len(removed) if unknown else 0
     if unknown:
         removed = []
+        # Nor does a preemption go while what runs hangs on an unknown: the replica stays, counted.
+        counting += preempted
+        preempted = []
     staying = [o for o in counting if o not in removed]
-    return Kept(kept, leaving, removed, staying, waiting, lost, old, unsettled=unknown, moved=moved)
+    return Kept(
+        kept,
+        leaving,
+        removed,
+        staying,
+        waiting,
+        lost,
+        old,
+        unsettled=unknown,
+        moved=moved,
+        exceeded=exceeded,
+        preempted=preempted,
+    )
+
+
+def _beyond_quota(quotas: Sequence[Quota], own: Iterable[Own], *, serving: bool) -> list[Own]:
+    """The replicas a FleetQuota of the namespace lists beyond a limit.
+
+    Not serving (``serving`` False): listed in ``status.exceeded``, placed again and withdrawn when
+    nothing takes them. Serving: listed in ``status.preempted`` (preemption LowerPriority, once the
+    higher priority serves), retired. A replica that serves is never withdrawn for ``exceeded``.
+    """
+    listed: frozenset[str] = frozenset().union(*((q.preempted if serving else q.exceeded) for q in quotas))
+    if not listed:
+        return []
+    return [o for o in own if o.occupancy.ready == serving and f"{o.occupancy.namespace}/{o.name}" in listed]
 
 
 def _overcommitting(view: FleetView, own: Iterable[Own]) -> dict[int, str]:

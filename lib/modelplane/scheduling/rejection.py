@@ -24,15 +24,17 @@ class RejectReason(StrEnum):
 
     A replica's own reason is one of NoMatchingClusters (no selected cluster
     takes new replicas: none matches clusterSelector, or they are cordoned, not
-    Ready, or lack a serving-stack component the replica needs),
-    NoMatchingPools, CELError or InsufficientCapacity; Cordoned, NotReady and
-    ComponentMissing only describe single clusters.
+    Ready, or lack a serving-stack component the replica needs), NoMatchingPools,
+    CELError, InsufficientCapacity or QuotaExceeded (a cluster has room, but a
+    FleetQuota of the namespace has not); Cordoned, NotReady and ComponentMissing
+    only describe single clusters.
     """
 
     NO_MATCHING_CLUSTERS = "NoMatchingClusters"
     NO_MATCHING_POOLS = "NoMatchingPools"
     CEL_ERROR = "CELError"
     INSUFFICIENT_CAPACITY = "InsufficientCapacity"
+    QUOTA_EXCEEDED = "QuotaExceeded"
     CORDONED = "Cordoned"
     NOT_READY = "NotReady"
     COMPONENT_MISSING = "ComponentMissing"
@@ -108,6 +110,12 @@ def summarize(rejections: tuple[ClusterRejection, ...], clusters: int) -> tuple[
         shown = "; ".join(f"{r.cluster}: {r.message}" for r in group[:_SHOWN])
         more = f"; and {len(group) - _SHOWN} more" if len(group) > _SHOWN else ""
         parts.append(f"{len(group)} {reason} ({shown}{more})")
+    quota = by_reason.get(RejectReason.QUOTA_EXCEEDED, [])
+    if quota:
+        # Clusters have room but a quota has not: the quota is the answer, said once (not once per cluster).
+        said = "; ".join(dict.fromkeys(r.message for r in quota))
+        others = ", ".join(f"{len(by_reason[r])} {r}" for r in order if r in by_reason)
+        return RejectReason.QUOTA_EXCEEDED, f"{said} (other clusters: {others})" if others else said
     first = next(r for r in order if r in by_reason)
     unavailable = (RejectReason.NOT_READY, RejectReason.CORDONED, RejectReason.COMPONENT_MISSING)
     overall = RejectReason.NO_MATCHING_CLUSTERS if first in unavailable else first

@@ -58,6 +58,8 @@ class Schedule:
         rollout: Where a rollout, a drain or a failover stands (None without a revision).
         pending: Replicas that fit once GPUs this deployment releases are free (not unplaced).
         serving: The existing replicas observed Ready, by name.
+        preempted: Serving replicas retired now because a FleetQuota with preemption LowerPriority found
+            them beyond a limit that serving replicas of a higher priority take (``status.preempted``).
         note: Whether ``spec.placement.strategy`` applies, and what is used instead when it cannot
             (None for Spread, which always applies).
         spend: What the placements cost and emit per hour.
@@ -76,6 +78,7 @@ class Schedule:
     pending: tuple[Pending, ...] = ()
     serving: frozenset[str] = frozenset()
     moved: tuple[tuple[str, str, str], ...] = ()  # (replica, from, to): off a cluster it overcommitted
+    preempted: tuple[str, ...] = ()
     note: StrategyNote | None = None
     spend: Spend = field(default_factory=Spend)
 

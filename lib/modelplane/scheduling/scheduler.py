@@ -8,7 +8,9 @@ own replicas (``Existing``), and:
    its placement strategy against the fleet (``costs``: what it places by first, or Spread);
 2. starts from each pool's published free capacity, in which a replica the pool counted
    already holds its GPUs: kept where it runs it takes nothing more, moved, reshaped or
-   released it gives them back;
+   released it gives them back; and, for a replica that fits nowhere, from what the pools
+   would have once replicas of a lower priority not serving yet gave way; every placement
+   stays within the FleetQuotas of the deployment's namespace (``gate``);
 3. decides each existing replica (``reconcile.keep_existing``): sticky, held, leaving,
    lost, moved, or removed by a scale-down;
 4. applies one wave of the rollout (``waves.apply_wave``) and places (``passes``) with
@@ -27,8 +29,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from modelplane.scheduling.costs import objective_of, spend_of
+from modelplane.scheduling.gate import QuotaGate
 from modelplane.scheduling.passes import Outcome, place_pass
 from modelplane.scheduling.placer import Placer
+from modelplane.scheduling.quotas import Quotas
 from modelplane.scheduling.reconcile import Existing, Kept, keep_existing, read_replicas
 from modelplane.scheduling.request import InvalidDeploymentError, request_of
 from modelplane.scheduling.result import Pending, Schedule
@@ -53,6 +57,7 @@ def schedule(
     *,
     existing: Existing | None = None,
     cached: frozenset[str] | None = None,
+    quotas: Quotas | None = None,
 ) -> Schedule:
     """Place the replicas of a ModelDeployment on the fleet (see the module's steps).
 
@@ -62,6 +67,8 @@ def schedule(
         existing: What the deployment observes of its own replicas (see ``Existing``).
         cached: The clusters where ``spec.modelCacheRef``'s copy is Ready: a new replica prefers them
             (``modelplane.scheduling.placer``); None when the deployment references no cache.
+        quotas: The FleetQuotas of the deployment's namespace and its priority: nothing is placed
+            beyond a quota's limit (``modelplane.scheduling.gate``); None: no quota applies.
 
     Returns:
         The placements (held ones keep what they run), the replicas left
@@ -84,14 +91,29 @@ def schedule(
     clusters = fleet.cluster_list()
     judge = fleet.judge()
 
+    quotas = quotas or Quotas()
+    preemptible = fleet.preemptible(quotas.priority)
+
     def run(kept_now: Kept, add: int, *, release: bool = False) -> Outcome:
+        gate = QuotaGate.of(quotas, request.key, clusters, judge)
         placer = Placer(
-            request, clusters, judge, free, counted, fleet.memo, objective=resolved.objective, cached=cached
+            request,
+            clusters,
+            judge,
+            free,
+            counted,
+            fleet.memo,
+            objective=resolved.objective,
+            cached=cached,
+            gate=gate,
+            preemptible=preemptible,
         )
         return place_pass(placer, kept_now, add, own, taken, existing, release=release)
 
     # 3. Each existing replica; 4. one wave of the rollout, then the placements.
-    decided = keep_existing(fleet, judge, request, strategy, own, existing, objective=resolved.objective)
+    decided = keep_existing(
+        fleet, judge, request, strategy, own, existing, objective=resolved.objective, quotas=quotas.applying
+    )
     kept, add = apply_wave(decided, strategy, request.replicas, None, existing)
     outcome = run(kept, add)
     fallback = ""
@@ -130,6 +152,7 @@ def schedule(
         unmanaged=tuple(h.name for h in replicas.unmanaged),
         shortfall=outcome.shortfall,
         retired=tuple(o.name for o in sorted(kept.retired, key=lambda o: o.ordinal)),
+        preempted=tuple(o.name for o in kept.preempted),
         waiting=kept.waiting,
         rollout=rollout if existing.revision else None,
         pending=pending,

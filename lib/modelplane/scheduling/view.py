@@ -23,7 +23,7 @@ the preview and the bench all read this view; none builds its own.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from modelplane.capacity import ClusterInfo, DeploymentKey, NodeFree, Occupancy, PoolInfo, PoolKey, cluster_info
 from modelplane.capacity.pools import as_cluster_info, as_occupancy
@@ -43,10 +43,13 @@ class PoolState:
     Attributes:
         free: Free GPUs per node, after every replica in ``counted``.
         counted: The replicas ("namespace/name") whose GPUs ``free`` already takes off.
+        preemptible: Per priority ``q``, highest first, the free GPUs per node a new replica of a
+            priority above ``q`` may have (replicas not serving yet of ``q`` or lower give way).
     """
 
     free: NodeFree
     counted: frozenset[str] = frozenset()
+    preemptible: tuple[tuple[int, NodeFree], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,19 @@ class FleetView:
         """Each pool's free GPUs per node, as published."""
         return {k: s.free for k, s in self.pools.items()}
 
+    def preemptible(self, priority: int) -> dict[PoolKey, NodeFree]:
+        """Each pool where a new replica of ``priority`` may take the place of lower ones not serving yet.
+
+        Its free GPUs per node once replicas not serving yet of a lower priority give way (the
+        largest published ``q`` below ``priority``); pools where none would are left out.
+        """
+        out = {}
+        for key, state in self.pools.items():
+            found = next((n for q, n in state.preemptible if q < priority), None)
+            if found is not None:
+                out[key] = found
+        return out
+
     def counted(self) -> dict[PoolKey, frozenset[str]]:
         """Each pool's replicas ("namespace/name") its published figure counts."""
         return {k: s.counted for k, s in self.pools.items() if s.counted}
@@ -117,11 +133,14 @@ class Published:
         per_node: Accelerators per node the summary was made with (``devicesPerNode``).
         counts: ``counts[f]`` nodes have ``f`` accelerators free (``nodesByFree``).
         counted: The replicas ("namespace/name") the summary counts (``replicas``).
+        preemptible: Per priority, highest first, the counts a replica of a priority above it finds
+            (``preemptible``).
     """
 
     per_node: int
     counts: tuple[int, ...]
     counted: frozenset[str] = frozenset()
+    preemptible: tuple[tuple[int, tuple[int, ...]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -148,7 +167,11 @@ def cluster_facts(cluster: InferenceCluster | ClusterInfo) -> ClusterFacts | Non
     for pool in (capacity.pools or []) if capacity is not None else []:
         read = published_pool(pool.devicesPerNode, pool.nodesByFree, pool.replicas)
         if pool.name is not None and read is not None:
-            published.setdefault(pool.name, read)
+            deeper = (
+                (p.priority, published_pool(pool.devicesPerNode, p.nodesByFree, ())) for p in pool.preemptible or []
+            )
+            preemptible = tuple((q, d.counts) for q, d in deeper if q is not None and d is not None)
+            published.setdefault(pool.name, replace(read, preemptible=preemptible))
     overcommitted = frozenset(capacity.overcommitted or ()) if capacity is not None else frozenset()
     return ClusterFacts(info, published, overcommitted)
 
@@ -214,7 +237,15 @@ def _pool_state(pool: PoolInfo, per_node: int, published: Published | None) -> P
         and len(published.counts) == per_node + 1
         and sum(published.counts) == pool.nodes
     ):
-        return PoolState(NodeFree(per_node, published.counts), published.counted)
+        # A figure for a priority is read only as the pool's own: the same accelerators per node and nodes.
+        preemptible = tuple(
+            (q, NodeFree(per_node, c))
+            for q, c in published.preemptible
+            if len(c) == per_node + 1 and sum(c) == pool.nodes
+        )
+        return PoolState(
+            NodeFree(per_node, published.counts), published.counted, tuple(sorted(preemptible, key=lambda e: -e[0]))
+        )
     free = NodeFree.empty(nodes=pool.nodes, per_node=per_node)
     if pool.observed is not None:
         free, _ = free.use(pool.observed.in_use)
@@ -224,7 +255,12 @@ def _pool_state(pool: PoolInfo, per_node: int, published: Published | None) -> P
 def summary_facts(info: ClusterInfo, summary: ClusterSummary) -> ClusterFacts:
     """A cluster's facts with the summary its function publishes (``modelplane.capacity.summary``)."""
     published = {
-        name: Published(pool.per_node, pool.node_free.counts, frozenset(pool.counted))
+        name: Published(
+            pool.per_node,
+            pool.node_free.counts,
+            frozenset(pool.counted),
+            tuple((q, n.counts) for q, n in pool.preemptible),
+        )
         for name, pool in summary.pools.items()
     }
     return ClusterFacts(info, published, frozenset(summary.overcommitted))

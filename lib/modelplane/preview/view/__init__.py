@@ -4,7 +4,7 @@
 ``--output json|yaml`` and the plan (``modelplane.preview.plan``) all read this.
 The views are plain dataclasses (``model``); each side of the fleet has its
 reader: infrastructure (``clusters``), workloads (``deployments``), traffic
-(``services``, and in-cluster ``routing``) and the functions' ``messages``.
+(``services``, and in-cluster ``routing``), team ``quotas`` and the functions' ``messages``.
 """
 
 from __future__ import annotations
@@ -27,12 +27,14 @@ from modelplane.preview.view.model import (
     Message,
     PoolRouteView,
     PoolView,
+    QuotaView,
     ReleaseView,
     ReplicaView,
     RoleView,
     ServiceView,
     StackView,
 )
+from modelplane.preview.view.quotas import quota_views
 from modelplane.preview.view.read import condition, display_name
 from modelplane.preview.view.routing import pool_views
 from modelplane.preview.view.services import gateway_addresses, service_views
@@ -49,6 +51,7 @@ __all__ = [
     "Message",
     "PoolRouteView",
     "PoolView",
+    "QuotaView",
     "ReleaseView",
     "ReplicaView",
     "RoleView",
@@ -77,4 +80,5 @@ def build(fleet: Fleet, source: str) -> FleetView:
         pools=pool_views(fleet),
         caches=cache_views(fleet),
         batches=batch_views(fleet),
+        quotas=quota_views(fleet),
     )

@@ -199,6 +199,21 @@ class BatchRunView:
 
 
 @dataclass(frozen=True)
+class QuotaView:
+    """One limit of a FleetQuota (a team's): what it allows, what its replicas hold, by class and priority."""
+
+    quota: str
+    namespaces: tuple[str, ...]
+    limit: str  # the limit's className, or limits[<index>] for a device selector; "-" for a quota without limits
+    allows: int | None  # None for a quota without limits
+    in_use: int
+    classes: tuple[str, ...]  # "nvidia-h100-8 16" per class of the pools it covers
+    priorities: tuple[str, ...]  # "production 16", "batch 8 (8 not serving)"
+    beyond: tuple[str, ...]  # replicas the quota finds beyond a limit (withdrawn or preempted)
+    within: Condition  # WithinLimits
+
+
+@dataclass(frozen=True)
 class Message:
     """One function result, once, with the object it is about."""
 
@@ -225,3 +240,4 @@ class FleetView:
     pools: tuple[PoolRouteView, ...] = ()  # in-cluster routing: one per deployment per cluster
     caches: tuple[CacheCopyView, ...] = ()  # model caches: one per cache per cluster that keeps a copy
     batches: tuple[BatchRunView, ...] = ()  # batch runs, by cluster
+    quotas: tuple[QuotaView, ...] = ()  # fleet quotas: one per limit of each FleetQuota

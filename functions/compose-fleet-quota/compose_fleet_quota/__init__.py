@@ -1,0 +1,4 @@
+"""compose-fleet-quota.
+
+The composition function of a FleetQuota: it counts what the ModelReplicas of the namespaces it selects hold.
+"""

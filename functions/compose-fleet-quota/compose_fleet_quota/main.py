@@ -1,0 +1,11 @@
+"""Serve compose-fleet-quota over gRPC."""
+
+import sys
+
+from compose_fleet_quota.fn import FunctionRunner
+from modelplane.fnkit import serve
+
+
+def main() -> None:
+    """Serve the function until terminated; exit non-zero if it cannot start."""
+    sys.exit(serve.main("compose-fleet-quota", FunctionRunner()))
