@@ -46,6 +46,8 @@ from tests.e2e.world import cluster_gone, eventually, landed, replicas_of, wait_
 pytestmark = pytest.mark.e2e
 
 FLEET = Path(__file__).resolve().parent / "fleet"
+# How long the fleet's replicas may take to turn Ready from their pods (see the wait below).
+REPLICAS_READY_TIMEOUT = 300.0
 NS = "e2e-fleet"
 CLUSTERS = {"e2e-kai": "workload-a", "e2e-kueue": "workload-b"}
 DEPLOYMENTS = ("chat-stable", "chat-canary")
@@ -152,8 +154,11 @@ def test_fleet_agrees_with_preview(fleet: Plane) -> None:
         workload = plane.workloads[CLUSTERS[replica["spec"]["inferenceClusterRef"]["name"]]].kube
         eventually(f"{name}'s objects on its cluster", functools.partial(landed, kube, workload, name, NS))
     watch.mark("workload objects present")
+    # A replica turns Ready at the end of a chain of polls (kube-scheduler and DRA allocation, kwok,
+    # the stand-in, provider-kubernetes' 10 s poll, Crossplane's requeue): 37-67 s on an idle machine,
+    # over 90 s once on a loaded CI run. The bound is generous; the figure below says how long it took.
     for replica in replicas:
-        wait_condition(kube, "ModelReplica", replica["metadata"]["name"], NS, "Ready")
+        wait_condition(kube, "ModelReplica", replica["metadata"]["name"], NS, "Ready", timeout=REPLICAS_READY_TIMEOUT)
     watch.mark("ModelReplicas Ready")
     wait_condition(kube, "ModelService", "chat", NS, "Routed")
     watch.mark("ModelService Routed")
