@@ -33,7 +33,8 @@ from crossplane.function import resource, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2 as structpb
 
-from compose_model_service import failover, limits
+from compose_model_service import limits
+from compose_model_service.routes import write_route
 from modelplane.conditions import Condition, Reason, Status, Type
 from modelplane.fnkit import inputs
 from modelplane.fnkit.ledger import Ledger
@@ -69,7 +70,6 @@ from modelplane.routing import (
     RoutePlan,
     Selection,
     gateway_ref,
-    http_route,
     parse_url,
     plan_route,
     route_accepted,
@@ -142,19 +142,21 @@ def compose(
     # Always composed, so the route can point at it the moment the last endpoint stops serving.
     ledger.put(UNAVAILABLE_KEY, unavailable_filter(service.name, service.namespace), ready=True)
     limited = limits.plan_of(spec, gateways[0])
-    ai = limits.through_ai_gateway(req, limited, many_tiers=many_tiers)
-    if ai:
-        accepted, problems = limits.put_ai_route(ledger, service.name, service.namespace, ref, plan, limited)
-        refused += problems
-    else:
-        ledger.put(ROUTE_KEY, http_route(service.name, service.namespace, path, ref, plan), ready=accepted)
-        limits.remove_ai_route(ledger)
-    parts = (
-        failover.write_ai(ledger, plan)
-        if ai
-        else failover.write(req, rsp, ledger, service.name, service.namespace, plan)
+    written = write_route(
+        req,
+        rsp,
+        ledger,
+        service=(service.name, service.namespace),
+        ref=ref,
+        path=path,
+        plan=plan,
+        limited=limited,
+        many_tiers=many_tiers,
+        accepted=accepted,
     )
-    _put_traffic(ledger, service, limited, parts)
+    ai, accepted = written.ai, written.accepted
+    refused += written.refused
+    _put_traffic(ledger, service, limited, written.traffic_parts)
     _put_access(ledger, service, spec.access if spec else None)
     for message in refused:
         response.warning(rsp, message)
