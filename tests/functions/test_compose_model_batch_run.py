@@ -7,7 +7,7 @@ cluster reports, and the Scheduled condition's reason and message, which names t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pytest
@@ -29,6 +29,7 @@ from tests.functions.batch_fixtures import (
     job_spec,
     job_status,
     manifest,
+    model_pool,
     objects,
     other_run,
     pod,
@@ -476,6 +477,100 @@ def test_a_service_run_without_a_ready_service_is_pending(world: World, reason: 
     assert objects(got) == {}
 
 
+# --- Service mode: requests marked low priority for the endpoint pickers ------------------------------
+
+_POOL_ENDPOINTS = (endpoint("llm-east", cluster_label="east"), endpoint("llm-west", cluster_label="west"))
+
+
+def _objectives(got: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {k: o for k, o in objects(got).items() if k.startswith("objective-")}
+
+
+@pytest.mark.parametrize(
+    ("pools", "want"),
+    [
+        pytest.param(
+            (model_pool("llm", "east"), model_pool("llm", "west")),
+            {"objective-east": ("east-config", -1, "llm"), "objective-west": ("west-config", -1, "llm")},
+            id="below-callers-naming-no-objective",
+        ),
+        pytest.param(
+            (model_pool("llm", "east", priority=10), model_pool("llm", "west", priority=-5)),
+            {"objective-east": ("east-config", -1, "llm"), "objective-west": ("west-config", -6, "llm")},
+            id="below-the-deployments-own-objective",
+        ),
+        pytest.param(
+            (model_pool("llm", "east"), model_pool("other", "east"), model_pool("llm", "west")),
+            {"objective-east": ("east-config", -1, "llm"), "objective-west": ("west-config", -1, "llm")},
+            id="a-pool-the-service-does-not-reach-is-not-marked",
+        ),
+        pytest.param((), {}, id="no-pool-replica-mode-endpoints"),
+    ],
+)
+def test_a_service_runs_requests_are_marked_below_every_pools_interactive_traffic(
+    pools: tuple[dict[str, Any], ...], want: dict[str, tuple[str, int, str]]
+) -> None:
+    world = World(
+        clusters=_SERVICE_FLEET,
+        service=service(("llm-east", "llm-west")),
+        endpoints=_POOL_ENDPOINTS,
+        pools=pools,
+    )
+    got = call(via_service(), world)
+    found = _objectives(got)
+    assert {
+        k: (
+            o["spec"]["providerConfigRef"]["name"],
+            o["spec"]["forProvider"]["manifest"]["spec"]["priority"],
+            o["spec"]["forProvider"]["manifest"]["spec"]["poolRef"]["name"],
+        )
+        for k, o in found.items()
+    } == want
+    for obj in found.values():
+        objective = obj["spec"]["forProvider"]["manifest"]
+        assert objective["kind"] == "InferenceObjective" and objective["apiVersion"] == "llm-d.ai/v1alpha2"
+        assert objective["metadata"]["name"] == "modelplane-batch-scoring"
+        assert objective["metadata"]["namespace"] == "ml"
+        assert objective["spec"]["poolRef"]["kind"] == "InferencePool"
+    # The client names the objective in every request, whichever pool serves it.
+    client = pod_spec(manifest(got, "worker"))["containers"][0]
+    assert env(client)["MODELPLANE_BATCH_OBJECTIVE"] == "modelplane-batch-scoring"
+    message = condition(got)["message"]
+    if want:
+        assert f"requests marked low priority on {len(want)} pool(s): llm on east (" in message
+    else:
+        assert "marked" not in message
+
+
+def test_two_pools_of_the_service_on_one_cluster_mark_the_first() -> None:
+    service_ = service(("a-east", "b-east"))
+    endpoints = (endpoint("a-east", cluster_label="east"), endpoint("b-east", cluster_label="east"))
+    pools = (model_pool("b", "east", priority=3), model_pool("a", "east", priority=7))
+    got = call(via_service(), World(clusters=_SERVICE_FLEET, service=service_, endpoints=endpoints, pools=pools))
+    (only,) = _objectives(got).values()
+    assert only["spec"]["forProvider"]["manifest"]["spec"]["poolRef"]["name"] == "a"
+    assert "not on b on east (another pool of the service on its cluster has the name)" in condition(got)["message"]
+
+
+def test_a_dedicated_run_marks_nothing() -> None:
+    got = call(dedicated())
+    assert _objectives(got) == {}
+    assert "MODELPLANE_BATCH_OBJECTIVE" not in env(pod_spec(manifest(got, "worker"))["containers"][0])
+
+
+def test_a_pool_that_goes_takes_its_objective_and_a_service_that_goes_keeps_them() -> None:
+    pools = (model_pool("llm", "east"), model_pool("llm", "west"))
+    world = World(clusters=_SERVICE_FLEET, service=service(("llm-east", "llm-west")), endpoints=_POOL_ENDPOINTS)
+    first = call(via_service(), replace(world, pools=pools))
+    observed = as_observed(objects(first), remote={"worker": job_status("running")})
+    # The deployment left west: its pool there is gone, and so is the run's objective on it.
+    fewer = replace(world, pools=pools[:1], observed=observed)
+    assert set(_objectives(call(via_service(), fewer))) == {"objective-east"}
+    # The service cannot be read: every objective composed stays as it is.
+    gone = call(via_service(), World(clusters=_SERVICE_FLEET, observed=observed))
+    assert {k: o["spec"] for k, o in _objectives(gone).items()} == {k: o["spec"] for k, o in _objectives(first).items()}
+
+
 def test_a_service_run_ignores_its_priority_with_no_queue() -> None:
     world = World(clusters=_SERVICE_FLEET, service=service(), endpoints=_ENDPOINTS, replicas=_REPLICAS)
     job = manifest(call(via_service(priority="batch-low"), world), "worker")
@@ -719,8 +814,13 @@ _KAI = (cluster("east", free=_IDLE, scheduler={"type": "KAI", "kai": {"queue": "
             via_service(
                 schedule="@daily", modelServiceRef={"name": "assistant", "apiKeySecretRef": {"name": "k", "key": "v"}}
             ),
-            World(clusters=_SERVICE_FLEET, service=service(), endpoints=_ENDPOINTS, replicas=_REPLICAS),
-            id="service-cronjob",
+            World(
+                clusters=_SERVICE_FLEET,
+                service=service(("llm-east", "llm-west")),
+                endpoints=_POOL_ENDPOINTS,
+                pools=(model_pool("llm", "east", priority=5), model_pool("llm", "west")),
+            ),
+            id="service-cronjob-objectives",
         ),
     ],
 )

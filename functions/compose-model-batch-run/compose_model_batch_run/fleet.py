@@ -2,8 +2,8 @@
 
 Every call asks for every InferenceCluster; a Dedicated run also for every InferenceClass and every
 ModelBatchRun (the workers of the others hold GPUs), a Service-mode run for its ModelService and the
-ModelEndpoints and ModelReplicas of its namespace; and every run for the Observe-only Objects its
-collections make of its pods and Jobs. Each object is read under the one input policy
+ModelEndpoints, ModelReplicas and ModelPools of its namespace (the pools its requests are marked
+on); and every run for the Observe-only Objects its collections make of its pods and Jobs. Each object is read under the one input policy
 (``modelplane.fnkit.inputs``): a field that does not fit is absent, an object that does not read is
 named in a warning and left out.
 """
@@ -19,6 +19,7 @@ from crossplane.function import response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane import protojson
+from modelplane.batch.objectives import POOL
 from modelplane.batch.observed import JOB, POD, observed
 from modelplane.batch.placement import Holding, gpus_of
 from modelplane.batch.work import BatchWork, Mode
@@ -39,6 +40,7 @@ RUNS = Requirement("runs", API_VERSION, "ModelBatchRun")
 SERVICE = Requirement("service", API_VERSION, "ModelService")
 ENDPOINTS = Requirement("endpoints", API_VERSION, "ModelEndpoint")
 REPLICAS = Requirement("replicas", API_VERSION, "ModelReplica")
+POOLS = Requirement("pools", API_VERSION, "ModelPool")
 PODS = Requirement("pods", OBJECT_API_VERSION, "Object")
 JOBS = Requirement("jobs", OBJECT_API_VERSION, "Object")
 
@@ -67,6 +69,7 @@ class Found:
         service: Mode Service: the ModelService (None: not found).
         endpoints: Mode Service: the ModelEndpoints of the namespace.
         replicas: Mode Service: the ModelReplicas of the namespace.
+        pools: Mode Service: the ModelPools of the namespace.
         pods: The run's pods as observed on its cluster.
         jobs: A scheduled run's Jobs as observed on its cluster.
     """
@@ -77,6 +80,7 @@ class Found:
     service: dict[str, Any] | None = None
     endpoints: tuple[dict[str, Any], ...] = ()
     replicas: tuple[dict[str, Any], ...] = ()
+    pools: tuple[dict[str, Any], ...] = ()
     pods: tuple[dict[str, Any], ...] = field(default=())
     jobs: tuple[dict[str, Any], ...] = field(default=())
 
@@ -84,7 +88,7 @@ class Found:
 def _needs(mode: Mode) -> tuple[Requirement, ...]:
     if mode is Mode.DEDICATED:
         return (CLUSTERS, CLASSES, RUNS, PODS, JOBS)
-    return (CLUSTERS, SERVICE, ENDPOINTS, REPLICAS, PODS, JOBS)
+    return (CLUSTERS, SERVICE, ENDPOINTS, REPLICAS, POOLS, PODS, JOBS)
 
 
 def request(rsp: fnv1.RunFunctionResponse, work: BatchWork) -> None:
@@ -98,6 +102,7 @@ def request(rsp: fnv1.RunFunctionResponse, work: BatchWork) -> None:
         SERVICE.request(rsp, name=work.service, namespace=work.namespace)
         ENDPOINTS.request(rsp, namespace=work.namespace)
         REPLICAS.request(rsp, namespace=work.namespace)
+        POOLS.request(rsp, namespace=work.namespace)
     PODS.request(rsp, labels={BATCH_PODS_LABEL: run}, namespace=work.namespace)
     JOBS.request(rsp, labels={BATCH_JOBS_LABEL: run}, namespace=work.namespace)
 
@@ -161,6 +166,7 @@ def read(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, work: Batc
         service=service,
         endpoints=tuple(inputs.required(req, rsp, ENDPOINTS.name, _ENDPOINT)),
         replicas=tuple(inputs.required(req, rsp, REPLICAS.name, _REPLICA)),
+        pools=tuple(inputs.required(req, rsp, POOLS.name, POOL)),
         pods=pods,
         jobs=jobs,
     )

@@ -9,12 +9,14 @@ Each call:
    through the fleet scheduler on spare GPUs (Dedicated, ``modelplane.batch.placement``) or to the
    cluster hosting most of the service's Ready endpoints (Service, ``modelplane.batch.service``);
 4. composes the run's objects there in provider-kubernetes Objects (``worker``), and Observe-only
-   collections of its pods and Jobs;
+   collections of its pods and Jobs; for mode Service also the run's low-priority InferenceObjective
+   on each cluster where the service has a pool (``modelplane.batch.objectives``);
 5. lifts the phase, times and counts from what the cluster reports (``status``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Mapping
 from typing import Any
@@ -28,6 +30,7 @@ from compose_model_batch_run.fleet import Found
 from compose_model_batch_run.worker import Target
 from modelplane import protojson
 from modelplane.backends.resolve import ResolveError
+from modelplane.batch.objectives import KEY_PREFIX, Marking, marking
 from modelplane.batch.observed import JOB, collection, observed
 from modelplane.batch.placement import Placed, place
 from modelplane.batch.runs import Phase
@@ -53,6 +56,7 @@ from modelplane.names import (
     BATCH_WORKER_KEY,
     MAX_COLLECTION_NAME,
     batch_label,
+    cluster_label,
     object_name,
 )
 from modelplane.problems import Problem, describe
@@ -101,7 +105,11 @@ def compose(
         keep_all(ledger, log, decided)
         _write_status(rsp, status.kept(own))
         return
-    # 4. Its objects on that cluster.
+    # 4. Its objects on that cluster (and a Service-mode run's objectives on its service's pools).
+    marked = _marking(work, found)
+    _write_objectives(ledger, work, marked, {BATCH_RUN_LABEL: batch_label(work.name)})
+    if marked is not None and marked.summary():
+        decided = dataclasses.replace(decided, note=marked.summary())
     written = _write(ledger, work, decided, spec, found, current)
     if isinstance(written, Condition):
         keep_all(ledger, log, written)
@@ -180,6 +188,33 @@ def _service_reason(reason: str) -> Reason:
         "NoReadyEndpoints": Reason.NO_READY_ENDPOINTS,
         "WaitingForAddress": Reason.WAITING_FOR_ADDRESS,
     }.get(reason, Reason.NO_READY_ENDPOINTS)
+
+
+def _marking(work: BatchWork, found: Found) -> Marking | None:
+    """A Service-mode run's objectives (None: its service cannot be read, so those composed are kept)."""
+    if work.mode is not Mode.SERVICE or found.service is None:
+        return None
+    return marking(work.name, work.namespace, found.service, found.pools)
+
+
+def _write_objectives(ledger: Ledger, work: BatchWork, marked: Marking | None, labels: Mapping[str, str]) -> None:
+    """Each pool's InferenceObjective, through its own cluster's ProviderConfig; kept as they are when unknown."""
+    if work.mode is not Mode.SERVICE:
+        return
+    if marked is None:
+        observed = [k for k in ledger.req.observed.resources if k.startswith(KEY_PREFIX)]
+        ledger.keep(observed, f"ModelService {work.service} cannot be read: the run's objectives are kept")
+        return
+    for objective in marked.objectives:
+        key = f"{KEY_PREFIX}{cluster_label(objective.cluster)}"
+        obj = wrap(
+            objective.manifest,
+            name=object_name(work.name, key),
+            namespace=work.namespace,
+            provider_config=objective.provider_config,
+        )
+        obj["metadata"]["labels"] = dict(labels)
+        ledger.put(key, obj, ready=True)
 
 
 def _provider_config(cluster: Mapping[str, Any]) -> str:
@@ -319,6 +354,8 @@ def _report(
     where = f"InferenceCluster {target.cluster}" + (f", pool {target.pool}" if target.pool else "")
     what = "CronJob" if work.scheduled else "Job"
     message = f"{what} on {where} ({target.why}): {seen.message}"
+    if target.note:
+        message += f"; {target.note}"
     if changed:
         message += "; the spec changed after the Job was created: the Job keeps what it runs (a Job cannot change)"
         response.warning(

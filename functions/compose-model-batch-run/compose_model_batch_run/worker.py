@@ -47,6 +47,7 @@ class Target:
     url: str = ""
     why: str = ""
     warning: str = ""  # what the run's user should know, though it goes on
+    note: str = ""  # said after how the run goes (a Service-mode run's objectives)
 
 
 @dataclass(frozen=True)
