@@ -29,6 +29,7 @@ from tests.functions.batch_fixtures import (
     job_spec,
     job_status,
     manifest,
+    model_cache,
     model_pool,
     objects,
     other_run,
@@ -393,6 +394,109 @@ def test_a_cluster_scheduler_without_its_queue_is_named() -> None:
     assert scheduled["message"] == (
         "InferenceCluster east: spec.scheduler.kueue.localQueueName: required when scheduler.type is Kueue"
     )
+
+
+# --- Dedicated: spec.modelCacheRef ----------------------------------------------------------------------
+
+_TWO_IDLE = (cluster("east", free=_IDLE), cluster("west", free=_IDLE))
+_CACHE = {"name": "bge-weights"}
+
+
+def _mounts(got: dict[str, Any]) -> tuple[list[Any], list[Any]]:
+    """The worker pod's cache volume and its first container's cache mount."""
+    pod = pod_spec(manifest(got, "worker"))
+    volumes = [v for v in pod["volumes"] if v["name"] == "model-cache"]
+    mounts = [m for m in pod["containers"][0]["volumeMounts"] if m["name"] == "model-cache"]
+    return volumes, mounts
+
+
+@pytest.mark.parametrize(
+    ("ref", "cache", "want_cluster", "want_mount"),
+    [
+        pytest.param(
+            _CACHE, model_cache({"west": "Ready"}), "west", "/models/bge-weights", id="required-goes-to-the-copy"
+        ),
+        pytest.param(
+            {**_CACHE, "mountPath": "/weights"},
+            model_cache({"east": "Hydrating", "west": "Ready"}),
+            "west",
+            "/weights",
+            id="required-not-where-it-hydrates",
+        ),
+        pytest.param(
+            {**_CACHE, "policy": "Preferred"},
+            model_cache({"west": "Ready"}),
+            "west",
+            "/models/bge-weights",
+            id="preferred-ranks-the-copy-first",
+        ),
+        pytest.param(
+            {**_CACHE, "policy": "Preferred"}, model_cache({}), "east", None, id="preferred-starts-without-a-copy"
+        ),
+    ],
+)
+def test_a_worker_mounts_the_caches_copy_where_it_is_ready(
+    ref: dict[str, Any], cache: dict[str, Any], want_cluster: str, want_mount: str | None
+) -> None:
+    got = call(dedicated(modelCacheRef=ref), World(clusters=_TWO_IDLE, cache=cache))
+    assert status(got)["cluster"] == want_cluster
+    volumes, mounts = _mounts(got)
+    if want_mount is None:
+        assert (volumes, mounts) == ([], [])
+        return
+    assert volumes == [
+        {"name": "model-cache", "persistentVolumeClaim": {"claimName": "modelcache-bge-weights", "readOnly": True}}
+    ]
+    assert mounts == [{"name": "model-cache", "mountPath": want_mount, "readOnly": True}]
+
+
+@pytest.mark.parametrize(
+    ("cache", "says"),
+    [
+        pytest.param(
+            None, "spec.modelCacheRef.name: ModelCache bge-weights not found in the run's namespace", id="missing"
+        ),
+        pytest.param(
+            model_cache({"east": "Hydrating", "west": "Failed"}),
+            "spec.modelCacheRef: ModelCache bge-weights has no Ready copy (east Hydrating, west Failed); "
+            "policy Required keeps the worker off clusters without one",
+            id="no-ready-copy",
+        ),
+        pytest.param(
+            model_cache({"east": "Ready"}, storage="NodeLocal", claim=""),
+            "spec.modelCacheRef: ModelCache bge-weights has storage type NodeLocal, which a batch worker cannot mount",
+            id="node-local",
+        ),
+    ],
+)
+def test_a_required_cache_without_a_copy_keeps_the_worker_off_every_cluster(
+    cache: dict[str, Any] | None, says: str
+) -> None:
+    got = call(dedicated(modelCacheRef=_CACHE), World(clusters=_TWO_IDLE, cache=cache))
+    scheduled = condition(got)
+    assert (scheduled["status"], scheduled["reason"]) == ("STATUS_CONDITION_FALSE", "CacheNotReady")
+    assert scheduled["message"] == says
+    assert status(got)["phase"] == "Pending"
+    assert objects(got) == {}
+
+
+def test_a_required_cache_whose_copy_cluster_is_full_says_so() -> None:
+    clusters = (cluster("east", free=_IDLE), cluster("west", free=_FULL))
+    got = call(dedicated(modelCacheRef=_CACHE), World(clusters=clusters, cache=model_cache({"west": "Ready"})))
+    scheduled = condition(got)
+    assert scheduled["reason"] == "InsufficientCapacity"
+    assert scheduled["message"].endswith("(only clusters with a Ready copy of ModelCache bge-weights: west)")
+
+
+def test_a_composed_worker_keeps_its_mount_whatever_the_copy_does() -> None:
+    run = dedicated(modelCacheRef=_CACHE)
+    first = call(run, World(clusters=_TWO_IDLE, cache=model_cache({"west": "Ready"})))
+    observed = as_observed(objects(first), remote={"worker": job_status("running")})
+    # The copy is gone from west: the Job runs on as created (no new placement, no change of its pod).
+    got = call(run, World(clusters=_TWO_IDLE, cache=model_cache({"west": "Failed"}), observed=observed))
+    assert status(got)["cluster"] == "west"
+    assert manifest(got, "worker") == manifest(first, "worker")
+    assert warnings(got) == []
 
 
 # --- Service mode ---------------------------------------------------------------------------------------
@@ -801,6 +905,11 @@ _KAI = (cluster("east", free=_IDLE, scheduler={"type": "KAI", "kai": {"queue": "
             ),
             World(clusters=_KAI),
             id="cronjob-kai-s3",
+        ),
+        pytest.param(
+            dedicated(modelCacheRef={"name": "bge-weights", "mountPath": "/weights"}),
+            World(cache=model_cache({"east": "Ready"})),
+            id="job-model-cache",
         ),
         pytest.param(
             dedicated(

@@ -1,9 +1,10 @@
 """What a ModelBatchRun reads besides itself: the fleet, its ModelService (mode Service), and what runs on its cluster.
 
-Every call asks for every InferenceCluster; a Dedicated run also for every InferenceClass and every
-ModelBatchRun (the workers of the others hold GPUs), a Service-mode run for its ModelService and the
-ModelEndpoints, ModelReplicas and ModelPools of its namespace (the pools its requests are marked
-on); and every run for the Observe-only Objects its collections make of its pods and Jobs. Each object is read under the one input policy
+Every call asks for every InferenceCluster; a Dedicated run also for every InferenceClass, every
+ModelBatchRun (the workers of the others hold GPUs) and its spec.modelCacheRef's ModelCache; a
+Service-mode run for its ModelService and the ModelEndpoints, ModelReplicas and ModelPools of its
+namespace (the pools its requests are marked on); and every run for the Observe-only Objects its
+collections make of its pods and Jobs. Each object is read under the one input policy
 (``modelplane.fnkit.inputs``): a field that does not fit is absent, an object that does not read is
 named in a warning and left out.
 """
@@ -28,6 +29,7 @@ from modelplane.fnkit.required import Requirement
 from modelplane.fnkit.structs import string_at
 from modelplane.kinds import API_VERSION
 from modelplane.layout import CONDITION, METADATA, Layout
+from modelplane.modelcache.use import CacheCopy, copy_of
 from modelplane.names import BATCH_JOBS_LABEL, BATCH_PODS_LABEL, batch_label
 from modelplane.problems import describe, invalid
 from modelplane.remote import OBJECT_API_VERSION
@@ -41,6 +43,7 @@ SERVICE = Requirement("service", API_VERSION, "ModelService")
 ENDPOINTS = Requirement("endpoints", API_VERSION, "ModelEndpoint")
 REPLICAS = Requirement("replicas", API_VERSION, "ModelReplica")
 POOLS = Requirement("pools", API_VERSION, "ModelPool")
+CACHE = Requirement("cache", API_VERSION, "ModelCache")
 PODS = Requirement("pods", OBJECT_API_VERSION, "Object")
 JOBS = Requirement("jobs", OBJECT_API_VERSION, "Object")
 
@@ -70,6 +73,7 @@ class Found:
         endpoints: Mode Service: the ModelEndpoints of the namespace.
         replicas: Mode Service: the ModelReplicas of the namespace.
         pools: Mode Service: the ModelPools of the namespace.
+        cache: Mode Dedicated with spec.modelCacheRef: its ModelCache as read (None: not found, or none).
         pods: The run's pods as observed on its cluster.
         jobs: A scheduled run's Jobs as observed on its cluster.
     """
@@ -81,13 +85,14 @@ class Found:
     endpoints: tuple[dict[str, Any], ...] = ()
     replicas: tuple[dict[str, Any], ...] = ()
     pools: tuple[dict[str, Any], ...] = ()
+    cache: CacheCopy | None = None
     pods: tuple[dict[str, Any], ...] = field(default=())
     jobs: tuple[dict[str, Any], ...] = field(default=())
 
 
-def _needs(mode: Mode) -> tuple[Requirement, ...]:
-    if mode is Mode.DEDICATED:
-        return (CLUSTERS, CLASSES, RUNS, PODS, JOBS)
+def _needs(work: BatchWork) -> tuple[Requirement, ...]:
+    if work.mode is Mode.DEDICATED:
+        return (CLUSTERS, CLASSES, RUNS, PODS, JOBS, *((CACHE,) if work.cache is not None else ()))
     return (CLUSTERS, SERVICE, ENDPOINTS, REPLICAS, POOLS, PODS, JOBS)
 
 
@@ -98,6 +103,8 @@ def request(rsp: fnv1.RunFunctionResponse, work: BatchWork) -> None:
     if work.mode is Mode.DEDICATED:
         CLASSES.request(rsp)
         RUNS.request(rsp)
+        if work.cache is not None:
+            CACHE.request(rsp, name=work.cache.name, namespace=work.namespace)
     else:
         SERVICE.request(rsp, name=work.service, namespace=work.namespace)
         ENDPOINTS.request(rsp, namespace=work.namespace)
@@ -107,9 +114,9 @@ def request(rsp: fnv1.RunFunctionResponse, work: BatchWork) -> None:
     JOBS.request(rsp, labels={BATCH_JOBS_LABEL: run}, namespace=work.namespace)
 
 
-def fetched(req: fnv1.RunFunctionRequest, mode: Mode) -> bool:
-    """Whether Crossplane has answered every requirement of ``mode``."""
-    return all(r.fetched(req) for r in _needs(mode))
+def fetched(req: fnv1.RunFunctionRequest, work: BatchWork) -> bool:
+    """Whether Crossplane has answered every requirement of the run."""
+    return all(r.fetched(req) for r in _needs(work))
 
 
 def _models(
@@ -158,7 +165,8 @@ def read(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, work: Batc
     pods, jobs = _manifests(req, rsp, PODS, POD), _manifests(req, rsp, JOBS, JOB)
     if work.mode is Mode.DEDICATED:
         classes = {n: m for n, (m, _) in _models(req, rsp, CLASSES, InferenceClass).items()}
-        return Found(clusters, classes, _holdings(req, rsp, work), pods=pods, jobs=jobs)
+        cache = next((copy_of(protojson.struct_to_dict(s)) for s in CACHE.structs(req)), None)
+        return Found(clusters, classes, _holdings(req, rsp, work), cache=cache, pods=pods, jobs=jobs)
     service = next(inputs.required(req, rsp, SERVICE.name, _SERVICE), None)
     return Found(
         clusters,

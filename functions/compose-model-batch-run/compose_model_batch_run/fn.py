@@ -92,7 +92,7 @@ def compose(
         return
     # 2. What it reads.
     fleet.request(rsp, work)
-    if not fleet.fetched(req, work.mode):
+    if not fleet.fetched(req, work):
         wait(ledger, log, Type.SCHEDULED, Reason.WAITING_FOR_FLEET, "reading the fleet")
         _write_status(rsp, status.kept(own))
         return
@@ -149,7 +149,8 @@ def _decide(
     if cluster:
         return Target(cluster, annotations.get(BATCH_POOL_ANNOTATION, ""), why="where its worker was placed")
     facts = [f for f in (cluster_facts(m) for m, _ in found.clusters.values()) if f is not None]
-    placed = place(work.name, work.namespace, spec, build_view(facts, found.classes.values()), found.holdings)
+    view = build_view(facts, found.classes.values())
+    placed = place(work.name, work.namespace, spec, view, found.holdings, cache=work.cache, copy=found.cache)
     if isinstance(placed, Placed):
         return Target(placed.cluster, placed.pool, why=placed.why)
     reason = Reason(placed.reason) if placed.reason in set(Reason) else Reason.INSUFFICIENT_CAPACITY
@@ -239,7 +240,8 @@ def _write(
         why = f"InferenceCluster {target.cluster} has not published status.providerConfigRef yet"
         return Condition(Type.SCHEDULED, Status.UNKNOWN, Reason.CLUSTER_NOT_READY, why)
     try:
-        parts = worker.parts(work, target, spec, cluster, found.classes)
+        mount = worker.cache_mount(work, target, found.cache, current)
+        parts = worker.parts(work, target, spec, cluster, found.classes, mount)
     except ResolveError as err:
         return Condition(Type.SCHEDULED, Status.FALSE, err.reason, f"InferenceCluster {target.cluster}: {err}")
     except (UnknownSchedulerError, SchedulerSettingsError) as err:
