@@ -662,14 +662,16 @@ def test_a_dedicated_run_marks_nothing() -> None:
     assert "MODELPLANE_BATCH_OBJECTIVE" not in env(pod_spec(manifest(got, "worker"))["containers"][0])
 
 
-def test_a_pool_that_goes_takes_its_objective_and_a_service_that_goes_keeps_them() -> None:
+def test_an_objective_stays_until_the_run_is_deleted() -> None:
     pools = (model_pool("llm", "east"), model_pool("llm", "west"))
     world = World(clusters=_SERVICE_FLEET, service=service(("llm-east", "llm-west")), endpoints=_POOL_ENDPOINTS)
     first = call(via_service(), replace(world, pools=pools))
     observed = as_observed(objects(first), remote={"worker": job_status("running")})
-    # The deployment left west: its pool there is gone, and so is the run's objective on it.
-    fewer = replace(world, pools=pools[:1], observed=observed)
-    assert set(_objectives(call(via_service(), fewer))) == {"objective-east"}
+    # The pool on west is not seen (gone, or its list did not read): the objective there stays, unchanged.
+    fewer = call(via_service(), replace(world, pools=pools[:1], observed=observed))
+    assert {k: o["spec"] for k, o in _objectives(fewer).items()} == {
+        k: o["spec"] for k, o in _objectives(first).items()
+    }
     # The service cannot be read: every objective composed stays as it is.
     gone = call(via_service(), World(clusters=_SERVICE_FLEET, observed=observed))
     assert {k: o["spec"] for k, o in _objectives(gone).items()} == {k: o["spec"] for k, o in _objectives(first).items()}

@@ -199,14 +199,14 @@ def _marking(work: BatchWork, found: Found) -> Marking | None:
 
 
 def _write_objectives(ledger: Ledger, work: BatchWork, marked: Marking | None, labels: Mapping[str, str]) -> None:
-    """Each pool's InferenceObjective, through its own cluster's ProviderConfig; kept as they are when unknown."""
+    """Each pool's InferenceObjective, through its own cluster's ProviderConfig.
+
+    One composed before and not written now stays until the run is deleted: its pool may only be unseen
+    this call (the ModelPools or the ModelService did not read), and on a pool that is gone it is inert.
+    """
     if work.mode is not Mode.SERVICE:
         return
-    if marked is None:
-        observed = [k for k in ledger.req.observed.resources if k.startswith(KEY_PREFIX)]
-        ledger.keep(observed, f"ModelService {work.service} cannot be read: the run's objectives are kept")
-        return
-    for objective in marked.objectives:
+    for objective in marked.objectives if marked is not None else ():
         key = f"{KEY_PREFIX}{cluster_label(objective.cluster)}"
         obj = wrap(
             objective.manifest,
@@ -216,6 +216,9 @@ def _write_objectives(ledger: Ledger, work: BatchWork, marked: Marking | None, l
         )
         obj["metadata"]["labels"] = dict(labels)
         ledger.put(key, obj, ready=True)
+    desired = ledger.rsp.desired.resources
+    unwritten = [k for k in ledger.req.observed.resources if k.startswith(KEY_PREFIX) and k not in desired]
+    ledger.keep(unwritten, "the run's InferenceObjective stays until the run is deleted")
 
 
 def _provider_config(cluster: Mapping[str, Any]) -> str:
