@@ -794,6 +794,30 @@ class ModelBatchRun(BaseModel):
     """
 
 
+class ModelCacheRef(BaseModel):
+    """
+    Dedicated only: a ModelCache (same namespace) holding the model's weights on the workload clusters. The worker's pod (every container, init containers too) mounts the copy's PersistentVolumeClaim (the cache's status.claimName) read-only at mountPath: point the engine there (e.g. spec.model /models/<cache>). The run uses copies the cache already has (its placement Static or clusterSelector, or a deployment's replicas under Follow): a run stages none. A run never moves and its Job never changes once created.
+    """
+
+    mountPath: Annotated[str | None, Field(max_length=1024, min_length=2)] = None
+    """
+    Where every container mounts the copy, read-only (default /models/<name>). An absolute path, not /dev/shm.
+    """
+    name: Annotated[
+        str,
+        Field(
+            max_length=253, min_length=1, pattern="^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+        ),
+    ]
+    """
+    The ModelCache's name.
+    """
+    policy: Literal["Required", "Preferred"] | None = "Required"
+    """
+    Required (the default): the worker is placed only on a cluster whose copy is Ready (the run is Pending, reason CacheNotReady, while there is none). Preferred: clusters with a Ready copy rank first; on another the worker starts without it (the engine must then fetch the weights itself).
+    """
+
+
 class ModelServiceRef(BaseModel):
     """
     Mode Service: the ModelService (same namespace) the lines are posted to. The client Job runs on the cluster hosting most of the service's Ready endpoints and posts to the service's address (status.address), through the InferenceGateway like any caller.
@@ -1370,6 +1394,10 @@ class Spec(BaseModel):
     model: Annotated[str | None, Field(max_length=512, min_length=1)] = None
     """
     The model: in mode Dedicated the engine's --model (a Hugging Face repository or a path in the worker); in mode Service, when set, it replaces each line's body.model.
+    """
+    modelCacheRef: ModelCacheRef | None = None
+    """
+    Dedicated only: a ModelCache (same namespace) holding the model's weights on the workload clusters. The worker's pod (every container, init containers too) mounts the copy's PersistentVolumeClaim (the cache's status.claimName) read-only at mountPath: point the engine there (e.g. spec.model /models/<cache>). The run uses copies the cache already has (its placement Static or clusterSelector, or a deployment's replicas under Follow): a run stages none. A run never moves and its Job never changes once created.
     """
     modelServiceRef: ModelServiceRef | None = None
     """

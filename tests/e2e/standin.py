@@ -67,6 +67,9 @@ STAND_INS = {
     "(e2e.modelplane.ai/container-exit: 0), or Failed by check-secret's exit 3 for a missing Secret "
     "(e2e.modelplane.ai/init-container-exit: 3); the real Job controller marks the Job Complete, or Failed by "
     "its podFailurePolicy",
+    "batch worker": "no engine or batch.py runs: kwok holds a ModelBatchRun's worker pod Running until the "
+    "scenario writes the report its program would (e2e.modelplane.ai/termination-message), then ends it with "
+    "that termination message; the real Job controller marks the Job Complete",
 }
 
 Manifest = dict[str, Any]

@@ -152,6 +152,39 @@ def replica(name: str, on: str) -> dict[str, Any]:
     return {"apiVersion": API, "kind": "ModelReplica", "metadata": meta, "spec": {"inferenceClusterRef": {"name": on}}}
 
 
+def model_pool(deployment: str, on: str, *, priority: int | None = None) -> dict[str, Any]:
+    """The ModelPool of ``deployment`` on cluster ``on`` (named as its pool endpoint, ``<deployment>-<cluster>``)."""
+    spec: dict[str, Any] = {
+        "deploymentRef": {"name": deployment},
+        "inferenceClusterRef": {"name": on},
+        "providerConfigRef": {"name": f"{on}-config"},
+        "role": "unified",
+        "port": 8000,
+        "engine": "vLLM",
+    }
+    if priority is not None:
+        spec["priority"] = priority
+    labels = {"modelplane.ai/deployment": deployment, "modelplane.ai/cluster": on}
+    meta = {"name": f"{deployment}-{on}", "namespace": "ml", "labels": labels}
+    return {"apiVersion": API, "kind": "ModelPool", "metadata": meta, "spec": spec}
+
+
+def model_cache(
+    copies: Mapping[str, str], *, name: str = "bge-weights", claim: str = "modelcache-bge-weights", storage: str = "PVC"
+) -> dict[str, Any]:
+    """ModelCache ``name`` in ``ml`` with its copy's phase on each cluster of ``copies``."""
+    spec = {
+        "source": {"huggingFace": {"repo": "BAAI/bge-m3"}},
+        "size": "4Gi",
+        "storage": {"type": storage},
+    }
+    status: dict[str, Any] = {"clusters": [{"name": c, "phase": p} for c, p in copies.items()]}
+    if claim:
+        status["claimName"] = claim
+    meta = {"name": name, "namespace": "ml"}
+    return {"apiVersion": API, "kind": "ModelCache", "metadata": meta, "spec": spec, "status": status}
+
+
 def other_run(
     name: str, *, cluster_name: str, phase: str = "Running", gpus: int = 8, schedule: str = ""
 ) -> dict[str, Any]:
@@ -274,6 +307,8 @@ class World:
     service: dict[str, Any] | None = None
     endpoints: tuple[dict[str, Any], ...] = ()
     replicas: tuple[dict[str, Any], ...] = ()
+    pools: tuple[dict[str, Any], ...] = ()
+    cache: dict[str, Any] | None = None
     pods: tuple[dict[str, Any], ...] = ()
     jobs: tuple[dict[str, Any], ...] = ()
     observed: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -297,6 +332,8 @@ def call(run: Mapping[str, Any], world: World = World()) -> dict[str, Any]:
             "service": (world.service,) if world.service is not None else (),
             "endpoints": world.endpoints,
             "replicas": world.replicas,
+            "pools": world.pools,
+            "cache": (world.cache,) if world.cache is not None else (),
             "pods": tuple(carrying(p, "modelplane.ai/batch-pods-of", xr["metadata"]["name"]) for p in world.pods),
             "jobs": tuple(carrying(j, "modelplane.ai/batch-jobs-of", xr["metadata"]["name"]) for j in world.jobs),
         }

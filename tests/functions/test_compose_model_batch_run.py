@@ -7,7 +7,7 @@ cluster reports, and the Scheduled condition's reason and message, which names t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pytest
@@ -29,6 +29,8 @@ from tests.functions.batch_fixtures import (
     job_spec,
     job_status,
     manifest,
+    model_cache,
+    model_pool,
     objects,
     other_run,
     pod,
@@ -394,6 +396,109 @@ def test_a_cluster_scheduler_without_its_queue_is_named() -> None:
     )
 
 
+# --- Dedicated: spec.modelCacheRef ----------------------------------------------------------------------
+
+_TWO_IDLE = (cluster("east", free=_IDLE), cluster("west", free=_IDLE))
+_CACHE = {"name": "bge-weights"}
+
+
+def _mounts(got: dict[str, Any]) -> tuple[list[Any], list[Any]]:
+    """The worker pod's cache volume and its first container's cache mount."""
+    pod = pod_spec(manifest(got, "worker"))
+    volumes = [v for v in pod["volumes"] if v["name"] == "model-cache"]
+    mounts = [m for m in pod["containers"][0]["volumeMounts"] if m["name"] == "model-cache"]
+    return volumes, mounts
+
+
+@pytest.mark.parametrize(
+    ("ref", "cache", "want_cluster", "want_mount"),
+    [
+        pytest.param(
+            _CACHE, model_cache({"west": "Ready"}), "west", "/models/bge-weights", id="required-goes-to-the-copy"
+        ),
+        pytest.param(
+            {**_CACHE, "mountPath": "/weights"},
+            model_cache({"east": "Hydrating", "west": "Ready"}),
+            "west",
+            "/weights",
+            id="required-not-where-it-hydrates",
+        ),
+        pytest.param(
+            {**_CACHE, "policy": "Preferred"},
+            model_cache({"west": "Ready"}),
+            "west",
+            "/models/bge-weights",
+            id="preferred-ranks-the-copy-first",
+        ),
+        pytest.param(
+            {**_CACHE, "policy": "Preferred"}, model_cache({}), "east", None, id="preferred-starts-without-a-copy"
+        ),
+    ],
+)
+def test_a_worker_mounts_the_caches_copy_where_it_is_ready(
+    ref: dict[str, Any], cache: dict[str, Any], want_cluster: str, want_mount: str | None
+) -> None:
+    got = call(dedicated(modelCacheRef=ref), World(clusters=_TWO_IDLE, cache=cache))
+    assert status(got)["cluster"] == want_cluster
+    volumes, mounts = _mounts(got)
+    if want_mount is None:
+        assert (volumes, mounts) == ([], [])
+        return
+    assert volumes == [
+        {"name": "model-cache", "persistentVolumeClaim": {"claimName": "modelcache-bge-weights", "readOnly": True}}
+    ]
+    assert mounts == [{"name": "model-cache", "mountPath": want_mount, "readOnly": True}]
+
+
+@pytest.mark.parametrize(
+    ("cache", "says"),
+    [
+        pytest.param(
+            None, "spec.modelCacheRef.name: ModelCache bge-weights not found in the run's namespace", id="missing"
+        ),
+        pytest.param(
+            model_cache({"east": "Hydrating", "west": "Failed"}),
+            "spec.modelCacheRef: ModelCache bge-weights has no Ready copy (east Hydrating, west Failed); "
+            "policy Required keeps the worker off clusters without one",
+            id="no-ready-copy",
+        ),
+        pytest.param(
+            model_cache({"east": "Ready"}, storage="NodeLocal", claim=""),
+            "spec.modelCacheRef: ModelCache bge-weights has storage type NodeLocal, which a batch worker cannot mount",
+            id="node-local",
+        ),
+    ],
+)
+def test_a_required_cache_without_a_copy_keeps_the_worker_off_every_cluster(
+    cache: dict[str, Any] | None, says: str
+) -> None:
+    got = call(dedicated(modelCacheRef=_CACHE), World(clusters=_TWO_IDLE, cache=cache))
+    scheduled = condition(got)
+    assert (scheduled["status"], scheduled["reason"]) == ("STATUS_CONDITION_FALSE", "CacheNotReady")
+    assert scheduled["message"] == says
+    assert status(got)["phase"] == "Pending"
+    assert objects(got) == {}
+
+
+def test_a_required_cache_whose_copy_cluster_is_full_says_so() -> None:
+    clusters = (cluster("east", free=_IDLE), cluster("west", free=_FULL))
+    got = call(dedicated(modelCacheRef=_CACHE), World(clusters=clusters, cache=model_cache({"west": "Ready"})))
+    scheduled = condition(got)
+    assert scheduled["reason"] == "InsufficientCapacity"
+    assert scheduled["message"].endswith("(only clusters with a Ready copy of ModelCache bge-weights: west)")
+
+
+def test_a_composed_worker_keeps_its_mount_whatever_the_copy_does() -> None:
+    run = dedicated(modelCacheRef=_CACHE)
+    first = call(run, World(clusters=_TWO_IDLE, cache=model_cache({"west": "Ready"})))
+    observed = as_observed(objects(first), remote={"worker": job_status("running")})
+    # The copy is gone from west: the Job runs on as created (no new placement, no change of its pod).
+    got = call(run, World(clusters=_TWO_IDLE, cache=model_cache({"west": "Failed"}), observed=observed))
+    assert status(got)["cluster"] == "west"
+    assert manifest(got, "worker") == manifest(first, "worker")
+    assert warnings(got) == []
+
+
 # --- Service mode ---------------------------------------------------------------------------------------
 
 _ENDPOINTS = (
@@ -474,6 +579,102 @@ def test_a_service_run_without_a_ready_service_is_pending(world: World, reason: 
     assert says in scheduled["message"]
     assert status(got)["phase"] == "Pending"
     assert objects(got) == {}
+
+
+# --- Service mode: requests marked low priority for the endpoint pickers ------------------------------
+
+_POOL_ENDPOINTS = (endpoint("llm-east", cluster_label="east"), endpoint("llm-west", cluster_label="west"))
+
+
+def _objectives(got: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {k: o for k, o in objects(got).items() if k.startswith("objective-")}
+
+
+@pytest.mark.parametrize(
+    ("pools", "want"),
+    [
+        pytest.param(
+            (model_pool("llm", "east"), model_pool("llm", "west")),
+            {"objective-east": ("east-config", -1, "llm"), "objective-west": ("west-config", -1, "llm")},
+            id="below-callers-naming-no-objective",
+        ),
+        pytest.param(
+            (model_pool("llm", "east", priority=10), model_pool("llm", "west", priority=-5)),
+            {"objective-east": ("east-config", -1, "llm"), "objective-west": ("west-config", -6, "llm")},
+            id="below-the-deployments-own-objective",
+        ),
+        pytest.param(
+            (model_pool("llm", "east"), model_pool("other", "east"), model_pool("llm", "west")),
+            {"objective-east": ("east-config", -1, "llm"), "objective-west": ("west-config", -1, "llm")},
+            id="a-pool-the-service-does-not-reach-is-not-marked",
+        ),
+        pytest.param((), {}, id="no-pool-replica-mode-endpoints"),
+    ],
+)
+def test_a_service_runs_requests_are_marked_below_every_pools_interactive_traffic(
+    pools: tuple[dict[str, Any], ...], want: dict[str, tuple[str, int, str]]
+) -> None:
+    world = World(
+        clusters=_SERVICE_FLEET,
+        service=service(("llm-east", "llm-west")),
+        endpoints=_POOL_ENDPOINTS,
+        pools=pools,
+    )
+    got = call(via_service(), world)
+    found = _objectives(got)
+    assert {
+        k: (
+            o["spec"]["providerConfigRef"]["name"],
+            o["spec"]["forProvider"]["manifest"]["spec"]["priority"],
+            o["spec"]["forProvider"]["manifest"]["spec"]["poolRef"]["name"],
+        )
+        for k, o in found.items()
+    } == want
+    for obj in found.values():
+        objective = obj["spec"]["forProvider"]["manifest"]
+        assert objective["kind"] == "InferenceObjective" and objective["apiVersion"] == "llm-d.ai/v1alpha2"
+        assert objective["metadata"]["name"] == "modelplane-batch-scoring"
+        assert objective["metadata"]["namespace"] == "ml"
+        assert objective["spec"]["poolRef"]["kind"] == "InferencePool"
+    # The client names the objective in every request, whichever pool serves it.
+    client = pod_spec(manifest(got, "worker"))["containers"][0]
+    assert env(client)["MODELPLANE_BATCH_OBJECTIVE"] == "modelplane-batch-scoring"
+    message = condition(got)["message"]
+    if want:
+        assert f"requests marked low priority on {len(want)} pool(s): llm on east (" in message
+    else:
+        assert "marked" not in message
+
+
+def test_two_pools_of_the_service_on_one_cluster_mark_the_first() -> None:
+    service_ = service(("a-east", "b-east"))
+    endpoints = (endpoint("a-east", cluster_label="east"), endpoint("b-east", cluster_label="east"))
+    pools = (model_pool("b", "east", priority=3), model_pool("a", "east", priority=7))
+    got = call(via_service(), World(clusters=_SERVICE_FLEET, service=service_, endpoints=endpoints, pools=pools))
+    (only,) = _objectives(got).values()
+    assert only["spec"]["forProvider"]["manifest"]["spec"]["poolRef"]["name"] == "a"
+    assert "not on b on east (another pool of the service on its cluster has the name)" in condition(got)["message"]
+
+
+def test_a_dedicated_run_marks_nothing() -> None:
+    got = call(dedicated())
+    assert _objectives(got) == {}
+    assert "MODELPLANE_BATCH_OBJECTIVE" not in env(pod_spec(manifest(got, "worker"))["containers"][0])
+
+
+def test_an_objective_stays_until_the_run_is_deleted() -> None:
+    pools = (model_pool("llm", "east"), model_pool("llm", "west"))
+    world = World(clusters=_SERVICE_FLEET, service=service(("llm-east", "llm-west")), endpoints=_POOL_ENDPOINTS)
+    first = call(via_service(), replace(world, pools=pools))
+    observed = as_observed(objects(first), remote={"worker": job_status("running")})
+    # The pool on west is not seen (gone, or its list did not read): the objective there stays, unchanged.
+    fewer = call(via_service(), replace(world, pools=pools[:1], observed=observed))
+    assert {k: o["spec"] for k, o in _objectives(fewer).items()} == {
+        k: o["spec"] for k, o in _objectives(first).items()
+    }
+    # The service cannot be read: every objective composed stays as it is.
+    gone = call(via_service(), World(clusters=_SERVICE_FLEET, observed=observed))
+    assert {k: o["spec"] for k, o in _objectives(gone).items()} == {k: o["spec"] for k, o in _objectives(first).items()}
 
 
 def test_a_service_run_ignores_its_priority_with_no_queue() -> None:
@@ -708,6 +909,11 @@ _KAI = (cluster("east", free=_IDLE, scheduler={"type": "KAI", "kai": {"queue": "
             id="cronjob-kai-s3",
         ),
         pytest.param(
+            dedicated(modelCacheRef={"name": "bge-weights", "mountPath": "/weights"}),
+            World(cache=model_cache({"east": "Ready"})),
+            id="job-model-cache",
+        ),
+        pytest.param(
             dedicated(
                 input={"uri": "pvc://corpus/in.jsonl"},
                 output={"uri": "https://up.example.com/o.jsonl", "secretRef": {"name": "t"}},
@@ -719,8 +925,13 @@ _KAI = (cluster("east", free=_IDLE, scheduler={"type": "KAI", "kai": {"queue": "
             via_service(
                 schedule="@daily", modelServiceRef={"name": "assistant", "apiKeySecretRef": {"name": "k", "key": "v"}}
             ),
-            World(clusters=_SERVICE_FLEET, service=service(), endpoints=_ENDPOINTS, replicas=_REPLICAS),
-            id="service-cronjob",
+            World(
+                clusters=_SERVICE_FLEET,
+                service=service(("llm-east", "llm-west")),
+                endpoints=_POOL_ENDPOINTS,
+                pools=(model_pool("llm", "east", priority=5), model_pool("llm", "west")),
+            ),
+            id="service-cronjob-objectives",
         ),
     ],
 )

@@ -1,8 +1,9 @@
 """What a ModelBatchRun reads besides itself: the fleet, its ModelService (mode Service), and what runs on its cluster.
 
-Every call asks for every InferenceCluster; a Dedicated run also for every InferenceClass and every
-ModelBatchRun (the workers of the others hold GPUs), a Service-mode run for its ModelService and the
-ModelEndpoints and ModelReplicas of its namespace; and every run for the Observe-only Objects its
+Every call asks for every InferenceCluster; a Dedicated run also for every InferenceClass, every
+ModelBatchRun (the workers of the others hold GPUs) and its spec.modelCacheRef's ModelCache; a
+Service-mode run for its ModelService and the ModelEndpoints, ModelReplicas and ModelPools of its
+namespace (the pools its requests are marked on); and every run for the Observe-only Objects its
 collections make of its pods and Jobs. Each object is read under the one input policy
 (``modelplane.fnkit.inputs``): a field that does not fit is absent, an object that does not read is
 named in a warning and left out.
@@ -19,6 +20,7 @@ from crossplane.function import response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane import protojson
+from modelplane.batch.objectives import POOL
 from modelplane.batch.observed import JOB, POD, observed
 from modelplane.batch.placement import Holding, gpus_of
 from modelplane.batch.work import BatchWork, Mode
@@ -27,6 +29,7 @@ from modelplane.fnkit.required import Requirement
 from modelplane.fnkit.structs import string_at
 from modelplane.kinds import API_VERSION
 from modelplane.layout import CONDITION, METADATA, Layout
+from modelplane.modelcache.use import CacheCopy, copy_of
 from modelplane.names import BATCH_JOBS_LABEL, BATCH_PODS_LABEL, batch_label
 from modelplane.problems import describe, invalid
 from modelplane.remote import OBJECT_API_VERSION
@@ -39,6 +42,8 @@ RUNS = Requirement("runs", API_VERSION, "ModelBatchRun")
 SERVICE = Requirement("service", API_VERSION, "ModelService")
 ENDPOINTS = Requirement("endpoints", API_VERSION, "ModelEndpoint")
 REPLICAS = Requirement("replicas", API_VERSION, "ModelReplica")
+POOLS = Requirement("pools", API_VERSION, "ModelPool")
+CACHE = Requirement("cache", API_VERSION, "ModelCache")
 PODS = Requirement("pods", OBJECT_API_VERSION, "Object")
 JOBS = Requirement("jobs", OBJECT_API_VERSION, "Object")
 
@@ -67,6 +72,8 @@ class Found:
         service: Mode Service: the ModelService (None: not found).
         endpoints: Mode Service: the ModelEndpoints of the namespace.
         replicas: Mode Service: the ModelReplicas of the namespace.
+        pools: Mode Service: the ModelPools of the namespace.
+        cache: Mode Dedicated with spec.modelCacheRef: its ModelCache as read (None: not found, or none).
         pods: The run's pods as observed on its cluster.
         jobs: A scheduled run's Jobs as observed on its cluster.
     """
@@ -77,14 +84,16 @@ class Found:
     service: dict[str, Any] | None = None
     endpoints: tuple[dict[str, Any], ...] = ()
     replicas: tuple[dict[str, Any], ...] = ()
+    pools: tuple[dict[str, Any], ...] = ()
+    cache: CacheCopy | None = None
     pods: tuple[dict[str, Any], ...] = field(default=())
     jobs: tuple[dict[str, Any], ...] = field(default=())
 
 
-def _needs(mode: Mode) -> tuple[Requirement, ...]:
-    if mode is Mode.DEDICATED:
-        return (CLUSTERS, CLASSES, RUNS, PODS, JOBS)
-    return (CLUSTERS, SERVICE, ENDPOINTS, REPLICAS, PODS, JOBS)
+def _needs(work: BatchWork) -> tuple[Requirement, ...]:
+    if work.mode is Mode.DEDICATED:
+        return (CLUSTERS, CLASSES, RUNS, PODS, JOBS, *((CACHE,) if work.cache is not None else ()))
+    return (CLUSTERS, SERVICE, ENDPOINTS, REPLICAS, POOLS, PODS, JOBS)
 
 
 def request(rsp: fnv1.RunFunctionResponse, work: BatchWork) -> None:
@@ -94,17 +103,20 @@ def request(rsp: fnv1.RunFunctionResponse, work: BatchWork) -> None:
     if work.mode is Mode.DEDICATED:
         CLASSES.request(rsp)
         RUNS.request(rsp)
+        if work.cache is not None:
+            CACHE.request(rsp, name=work.cache.name, namespace=work.namespace)
     else:
         SERVICE.request(rsp, name=work.service, namespace=work.namespace)
         ENDPOINTS.request(rsp, namespace=work.namespace)
         REPLICAS.request(rsp, namespace=work.namespace)
+        POOLS.request(rsp, namespace=work.namespace)
     PODS.request(rsp, labels={BATCH_PODS_LABEL: run}, namespace=work.namespace)
     JOBS.request(rsp, labels={BATCH_JOBS_LABEL: run}, namespace=work.namespace)
 
 
-def fetched(req: fnv1.RunFunctionRequest, mode: Mode) -> bool:
-    """Whether Crossplane has answered every requirement of ``mode``."""
-    return all(r.fetched(req) for r in _needs(mode))
+def fetched(req: fnv1.RunFunctionRequest, work: BatchWork) -> bool:
+    """Whether Crossplane has answered every requirement of the run."""
+    return all(r.fetched(req) for r in _needs(work))
 
 
 def _models(
@@ -153,7 +165,8 @@ def read(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, work: Batc
     pods, jobs = _manifests(req, rsp, PODS, POD), _manifests(req, rsp, JOBS, JOB)
     if work.mode is Mode.DEDICATED:
         classes = {n: m for n, (m, _) in _models(req, rsp, CLASSES, InferenceClass).items()}
-        return Found(clusters, classes, _holdings(req, rsp, work), pods=pods, jobs=jobs)
+        cache = next((copy_of(protojson.struct_to_dict(s)) for s in CACHE.structs(req)), None)
+        return Found(clusters, classes, _holdings(req, rsp, work), cache=cache, pods=pods, jobs=jobs)
     service = next(inputs.required(req, rsp, SERVICE.name, _SERVICE), None)
     return Found(
         clusters,
@@ -161,6 +174,7 @@ def read(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, work: Batc
         service=service,
         endpoints=tuple(inputs.required(req, rsp, ENDPOINTS.name, _ENDPOINT)),
         replicas=tuple(inputs.required(req, rsp, REPLICAS.name, _REPLICA)),
+        pools=tuple(inputs.required(req, rsp, POOLS.name, POOL)),
         pods=pods,
         jobs=jobs,
     )

@@ -9,12 +9,14 @@ Each call:
    through the fleet scheduler on spare GPUs (Dedicated, ``modelplane.batch.placement``) or to the
    cluster hosting most of the service's Ready endpoints (Service, ``modelplane.batch.service``);
 4. composes the run's objects there in provider-kubernetes Objects (``worker``), and Observe-only
-   collections of its pods and Jobs;
+   collections of its pods and Jobs; for mode Service also the run's low-priority InferenceObjective
+   on each cluster where the service has a pool (``modelplane.batch.objectives``);
 5. lifts the phase, times and counts from what the cluster reports (``status``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Mapping
 from typing import Any
@@ -28,6 +30,7 @@ from compose_model_batch_run.fleet import Found
 from compose_model_batch_run.worker import Target
 from modelplane import protojson
 from modelplane.backends.resolve import ResolveError
+from modelplane.batch.objectives import KEY_PREFIX, Marking, marking
 from modelplane.batch.observed import JOB, collection, observed
 from modelplane.batch.placement import Placed, place
 from modelplane.batch.runs import Phase
@@ -53,6 +56,7 @@ from modelplane.names import (
     BATCH_WORKER_KEY,
     MAX_COLLECTION_NAME,
     batch_label,
+    cluster_label,
     object_name,
 )
 from modelplane.problems import Problem, describe
@@ -88,7 +92,7 @@ def compose(
         return
     # 2. What it reads.
     fleet.request(rsp, work)
-    if not fleet.fetched(req, work.mode):
+    if not fleet.fetched(req, work):
         wait(ledger, log, Type.SCHEDULED, Reason.WAITING_FOR_FLEET, "reading the fleet")
         _write_status(rsp, status.kept(own))
         return
@@ -101,7 +105,11 @@ def compose(
         keep_all(ledger, log, decided)
         _write_status(rsp, status.kept(own))
         return
-    # 4. Its objects on that cluster.
+    # 4. Its objects on that cluster (and a Service-mode run's objectives on its service's pools).
+    marked = _marking(work, found)
+    _write_objectives(ledger, work, marked, {BATCH_RUN_LABEL: batch_label(work.name)})
+    if marked is not None and marked.summary():
+        decided = dataclasses.replace(decided, note=marked.summary())
     written = _write(ledger, work, decided, spec, found, current)
     if isinstance(written, Condition):
         keep_all(ledger, log, written)
@@ -141,7 +149,8 @@ def _decide(
     if cluster:
         return Target(cluster, annotations.get(BATCH_POOL_ANNOTATION, ""), why="where its worker was placed")
     facts = [f for f in (cluster_facts(m) for m, _ in found.clusters.values()) if f is not None]
-    placed = place(work.name, work.namespace, spec, build_view(facts, found.classes.values()), found.holdings)
+    view = build_view(facts, found.classes.values())
+    placed = place(work.name, work.namespace, spec, view, found.holdings, cache=work.cache, copy=found.cache)
     if isinstance(placed, Placed):
         return Target(placed.cluster, placed.pool, why=placed.why)
     reason = Reason(placed.reason) if placed.reason in set(Reason) else Reason.INSUFFICIENT_CAPACITY
@@ -182,6 +191,36 @@ def _service_reason(reason: str) -> Reason:
     }.get(reason, Reason.NO_READY_ENDPOINTS)
 
 
+def _marking(work: BatchWork, found: Found) -> Marking | None:
+    """A Service-mode run's objectives (None: its service cannot be read, so those composed are kept)."""
+    if work.mode is not Mode.SERVICE or found.service is None:
+        return None
+    return marking(work.name, work.namespace, found.service, found.pools)
+
+
+def _write_objectives(ledger: Ledger, work: BatchWork, marked: Marking | None, labels: Mapping[str, str]) -> None:
+    """Each pool's InferenceObjective, through its own cluster's ProviderConfig.
+
+    One composed before and not written now stays until the run is deleted: its pool may only be unseen
+    this call (the ModelPools or the ModelService did not read), and on a pool that is gone it is inert.
+    """
+    if work.mode is not Mode.SERVICE:
+        return
+    for objective in marked.objectives if marked is not None else ():
+        key = f"{KEY_PREFIX}{cluster_label(objective.cluster)}"
+        obj = wrap(
+            objective.manifest,
+            name=object_name(work.name, key),
+            namespace=work.namespace,
+            provider_config=objective.provider_config,
+        )
+        obj["metadata"]["labels"] = dict(labels)
+        ledger.put(key, obj, ready=True)
+    desired = ledger.rsp.desired.resources
+    unwritten = [k for k in ledger.req.observed.resources if k.startswith(KEY_PREFIX) and k not in desired]
+    ledger.keep(unwritten, "the run's InferenceObjective stays until the run is deleted")
+
+
 def _provider_config(cluster: Mapping[str, Any]) -> str:
     return str(((cluster.get("status") or {}).get("providerConfigRef") or {}).get("name") or "")
 
@@ -204,7 +243,8 @@ def _write(
         why = f"InferenceCluster {target.cluster} has not published status.providerConfigRef yet"
         return Condition(Type.SCHEDULED, Status.UNKNOWN, Reason.CLUSTER_NOT_READY, why)
     try:
-        parts = worker.parts(work, target, spec, cluster, found.classes)
+        mount = worker.cache_mount(work, target, found.cache, current)
+        parts = worker.parts(work, target, spec, cluster, found.classes, mount)
     except ResolveError as err:
         return Condition(Type.SCHEDULED, Status.FALSE, err.reason, f"InferenceCluster {target.cluster}: {err}")
     except (UnknownSchedulerError, SchedulerSettingsError) as err:
@@ -319,6 +359,8 @@ def _report(
     where = f"InferenceCluster {target.cluster}" + (f", pool {target.pool}" if target.pool else "")
     what = "CronJob" if work.scheduled else "Job"
     message = f"{what} on {where} ({target.why}): {seen.message}"
+    if target.note:
+        message += f"; {target.note}"
     if changed:
         message += "; the spec changed after the Job was created: the Job keeps what it runs (a Job cannot change)"
         response.warning(

@@ -8,17 +8,21 @@ cluster by the caller.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from modelplane.backends.pods import claim_template, role_pods
+from modelplane.backends.model import CacheMount
+from modelplane.backends.pods import CACHE_VOLUME, claim_template, role_pods
 from modelplane.backends.resolve import resolve
 from modelplane.batch import pods
+from modelplane.batch.placement import mountable
 from modelplane.batch.work import BatchWork, Mode
 from modelplane.batch.wrapping import batch_wrapping
+from modelplane.modelcache.use import CacheCopy
 from modelplane.names import (
     BATCH_CLAIM_KEY,
     BATCH_NAMESPACE_KEY,
@@ -47,6 +51,7 @@ class Target:
     url: str = ""
     why: str = ""
     warning: str = ""  # what the run's user should know, though it goes on
+    note: str = ""  # said after how the run goes (a Service-mode run's objectives)
 
 
 @dataclass(frozen=True)
@@ -66,14 +71,48 @@ def _without_replica_labels(labels: Mapping[str, str]) -> dict[str, str]:
     return {k: v for k, v in labels.items() if k not in _REPLICA_ONLY}
 
 
+def _composed_mount(current: Mapping[str, Any]) -> CacheMount | None:
+    """The cache mount of the worker as composed (None: it mounts none, or it cannot be read)."""
+    manifest = (current.get("spec") or {}).get("forProvider", {}).get("manifest") or {}
+    spec = manifest.get("spec") or {}
+    job = (spec.get("jobTemplate") or {}).get("spec") or spec
+    pod = (job.get("template") or {}).get("spec") or {}
+    volume = next((v for v in pod.get("volumes") or [] if v.get("name") == CACHE_VOLUME), None)
+    claim = ((volume or {}).get("persistentVolumeClaim") or {}).get("claimName")
+    containers = pod.get("containers") or [{}]
+    mounts = containers[0].get("volumeMounts") or [] if isinstance(containers[0], Mapping) else []
+    path = next((m.get("mountPath") for m in mounts if m.get("name") == CACHE_VOLUME), None)
+    return CacheMount(str(claim), str(path)) if claim and path else None
+
+
+def cache_mount(
+    work: BatchWork, target: Target, copy: CacheCopy | None, current: Mapping[str, Any] | None
+) -> CacheMount | None:
+    """The copy the worker mounts: as composed once its Job or CronJob exists; else the copy Ready on its cluster.
+
+    A worker placed under policy Required is only on a cluster with a Ready copy (``placement``); under
+    Preferred, on a cluster without one it starts without it.
+    """
+    if work.cache is None or work.mode is not Mode.DEDICATED:
+        return None
+    if current is not None:
+        return _composed_mount(current)
+    if copy is None or not copy.claim or target.cluster not in mountable(copy):
+        return None
+    return CacheMount(copy.claim, work.cache.mount_path)
+
+
 def parts(
     work: BatchWork,
     target: Target,
     spec: Mapping[str, Any],
     cluster: Mapping[str, Any],
     classes: Mapping[str, InferenceClass],
+    cache: CacheMount | None = None,
 ) -> list[Part]:
     """The run's manifests on ``target.cluster`` (``cluster``: that InferenceCluster as written).
+
+    ``cache`` is the ModelCache copy its worker mounts (None: none).
 
     Raises:
         ResolveError: The worker's pool or class is not there, or a selector does not compile.
@@ -92,7 +131,7 @@ def parts(
         wrapping = batch_wrapping(settings, work.priority, queued=True)
         workers = {**(spec.get("workers") or {}), "count": 1}
         shape = {"nodeSelector": spec.get("nodeSelector") or {}, "workers": workers, "poolName": target.pool}
-        replica = resolve(work.name, work.namespace, shape, cluster, classes, labels)
+        replica = dataclasses.replace(resolve(work.name, work.namespace, shape, cluster, classes, labels), cache=cache)
         role = replica.roles[0]
         claim = claim_template(replica, role)
         claim["metadata"]["labels"] = _without_replica_labels(claim["metadata"]["labels"])

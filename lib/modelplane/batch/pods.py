@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from modelplane.batch.objectives import objective_name
 from modelplane.batch.uris import Scheme
 from modelplane.batch.work import BatchWork
 from modelplane.modelcache.claim import AWS_CLI_IMAGE
@@ -105,7 +106,12 @@ def _program_env(work: BatchWork, url: str) -> list[dict[str, Any]]:
         if place.scheme is Scheme.HTTPS and place.secret:
             env.append(_secret_env(f"MODELPLANE_BATCH_{which}_AUTHORIZATION", place.secret, AUTHORIZATION_KEY))
     if url:
-        env += [_env("MODELPLANE_BATCH_URL", url), _env("MODELPLANE_BATCH_CONCURRENCY", str(work.concurrency))]
+        env += [
+            _env("MODELPLANE_BATCH_URL", url),
+            _env("MODELPLANE_BATCH_CONCURRENCY", str(work.concurrency)),
+            # The run's InferenceObjective on the service's pools (modelplane.batch.objectives).
+            _env("MODELPLANE_BATCH_OBJECTIVE", objective_name(work.name)),
+        ]
         if work.api_key is not None:
             env.append(_secret_env("MODELPLANE_BATCH_API_KEY", work.api_key.secret, work.api_key.key))
     return env

@@ -8,8 +8,9 @@ from enum import StrEnum
 from modelplane.batch import cron
 from modelplane.batch.durations import InvalidDurationError, seconds
 from modelplane.batch.uris import InvalidLocationError, Location, location
+from modelplane.modelcache.use import CacheRef, Policy
 from modelplane.problems import Problem
-from modelplane_models.model_batch_run import ModelBatchRun, Spec
+from modelplane_models.model_batch_run import ModelBatchRun, ModelCacheRef, Spec
 
 DEFAULT_CONCURRENCY = 8
 
@@ -52,6 +53,7 @@ class BatchWork:
         service: Mode Service: the ModelService.
         concurrency: Mode Service: requests in flight.
         api_key: Mode Service: the caller's API key, if any.
+        cache: Mode Dedicated: ``spec.modelCacheRef`` with its defaults (None: none).
     """
 
     name: str
@@ -72,6 +74,7 @@ class BatchWork:
     service: str = ""
     concurrency: int = DEFAULT_CONCURRENCY
     api_key: ApiKey | None = None
+    cache: CacheRef | None = None
 
     @property
     def scheduled(self) -> bool:
@@ -184,4 +187,13 @@ def resolve(xr: ModelBatchRun) -> BatchWork | list[Problem]:
         service=ref.name if ref is not None else "",
         concurrency=spec.concurrency or DEFAULT_CONCURRENCY,
         api_key=ApiKey(key.name, key.key) if key is not None else None,
+        cache=_cache(spec.modelCacheRef),
     )
+
+
+def _cache(ref: ModelCacheRef | None) -> CacheRef | None:
+    """``spec.modelCacheRef`` with a replica's defaults: mountPath ``/models/<name>``, policy Required."""
+    if ref is None:
+        return None
+    policy = Policy(ref.policy) if ref.policy in set(Policy) else Policy.REQUIRED
+    return CacheRef(ref.name, ref.mountPath or f"/models/{ref.name}", policy)

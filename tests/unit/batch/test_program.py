@@ -138,7 +138,11 @@ class _Store(http.server.BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         body = json.loads(self._body())
-        self.seen.append(("POST", self.path, {"authorization": self.headers.get("Authorization", ""), **body}))
+        headers = {
+            "authorization": self.headers.get("Authorization", ""),
+            "objective": self.headers.get("x-gateway-inference-objective", ""),
+        }
+        self.seen.append(("POST", self.path, {**headers, **body}))
         bad = body.get("input") == "fail"
         self._answer(400 if bad else 200, json.dumps({"error": "no"} if bad else {"data": [1]}).encode())
 
@@ -184,6 +188,7 @@ def test_a_client_posts_every_line_and_fetches_and_puts_over_https(tmp_path: Pat
             "MODELPLANE_BATCH_CONCURRENCY": "2",
             "MODELPLANE_BATCH_MODEL": "bge",
             "MODELPLANE_BATCH_API_KEY": "k",
+            "MODELPLANE_BATCH_OBJECTIVE": "modelplane-batch-scoring",
         }
         code, message = _run(tmp_path, ["client"], env)
         assert code == 0
@@ -195,6 +200,8 @@ def test_a_client_posts_every_line_and_fetches_and_puts_over_https(tmp_path: Pat
         posts = [s for s in service.seen if s[0] == "POST"]
         assert {p[2]["model"] for p in posts} == {"bge"}
         assert {p[2]["authorization"] for p in posts} == {"Bearer k"}
+        # Every request names the run's InferenceObjective, for the pool's endpoint picker.
+        assert {p[2]["objective"] for p in posts} == {"modelplane-batch-scoring"}
         assert [s[2]["authorization"] for s in files.seen if s[0] == "PUT"] == ["Bearer upload"]
 
 

@@ -8,7 +8,8 @@ Shipped to the workload cluster in the run's ConfigMap and run with the image's 
   OpenAI's batch output format, one line per request.
 - ``batch.py client``: mode Service. Posts each input line's body to the service
   (``MODELPLANE_BATCH_URL``) with ``MODELPLANE_BATCH_CONCURRENCY`` requests in flight, and writes the
-  same output format itself.
+  same output format itself, naming ``MODELPLANE_BATCH_OBJECTIVE`` (the run's low-priority
+  InferenceObjective) in each request's ``x-gateway-inference-objective`` header when it is set.
 
 Then both count the requests, split out the errors when ``MODELPLANE_BATCH_ERRORS`` is set, deliver
 the files, and write the result contract as the container's termination message: one JSON object
@@ -36,6 +37,8 @@ _RETRIES = 3  # a request answered 429 or 5xx, or not answered, is tried this ma
 _TIMEOUT = 600.0  # seconds one request may take
 # Markers the stage-out container (s3:// outputs) waits for in the output directory.
 DONE, FAILED = ".done", ".failed"
+# The Gateway API Inference Extension's header naming the request's InferenceObjective.
+OBJECTIVE_HEADER = "x-gateway-inference-objective"
 
 
 def _env(name: str, default: str = "") -> str:
@@ -130,6 +133,10 @@ def _post(url: str, body: bytes, authorization: str) -> tuple[int, str, Any]:
         request.add_header("Content-Type", "application/json")
         if authorization:
             request.add_header("Authorization", authorization)
+        objective = _env("MODELPLANE_BATCH_OBJECTIVE")
+        if objective:
+            # The endpoint picker of the pool serving the request ranks it by this InferenceObjective's priority.
+            request.add_header(OBJECTIVE_HEADER, objective)
         try:
             with urllib.request.urlopen(request, timeout=_TIMEOUT) as got:  # noqa: S310 - as above
                 return got.status, got.headers.get("x-request-id", ""), json.loads(got.read() or b"null")
