@@ -14,7 +14,7 @@ from dataclasses import replace
 from modelplane.scheduling.hold import observed_roles
 from modelplane.scheduling.placement import Held, HoldReason, Origin, Placement, State
 from modelplane.scheduling.reconcile import Existing, Kept, Own
-from modelplane.scheduling.rejection import RejectReason, Unplaced
+from modelplane.scheduling.rejection import Unplaced
 from modelplane.scheduling.result import Pending, Rollout
 from modelplane.scheduling.rollout import Member, wave
 from modelplane.scheduling.strategy import Strategy
@@ -112,13 +112,7 @@ def pending_of(placed: Sequence[Placement], freed: Sequence[Placement], kept: Ke
 
 
 def leaving_retired(kept: Kept, unplaced: Sequence[Unplaced]) -> bool:
-    """Whether this wave retires a leaving replica while a replacement cannot be placed.
-
-    A replacement only a FleetQuota refuses is not placed nowhere: retiring the leaving replica
-    gives the quota its accelerators back, and the replacement waits for them (pending).
-    """
-    if unplaced and unplaced[0].reason == RejectReason.QUOTA_EXCEEDED:
-        return False
+    """Whether this wave retires a leaving replica while a replacement cannot be placed."""
     return bool(unplaced) and any(o.ordinal not in kept.old for o in kept.retired)
 
 
