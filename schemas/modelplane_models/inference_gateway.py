@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pydantic import BaseModel, Field, RootModel
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 
 class ApiKeys(BaseModel):
@@ -64,6 +64,21 @@ class CertificateRef(BaseModel):
     """
 
 
+class Components(BaseModel):
+    """
+    Overrides of the charts the gateway installs on the control plane, from the same table of defaults as a workload cluster's ServingStack (one version of each across the fleet unless overridden; the README lists them). gateway: Envoy Gateway (gateway-helm). aiGateway: Envoy AI Gateway, with spec.aiGateway Enabled (its version and repository apply to its CRD chart and its controller's chart, its values to the controller's chart only). Both are always installed by the gateway (there is no mode).
+    """
+
+    aiGateway: Annotated[GatewayComponent | None, Field(title="GatewayComponent")] = None
+    """
+    Envoy AI Gateway's charts (ai-gateway-crds-helm, ai-gateway-helm): their version and repository, and the controller chart's values.
+    """
+    gateway: Annotated[GatewayComponent1 | None, Field(title="GatewayComponent")] = None
+    """
+    Envoy Gateway's chart (gateway-helm): its version, repository and values.
+    """
+
+
 class Condition(BaseModel):
     """
     A condition Crossplane or the composition function reports.
@@ -107,6 +122,48 @@ class Gateway(BaseModel):
     namespace: str | None = None
     """
     The Gateway's namespace.
+    """
+
+
+class GatewayComponent(BaseModel):
+    """
+    Envoy AI Gateway's charts (ai-gateway-crds-helm, ai-gateway-helm): their version and repository, and the controller chart's values.
+    """
+
+    repository: Annotated[str | None, Field(max_length=512, min_length=1, pattern="^(oci|https?)://[^\\s]+$")] = None
+    """
+    The chart repository to pull from instead of the default or registry.charts: an oci:// registry path or an http(s):// Helm repository serving the chart under its own name.
+    """
+    values: dict[str, Any] | None = None
+    """
+    Helm values merged over Modelplane's own for the chart (the controller's chart when the component has two): objects merge key by key, anything else (a list, a string) replaces ours.
+    """
+    version: Annotated[
+        str | None, Field(max_length=64, min_length=1, pattern="^v?[0-9]+(\\.[0-9]+){0,2}([-+][0-9A-Za-z.+-]+)?$")
+    ] = None
+    """
+    The chart version to install instead of Modelplane's default (the README lists them), e.g. v1.9.1.
+    """
+
+
+class GatewayComponent1(BaseModel):
+    """
+    Envoy Gateway's chart (gateway-helm): its version, repository and values.
+    """
+
+    repository: Annotated[str | None, Field(max_length=512, min_length=1, pattern="^(oci|https?)://[^\\s]+$")] = None
+    """
+    The chart repository to pull from instead of the default or registry.charts: an oci:// registry path or an http(s):// Helm repository serving the chart under its own name.
+    """
+    values: dict[str, Any] | None = None
+    """
+    Helm values merged over Modelplane's own for the chart (the controller's chart when the component has two): objects merge key by key, anything else (a list, a string) replaces ours.
+    """
+    version: Annotated[
+        str | None, Field(max_length=64, min_length=1, pattern="^v?[0-9]+(\\.[0-9]+){0,2}([-+][0-9A-Za-z.+-]+)?$")
+    ] = None
+    """
+    The chart version to install instead of Modelplane's default (the README lists them), e.g. v1.9.1.
     """
 
 
@@ -230,6 +287,19 @@ class ProviderConfigRef(BaseModel):
     """
 
 
+class PullSecretRef(BaseModel):
+    """
+    A Secret in crossplane-system on the control plane with the keys username and password that the chart mirror (registry.charts) accepts; every Release pulling from it uses it.
+    """
+
+    name: Annotated[
+        str, Field(max_length=253, pattern="^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+    ]
+    """
+    The Secret's name.
+    """
+
+
 class RateLimit(BaseModel):
     """
     Where rate limits are counted. Unset: each Envoy replica counts on its own (local limits; ModelService token limits are refused). With redis: Envoy Gateway's rate-limit service counts in Redis, one count across replicas (global limits).
@@ -253,6 +323,32 @@ class Redis(BaseModel):
     secretRef: SecretRef1 | None = None
     """
     A kubernetes.io/tls Secret in envoy-gateway-system holding the client certificate the rate-limit service presents to Redis; when set, it connects with TLS. Plain TCP when unset.
+    """
+
+
+class Registry(BaseModel):
+    """
+    Where an air-gapped control plane pulls the gateway's charts from: a chart repository mirror for every chart whose component does not set repository, a registry mirror for the images the charts run, and the credentials of the chart mirror (as a ServingStack's spec.registry).
+    """
+
+    charts: Annotated[str | None, Field(max_length=512, min_length=1, pattern="^(oci|https?)://[^\\s]+$")] = None
+    """
+    The chart repository mirror every chart of the gateway is pulled from unless its component sets repository: an oci:// registry path (e.g. oci://registry.example.com/charts) or an http(s):// Helm repository, serving each chart under its upstream name (gateway-helm, ai-gateway-crds-helm, ai-gateway-helm) and version.
+    """
+    images: Annotated[
+        str | None,
+        Field(
+            max_length=253,
+            min_length=1,
+            pattern="^[a-z0-9]([-a-z0-9.]*[a-z0-9])?(:[0-9]{1,5})?(/[a-z0-9]([-a-z0-9._]*[a-z0-9])?)*$",
+        ),
+    ] = None
+    """
+    A registry host, with an optional port and path, that mirrors the images the charts run under their upstream paths: each image value Modelplane knows in the gateway's charts (the README lists them) is set to this prefix plus the image's upstream path without its host, e.g. docker.io/envoyproxy/ai-gateway-controller becomes <images>/envoyproxy/ai-gateway-controller, and Envoy Gateway's global.imageRegistry becomes <images>. The nodes pull them with their own credentials (set a chart's imagePullSecrets through its component's values).
+    """
+    pullSecretRef: PullSecretRef | None = None
+    """
+    A Secret in crossplane-system on the control plane with the keys username and password that the chart mirror (registry.charts) accepts; every Release pulling from it uses it.
     """
 
 
@@ -295,6 +391,10 @@ class Spec(BaseModel):
     """
     How callers authenticate. Required on a new gateway: API keys and/or JWTs (mode Required, the default), or mode None, written explicitly, which accepts every caller (for development only). Envoy Gateway checks the credentials before any route runs (a SecurityPolicy on the Gateway) and forwards the caller's client id in the x-modelplane-client-id header, which a caller cannot set itself (the gateway removes it from every request first). A gateway created before spec.auth existed keeps accepting every caller until spec.auth is written.
     """
+    components: Components | None = None
+    """
+    Overrides of the charts the gateway installs on the control plane, from the same table of defaults as a workload cluster's ServingStack (one version of each across the fleet unless overridden; the README lists them). gateway: Envoy Gateway (gateway-helm). aiGateway: Envoy AI Gateway, with spec.aiGateway Enabled (its version and repository apply to its CRD chart and its controller's chart, its values to the controller's chart only). Both are always installed by the gateway (there is no mode).
+    """
     gatewayClassName: Annotated[
         str | None, Field(max_length=253, pattern="^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
     ] = "modelplane"
@@ -316,6 +416,10 @@ class Spec(BaseModel):
     rateLimit: RateLimit | None = None
     """
     Where rate limits are counted. Unset: each Envoy replica counts on its own (local limits; ModelService token limits are refused). With redis: Envoy Gateway's rate-limit service counts in Redis, one count across replicas (global limits).
+    """
+    registry: Registry | None = None
+    """
+    Where an air-gapped control plane pulls the gateway's charts from: a chart repository mirror for every chart whose component does not set repository, a registry mirror for the images the charts run, and the credentials of the chart mirror (as a ServingStack's spec.registry).
     """
 
 

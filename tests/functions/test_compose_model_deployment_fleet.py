@@ -71,6 +71,8 @@ CLUSTER: dict[str, Any] = {
             {"name": "scheduler", "mode": "Existing", "ready": False, "neededBy": "All", "message": "not found"},
             {"name": "lws", "mode": "Managed", "ready": True, "version": "0.10.0", "neededBy": "MultiNode"},
         ],
+        # A pool taken out of the spec, kept while a replica runs on it: its class counts for quotas.
+        "removingPools": [{"name": "old", "className": "nvidia-h100-8", "remaining": 1}],
     },
 }
 
@@ -135,6 +137,9 @@ CLUSTER_FIELDS: list[tuple[Any, ...]] = [
     *[("status", "components", 0, f) for f in ("name", "mode", "ready", "neededBy", "message")],
     ("status", "components", 1, "version"),
     ("status", "components", 1, "ready"),
+    ("status", "removingPools"),
+    ("status", "removingPools", 0),
+    *[("status", "removingPools", 0, f) for f in ("name", "className", "remaining")],
 ]
 _ROLE_FIELDS: list[tuple[Any, ...]] = [
     ("workers",),

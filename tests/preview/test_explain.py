@@ -101,6 +101,8 @@ def test_explain_document_carries_the_cache(output: str, capsys: pytest.CaptureF
         pytest.param(["platform", "models"], 8, "", id="platform-and-models"),
         # The Ready copy decides a placement: explain must rank by the cache as the scheduler does.
         pytest.param(["platform", "model-cache"], 2, "Cache", id="model-cache"),
+        # A quota holds some replicas back: explain places the others where the scheduler did.
+        pytest.param(["platform", "quotas"], 4, "", id="quotas"),
     ],
 )
 def test_explain_agrees_with_the_scheduler(fleet: list[str], least: int, decided_by: str) -> None:
@@ -214,3 +216,43 @@ def test_every_unplaced_replica_is_explained_by_its_deployments_own_reason(
     for d in unplaced:
         steps = explain_deployment(preview.fleet, d.name).steps
         assert [s.reason for s in steps if not s.chosen][:1] == [d.scheduled.reason], d.name
+
+
+@pytest.mark.parametrize(
+    ("deployment", "placed", "figures"),
+    [
+        # Capacity alone fits it on us-east-kai; team-a's quota is full with chat's 16.
+        pytest.param(
+            "team-a/eval",
+            0,
+            "FleetQuota team-a allows 16 nvidia-h100-8 accelerators, 16 in use, 8 requested",
+            id="eval",
+        ),
+        # Two of three fit the team's 8 H100s (a device selector over three classes); the third does not.
+        pytest.param(
+            "team-b/embed",
+            2,
+            "FleetQuota team-b allows 8 accelerators matching limits[0].deviceSelector, 8 in use, 4 requested",
+            id="embed",
+        ),
+    ],
+)
+def test_explain_and_the_scheduler_agree_on_a_quota_limited_deployment(
+    deployment: str, placed: int, figures: str
+) -> None:
+    preview = run_preview([EXAMPLES / "platform", EXAMPLES / "quotas"], assume_ready=True)
+    (view,) = [d for d in preview.view.deployments if d.name == deployment]
+    assert (view.placed, view.scheduled.reason) == (placed, "QuotaExceeded")
+    assert figures in view.scheduled.message
+    steps = explain_deployment(preview.fleet, deployment).steps
+    assert len([s for s in steps if s.chosen]) == placed
+    (unplaced,) = [s for s in steps if not s.chosen]
+    assert (unplaced.reason, figures in unplaced.message) == ("QuotaExceeded", True), unplaced
+
+
+def test_explain_golden_quota(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["--assume-ready", "--width", "120", "--explain", "team-b/embed", str(EXAMPLES / "platform")]
+    assert command.main([*args, str(EXAMPLES / "quotas")]) == Exit.UNPLACED
+    out = capsys.readouterr().out
+    assert "FleetQuota team-b: 8 accelerators matching limits[0].deviceSelector, 0 in use by others" in out
+    check_golden("explain-embed-quota.txt", out)

@@ -97,10 +97,12 @@ def cluster(
     observed: Mapping[str, tuple[str, int]] | None = None,
     removing: Collection[str] = (),
     components: Sequence[Mapping[str, Any]] = (),
+    removing_class: str = "",
 ) -> InferenceCluster:
     """A cluster; ``ready=None`` leaves it without status, ``observed`` maps pool → (source, inUse).
 
-    ``removing``: pools its function keeps out of the spec while replicas run on them (``status.removingPools``).
+    ``removing``: pools its function keeps out of the spec while replicas run on them (``status.removingPools``),
+    each of the class ``removing_class`` when given.
     ``components``: its serving stack's components as it publishes them (``status.components``).
     """
     node_pools = []
@@ -130,7 +132,10 @@ def cluster(
                 ]
             }
         if removing:
-            status["removingPools"] = [{"name": n, "remaining": 1} for n in sorted(removing)]
+            status["removingPools"] = [
+                {"name": n, "remaining": 1, **({"className": removing_class} if removing_class else {})}
+                for n in sorted(removing)
+            ]
         if components:
             status["components"] = [dict(c) for c in components]
         body["status"] = status

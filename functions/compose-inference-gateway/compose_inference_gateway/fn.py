@@ -1,7 +1,8 @@
 """The InferenceGateway function: install Envoy Gateway on the control plane and compose its Gateway.
 
 It composes a provider-helm Release of Envoy Gateway (through the control
-plane's own ProviderConfig), a GatewayClass, a Gateway with an HTTP listener
+plane's own ProviderConfig; its chart from the table of defaults with ``spec.components`` and
+``spec.registry`` over it, ``compose_inference_gateway.charts``), a GatewayClass, a Gateway with an HTTP listener
 (and HTTPS when a certificate is given, with the ReferenceGrant that lets the
 Gateway read a certificate in another namespace), the caller auth of
 ``spec.auth`` (``compose_inference_gateway.auth``), the rate-limit counters and
@@ -20,6 +21,7 @@ from crossplane.function import resource, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from compose_inference_gateway import auth, limits
+from compose_inference_gateway.charts import charts_of
 from modelplane.conditions import Condition, Reason, Status, Type
 from modelplane.fnkit import inputs
 from modelplane.fnkit.ledger import Ledger
@@ -150,9 +152,13 @@ def _desired(name: str, spec: Spec, extras: Extras) -> dict[str, dict[str, Any]]
         certificate = (spec.https.certificateRef.namespace, spec.https.certificateRef.name)
         listeners.append(Listener(spec.https.port or 443, certificate))
     ref = gateway_ref(name)
+    charts = charts_of(spec)
+    gateway_values = envoy_gateway_values(extras)
     out = {
-        GATEWAY_RELEASE_KEY: release(gateway_release_name(name), provider_config, envoy_gateway_values(extras)),
-        **limits.desired(name, provider_config, extras),
+        GATEWAY_RELEASE_KEY: release(
+            gateway_release_name(name), provider_config, gateway_values, charts.gateway, charts.registry
+        ),
+        **limits.desired(name, provider_config, extras, charts),
         GATEWAY_CLASS_KEY: gateway_class(class_name),
         GATEWAY_KEY: gateway(ref, class_name, tuple(listeners)),
     }

@@ -12,6 +12,7 @@ from typing import Any
 from crossplane.function import response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
+from compose_inference_gateway.charts import Charts
 from modelplane.conditions import Condition, Reason, Status, Type
 from modelplane.fnkit.required import Requirement
 from modelplane.fnkit.status import set_conditions
@@ -37,9 +38,11 @@ def request_secret(rsp: fnv1.RunFunctionResponse, extras: Extras) -> None:
         )
 
 
-def desired(name: str, provider_config: dict[str, str], extras: Extras) -> dict[str, dict[str, Any]]:
-    """Envoy AI Gateway's Releases when ``spec.aiGateway`` is Enabled; nothing otherwise."""
-    return ai_gateway_releases(name, provider_config) if extras.ai_gateway else {}
+def desired(name: str, provider_config: dict[str, str], extras: Extras, charts: Charts) -> dict[str, dict[str, Any]]:
+    """Envoy AI Gateway's Releases, with ``spec.components.aiGateway``, when ``spec.aiGateway`` is Enabled."""
+    if not extras.ai_gateway:
+        return {}
+    return ai_gateway_releases(name, provider_config, charts.ai_gateway, charts.registry)
 
 
 def report(rsp: fnv1.RunFunctionResponse, req: fnv1.RunFunctionRequest, extras: Extras) -> Condition:

@@ -18,7 +18,7 @@ from functools import partial
 from typing import TypeVar
 
 from modelplane.capacity import ClusterInfo, Observed, PoolInfo, Source
-from modelplane.capacity.clusters import Lacking, lacks, removing_pools
+from modelplane.capacity.clusters import Lacking, lacks, removing_classes, removing_pools
 from modelplane.capacity.observed import observed_figure
 from modelplane.fnkit.structs import (
     Fields,
@@ -80,7 +80,8 @@ def cluster_facts(fields: Fields) -> ClusterFacts | None:
     not_ready = ready.why_not()
     since = ready.since if not_ready else ""
     observed, published = _capacity(status.get("capacity") if status is not None else None, pools)
-    removing = [need(text(p.get("name"))) for p in objects(status.get("removingPools"))] if status is not None else []
+    listed = [_removing_pool(p) for p in objects(status.get("removingPools"))] if status is not None else []
+    removing = [name for name, _ in listed]
     capacity = obj(status.get("capacity")) if status is not None else None
     overcommitted = strings(capacity.get("overcommitted")) if capacity is not None else frozenset()
     lacking = _lacking(status.get("components")) if status is not None else ()
@@ -99,8 +100,16 @@ def cluster_facts(fields: Fields) -> ClusterFacts | None:
         price=cluster_price(multiplier, grams),
         removing=removing_pools(removing, (n for n, _, _ in pools)),
         lacking=lacking,
+        removing_classes=removing_classes(listed, (n for n, _, _ in pools)),
     )
     return ClusterFacts(info, published, overcommitted)
+
+
+def _removing_pool(entry: Fields) -> tuple[str, str]:
+    """A ``status.removingPools[]`` entry as (name, class); its class counts its replicas for FleetQuotas."""
+    need(whole(entry.get("remaining")))
+    strings(entry.get("replicas"))
+    return need(text(entry.get("name"))), text(entry.get("className")) or ""
 
 
 def model_facts(cluster: InferenceCluster) -> ClusterFacts | None:

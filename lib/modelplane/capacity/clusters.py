@@ -88,6 +88,9 @@ class ClusterInfo:
         price: ``spec.cost.multiplier`` and ``spec.carbon.gramsCO2PerKWh``.
         removing: Pools taken out of ``spec.nodePools`` that its function keeps while ModelReplicas
             run on them (``status.removingPools``): each drains, as the cluster does with ``spec.drain``.
+        removing_classes: The class of each removing pool whose entry gives one (``className``, as the
+            cluster last published it), (pool, class) sorted: what runs there still counts against a
+            FleetQuota of that class until it has moved.
         lacking: Serving-stack components it does not have ready that some replicas need
             (``status.components``): such replicas are not placed here.
     """
@@ -104,6 +107,7 @@ class ClusterInfo:
     price: ClusterPrice = NO_CLUSTER_PRICE
     removing: frozenset[str] = frozenset()
     lacking: tuple[Lacking, ...] = ()
+    removing_classes: tuple[tuple[str, str], ...] = ()
 
     @property
     def schedulable(self) -> bool:
@@ -125,7 +129,8 @@ def cluster_info(cluster: InferenceCluster) -> ClusterInfo | None:
     not_ready = ready.why_not()
     since = ready.since if not_ready else ""
     observed = observed_usage(cluster)
-    removing = [p.name for p in (cluster.status.removingPools or [])] if cluster.status is not None else []
+    listed = (cluster.status.removingPools or []) if cluster.status is not None else []
+    removing = [p.name for p in listed]
     pools = tuple(
         PoolInfo(
             p.name,
@@ -150,9 +155,16 @@ def cluster_info(cluster: InferenceCluster) -> ClusterInfo | None:
         ),
         removing=removing_pools(removing, (p.name for p in pools)),
         lacking=lacking_components(cluster.status.components or []) if cluster.status is not None else (),
+        removing_classes=removing_classes(((p.name, p.className or "") for p in listed), (p.name for p in pools)),
     )
 
 
 def removing_pools(listed: Iterable[str], in_spec: Iterable[str]) -> frozenset[str]:
     """The pools ``status.removingPools`` lists that are not back in ``spec.nodePools`` (a re-added pool serves)."""
     return frozenset(listed) - frozenset(in_spec)
+
+
+def removing_classes(listed: Iterable[tuple[str, str]], in_spec: Iterable[str]) -> tuple[tuple[str, str], ...]:
+    """(pool, class) of each removing pool (``removing_pools``) whose entry names its class, sorted."""
+    back = frozenset(in_spec)
+    return tuple(sorted({(pool, klass) for pool, klass in listed if pool and klass and pool not in back}))

@@ -12,6 +12,12 @@ number from the tables: nothing is hidden behind "and N more".
 With ``spec.modelCacheRef`` the ModelCache is taken from the same fleet, read as
 compose-model-deployment reads it (``copy_of``, its Ready copies by ``ready_clusters``), so the
 cache rank is the scheduler's; the tables gain a ``cache`` column.
+
+The FleetQuotas and FleetPriorityClasses are taken from the same fleet and read as
+compose-model-deployment reads them (``quotas_for``): the quotas whose published namespaces (or,
+before they publish, whose selector) take the deployment's namespace, and the value of its
+``spec.priority``. So a deployment a quota holds back is explained as ``QuotaExceeded`` with the
+quota's figures, as its ``Scheduled`` condition says, not as fitting where capacity alone allows.
 """
 
 from __future__ import annotations
@@ -44,13 +50,18 @@ from modelplane.scheduling.explain import (
     Step,
     explain,
 )
+from modelplane.scheduling.priority import Priority, resolve_priority
+from modelplane.scheduling.quotas import Quota, Quotas, applying, quota_of
+from modelplane.scheduling.rejection import RejectReason
 from modelplane.scheduling.view import build_view, cluster_facts
+from modelplane_models.fleet_priority_class import FleetPriorityClass
+from modelplane_models.fleet_quota import FleetQuota
 from modelplane_models.inference_class import InferenceClass
 from modelplane_models.inference_cluster import InferenceCluster
 from modelplane_models.model_deployment import ModelDeployment
 from modelplane_models.model_replica import ModelReplica
 
-M = TypeVar("M", InferenceCluster, InferenceClass, ModelReplica)
+M = TypeVar("M", InferenceCluster, InferenceClass, ModelReplica, FleetQuota, FleetPriorityClass)
 
 
 class ExplainError(LookupError):
@@ -102,7 +113,27 @@ def _explain_on(deployment: ModelDeployment, seen: Sequence[Manifest]) -> Explan
     clusters = (f for f in map(cluster_facts, _parse(seen, "InferenceCluster", InferenceCluster)) if f)
     view = build_view(clusters, _parse(seen, "InferenceClass", InferenceClass))
     own = (h for h in map(replica_occupancy, _parse(seen, "ModelReplica", ModelReplica)) if h is not None)
-    return explain(deployment, view, own=own, cache=_cache(deployment, seen))
+    return explain(deployment, view, own=own, cache=_cache(deployment, seen), quotas=quotas_for(deployment, seen))
+
+
+def quotas_for(deployment: ModelDeployment, seen: Sequence[Manifest]) -> Quotas:
+    """The FleetQuotas of the deployment's namespace and its priority's value, as compose-model-deployment reads them.
+
+    A ``spec.priority`` that cannot be used (no such class, or a quota does not allow it) places
+    nothing in the scheduler (its ``Scheduled`` says why); here it counts as no priority, so the
+    quotas still explain what they would allow.
+    """
+    namespace = (deployment.metadata.namespace if deployment.metadata is not None else None) or ""
+    found = (quota_of(q) for q in _parse(seen, "FleetQuota", FleetQuota))
+    quotas = applying((q for q in found if isinstance(q, Quota)), namespace)
+    classes = {
+        c.metadata.name: c.spec.value
+        for c in _parse(seen, "FleetPriorityClass", FleetPriorityClass)
+        if c.metadata is not None and c.metadata.name and c.spec is not None
+    }
+    name = (deployment.spec.priority or "") if deployment.spec is not None else ""
+    resolved = resolve_priority(name, classes, quotas)
+    return Quotas(quotas, resolved.value if isinstance(resolved, Priority) else 0)
 
 
 def _cache(deployment: ModelDeployment, seen: Sequence[Manifest]) -> CacheCopy | None:
@@ -205,7 +236,9 @@ def _step_rows(step: Step, *, cost: str, copies: dict[str, str] | None) -> list[
     """
     if not step.candidates:
         dashes = ("-",) * (5 + bool(cost) + (copies is not None))
-        return [(step.replica, *dashes, "unplaced", f"{step.reason} (no cluster above is eligible)")]
+        # A quota's refusal depends on the replicas placed before this one: its figures are below the table.
+        said = "a quota has no room: below" if step.reason == str(RejectReason.QUOTA_EXCEEDED) else None
+        return [(step.replica, *dashes, "unplaced", f"{step.reason} ({said or 'no cluster above is eligible'})")]
     rows: list[tuple[str, ...]] = []
     for i, c in enumerate(step.candidates):
         chosen = c.cluster == step.chosen and i == 0
@@ -268,6 +301,8 @@ def render_explanation(
         c.print(f"spec.placement.strategy: {exp.strategy}")
     if exp.cache is not None:
         c.print(f"spec.modelCacheRef: {_cache_line(exp.cache)}")
+    for line in exp.quotas:
+        c.print(line)
     now = ", ".join(f"{r} → {cl}" for r, cl in placements) or "none"
     c.print(f"placed now: {now}")
     c.print("decided on the fleet as the deployment saw it when it last placed replicas; every other deployment's")
@@ -303,6 +338,8 @@ def render_explanation(
 def _step_lines(exp: Explanation) -> list[str]:
     """Below the scoring: why each replica went where it went, what it does with the cache there, the GPUs."""
     lines = [f"  {s.replica} → {s.chosen}: {s.why}" for s in exp.steps if s.chosen]
+    quota = str(RejectReason.QUOTA_EXCEEDED)
+    lines += [f"  {s.replica} unplaced: {s.reason}: {s.message}" for s in exp.steps if s.reason == quota]
     for s in exp.steps:
         if s.waits:
             lines.append(f"  {s.replica}: CacheNotReady (policy Required): {s.waits}")

@@ -12,7 +12,7 @@ from typing import Any
 
 from modelplane.charts import CHARTS, Component
 from modelplane.layout import CONDITION, Layout
-from modelplane.stack.overrides import merge_values
+from modelplane.stack.overrides import NO_REGISTRY, Install, Overrides, Registry, install, merge_values
 
 GATEWAY_API_VERSION = "gateway.networking.k8s.io/v1"
 GATEWAY_GROUP = "gateway.networking.k8s.io"
@@ -64,18 +64,34 @@ def gateway_ref(inference_gateway: str) -> GatewayRef:
     return GatewayRef(inference_gateway)
 
 
-def release(name: str, provider_config: Mapping[str, str], values: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The provider-helm Release that installs Envoy Gateway on the control plane, ``values`` merged over ours."""
+def release(
+    name: str,
+    provider_config: Mapping[str, str],
+    values: Mapping[str, Any] | None = None,
+    overrides: Overrides | None = None,
+    registry: Registry = NO_REGISTRY,
+) -> dict[str, Any]:
+    """The provider-helm Release that installs Envoy Gateway on the control plane.
+
+    Our values (``CHART_VALUES``, then ``values`` merged over them), then ``registry``'s image
+    mirror, then the InferenceGateway's ``spec.components.gateway`` (``overrides``: version,
+    repository, values merged over ours), as a workload cluster's stack installs the same chart.
+    """
+    chosen = install(_CHART, overrides or Overrides(), registry, base_values=merge_values(CHART_VALUES, values or {}))
+    return release_of(name, provider_config, chosen)
+
+
+def release_of(name: str, provider_config: Mapping[str, str], chosen: Install) -> dict[str, Any]:
+    """The Release of one chart installed on the control plane (``chosen``: its row, with overrides and mirrors)."""
+    chart: dict[str, Any] = {"name": chosen.chart.name, "repository": chosen.repository, "version": chosen.version}
+    if chosen.pull_secret:
+        chart["pullSecretRef"] = {"name": chosen.pull_secret}
     return {
         "apiVersion": RELEASE_API_VERSION,
         "kind": "Release",
         "metadata": {"name": name, "namespace": RELEASE_NAMESPACE},
         "spec": {
-            "forProvider": {
-                "chart": {"name": CHART_NAME, "repository": CHART_REPOSITORY, "version": CHART_VERSION},
-                "namespace": GATEWAY_NAMESPACE,
-                "values": merge_values(CHART_VALUES, values or {}),
-            },
+            "forProvider": {"chart": chart, "namespace": chosen.chart.namespace, "values": dict(chosen.values)},
             "providerConfigRef": dict(provider_config),
         },
     }

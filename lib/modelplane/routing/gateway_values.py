@@ -12,9 +12,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from modelplane.charts import CHARTS, Chart, Component
+from modelplane.charts import CHARTS, Component
 from modelplane.names import AI_GATEWAY_CRDS_RELEASE_KEY, AI_GATEWAY_RELEASE_KEY, helm_release_name
-from modelplane.routing.gateway import GATEWAY_NAMESPACE, RELEASE_API_VERSION, RELEASE_NAMESPACE
+from modelplane.routing.gateway import GATEWAY_NAMESPACE, release_of
+from modelplane.stack.overrides import NO_REGISTRY, Overrides, Registry, install
 
 # Envoy AI Gateway's controller, which Envoy Gateway calls while translating routes (its install guide).
 _AI_GATEWAY_EXTENSION: Mapping[str, Any] = {
@@ -74,23 +75,21 @@ def envoy_gateway_values(extras: Extras) -> dict[str, Any]:
     return {"config": {"envoyGateway": config}} if config else {}
 
 
-def ai_gateway_releases(owner: str, provider_config: Mapping[str, str]) -> dict[str, dict[str, Any]]:
-    """The Releases of Envoy AI Gateway's CRDs and controller, by composition key, named ``<owner>-<component>``."""
+def ai_gateway_releases(
+    owner: str, provider_config: Mapping[str, str], overrides: Overrides | None = None, registry: Registry = NO_REGISTRY
+) -> dict[str, dict[str, Any]]:
+    """The Releases of Envoy AI Gateway's CRDs and controller, by composition key, named ``<owner>-<component>``.
+
+    ``overrides`` (``spec.components.aiGateway``): its version and repository apply to both charts, its
+    values to the controller's only, as a workload cluster's stack installs them; ``registry`` as there.
+    """
+    chosen = overrides or Overrides()
     keys = {AI_GATEWAY_CRDS_RELEASE_KEY: Component.AI_GATEWAY_CRDS, AI_GATEWAY_RELEASE_KEY: Component.AI_GATEWAY}
-    return {key: _release(helm_release_name(owner, str(c)), CHARTS[c], provider_config) for key, c in keys.items()}
-
-
-def _release(name: str, chart: Chart, provider_config: Mapping[str, str]) -> dict[str, Any]:
     return {
-        "apiVersion": RELEASE_API_VERSION,
-        "kind": "Release",
-        "metadata": {"name": name, "namespace": RELEASE_NAMESPACE},
-        "spec": {
-            "forProvider": {
-                "chart": {"name": chart.name, "repository": chart.repository, "version": chart.version},
-                "namespace": chart.namespace,
-                "values": dict(chart.values),
-            },
-            "providerConfigRef": dict(provider_config),
-        },
+        key: release_of(
+            helm_release_name(owner, str(c)),
+            provider_config,
+            install(CHARTS[c], chosen, registry, user_values=c is Component.AI_GATEWAY),
+        )
+        for key, c in keys.items()
     }

@@ -24,6 +24,13 @@ cluster's copy and, per replica, what the replica does with the copy on its clus
 without it with Preferred). Neither policy makes a cluster ineligible: a Required replica placed
 where the copy is not Ready is composed there, so the copy is staged, and waits (CacheNotReady).
 
+With the FleetQuotas of the deployment's namespace (``quotas``) the placer is given the same
+quota gate as in ``schedule`` (``modelplane.scheduling.gate``: each limit's published use less
+the deployment's own, what lower priorities hold that its priority may take) and the pools where
+lower priorities not serving yet would give way: a cluster whose pools have room that a quota
+refuses is ``QuotaExceeded`` with the quota's figures, as the deployment's ``Scheduled`` says, and
+``quotas`` lists each limit as the placement started from it.
+
 Placing a replica changes the free capacity the next one sees, exactly as in
 ``schedule``. Existing replicas are sticky there and are not re-decided here.
 """
@@ -41,10 +48,12 @@ from modelplane.names import replica_name
 from modelplane.scheduling.costs import objective_of
 from modelplane.scheduling.decision import Score
 from modelplane.scheduling.devices import PoolReason, RoleRequest
+from modelplane.scheduling.gate import QuotaGate
 from modelplane.scheduling.labels import cluster_selector_text
 from modelplane.scheduling.placement import Origin, Placement
 from modelplane.scheduling.placer import Placer
-from modelplane.scheduling.rejection import ClusterRejection, Unplaced
+from modelplane.scheduling.quotas import Quotas
+from modelplane.scheduling.rejection import ClusterRejection, RejectReason, Unplaced
 from modelplane.scheduling.request import request_of
 from modelplane.scheduling.revision import cache_mount
 from modelplane.scheduling.view import FleetView
@@ -147,6 +156,7 @@ class Step:
     why: str = ""  # ... said with the figures
     waits: str = ""  # policy Required, the copy on the winner not Ready: why the replica waits (CacheNotReady)
     unmounted: str = ""  # policy Preferred (or no claim to mount): why it starts without the copy
+    message: str = ""  # when unplaced: the scheduler's message (a quota's figures with QuotaExceeded)
 
 
 @dataclass(frozen=True)
@@ -161,6 +171,8 @@ class Explanation:
     strategy: str = ""  # how new replicas are placed when not by Spread: the PlacementStrategy condition's message
     unit: str = ""  # the unit of the candidates' cost ("USD/h", "gCO2/h"); "" when they have none
     cache: CacheRank | None = None  # spec.modelCacheRef, ranked by; None when the deployment references none
+    # Each limit of the namespace's FleetQuotas as the placement started from it (``quota_lines``).
+    quotas: tuple[str, ...] = ()
 
 
 def _describe(request: RoleRequest) -> str:
@@ -216,7 +228,12 @@ def _cluster_check(run: Placer, cluster: ClusterInfo, copy: tuple[str, str]) -> 
         if isinstance(eligible, ClusterRejection):
             verdict, message = str(eligible.reason), eligible.message
         elif run.option(cluster) is None:
-            verdict, message = "InsufficientCapacity", "no combination of its pools fits a replica now"
+            # Room a quota refuses says so with the figures, as the scheduler's own rejection does.
+            rejection = run.rejection(cluster)
+            if rejection.reason is RejectReason.QUOTA_EXCEEDED:
+                verdict, message = str(rejection.reason), rejection.message
+            else:
+                verdict, message = "InsufficientCapacity", "no combination of its pools fits a replica now"
         else:
             verdict, message = "eligible", ""
     return ClusterCheck(
@@ -250,6 +267,7 @@ def explain(
     *,
     own: Iterable[Occupancy] = (),
     cache: CacheCopy | None = None,
+    quotas: Quotas | None = None,
 ) -> Explanation:
     """Explain where ``deployment``'s replicas go on a fleet, as ``schedule`` would place them afresh.
 
@@ -261,6 +279,8 @@ def explain(
         cache: The ModelCache ``spec.modelCacheRef`` names, as read (``copy_of``); None when it is not
             found. Its Ready copies (``CacheCopy.ready``) are the ``cached`` clusters ``schedule`` is
             given. Ignored when the deployment references no cache.
+        quotas: The FleetQuotas of the deployment's namespace and its priority, as ``schedule`` is
+            given them (None: no quota applies).
 
     Raises:
         InvalidDeploymentError: The deployment has no name, no serving shape or an invalid topology.
@@ -271,7 +291,20 @@ def explain(
     ref = _cache_ref(deployment)
     # What compose-model-deployment gives ``schedule``: the Ready copies; none when the cache is not found.
     cached = None if ref is None else (cache.ready if cache is not None else frozenset())
-    run = Placer(request, fleet.cluster_list(), fleet.judge(), published, objective=resolved.objective, cached=cached)
+    quotas = quotas or Quotas()
+    clusters, judge = fleet.cluster_list(), fleet.judge()
+    gate = QuotaGate.of(quotas, request.key, clusters, judge)
+    lines = quota_lines(gate)
+    run = Placer(
+        request,
+        clusters,
+        judge,
+        published,
+        objective=resolved.objective,
+        cached=cached,
+        gate=gate,
+        preemptible=fleet.preemptible(quotas.priority),
+    )
     checks = tuple(_cluster_check(run, c, _copy(cache, c.name) if ref else ("", "")) for c in run.clusters)
     steps = []
     for ordinal in range(request.replicas):
@@ -303,7 +336,7 @@ def explain(
             )
         elif isinstance(outcome, Unplaced):
             # Each cluster's own reason is in ``clusters``: the scheduler's one-line summary would abbreviate them.
-            steps.append(Step(name, candidates, "", str(outcome.reason), (), ()))
+            steps.append(Step(name, candidates, "", str(outcome.reason), (), (), message=outcome.message))
             break  # replicas share one shape and capacity only shrinks: the rest fail alike
     selector = deployment.spec.clusterSelector if deployment.spec is not None else None
     return Explanation(
@@ -317,7 +350,25 @@ def explain(
         cache=None
         if ref is None
         else CacheRank(ref.name, str(ref.policy), cache is not None, tuple(sorted(cached or ()))),
+        quotas=lines,
     )
+
+
+def quota_lines(gate: QuotaGate | None) -> tuple[str, ...]:
+    """Each limit a placement starts from: ``FleetQuota team-a: 16 nvidia-h100-8 accelerators, 8 in use by others``.
+
+    "By others": the quota's published use less this deployment's own replicas, which explain places afresh.
+    """
+    if gate is None:
+        return ()
+    out = []
+    for key in sorted(gate.limits):
+        quota, limit = gate.limits[key]
+        line = f"FleetQuota {quota.name}: {limit.accelerators} {limit.what}, {gate.in_use[key]} in use by others"
+        if gate.preemptible[key]:
+            line += f" ({gate.preemptible[key]} of it by lower priorities, which this priority may take)"
+        out.append(line)
+    return tuple(out)
 
 
 def _selector_text(selector: ClusterSelector | None) -> str:

@@ -9,7 +9,9 @@ A ``QuotaGate`` holds, per limit of every quota that applies, the accelerators i
    aside: what does not serve yet, and with ``preemption: LowerPriority`` what serves too (the
    quota's function then finds them beyond the limit and their deployments give way);
 3. the placer charges each of the deployment's replicas as it accounts for it (kept,
-   retiring, being deleted) and each it places, and gives back a charge when a replica it
+   retiring, being deleted, leaving a pool taken out of its cluster's spec: that pool counts
+   under the class its cluster published for it, ``status.removingPools[].className``) and
+   each it places, and gives back a charge when a replica it
    accounted for moves or is released;
 4. a replica is placed only on pools where every limit that covers them has room for it;
    when none has, the refusal names the quota, its limit, the use and the request.
@@ -93,6 +95,9 @@ class QuotaGate:
             in_use[lk] = max(0, published.in_use - published.deployments.get(own, 0))
             preemptible[lk] = min(in_use[lk], published.preemptible(quotas.priority, quota.preemption))
         pool_class = {(c.name, p.name): p.class_name for c in clusters for p in c.pools}
+        # A pool taken out of the spec keeps its class (as its cluster published it) while its replicas
+        # move: they hold their accelerators until then, as the quota's function counts them.
+        pool_class.update(((c.name, pool), klass) for c in clusters for pool, klass in c.removing_classes)
         return cls(limits, pool_class, judge, in_use, preemptible)
 
     def need(self, pools: Iterable[tuple[PoolKey, Footprint]]) -> Counter[LimitKey]:

@@ -1,11 +1,12 @@
 """One placement pass: account for what exists, place again what must move, then place new replicas.
 
 1. occupy what exists: replicas retired or removed still run until deleted; unmanaged
-   replicas and shadows hold their GPUs; kept replicas hold theirs in ordinal order, a
-   reshaped one at its new shape only if its pools have room for it after every other
-   replica (held at its old shape otherwise). A replica its pool's published figure
-   counts already holds its GPUs there: holding it takes nothing more, and one that
-   moves, is reshaped or released gives them back;
+   replicas and shadows hold their GPUs; leaving replicas (a draining cluster, a pool taken
+   out of the spec) hold their FleetQuotas' accelerators until they are retired; kept
+   replicas hold theirs in ordinal order, a reshaped one at its new shape only if its
+   pools have room for it after every other replica (held at its old shape otherwise). A
+   replica its pool's published figure counts already holds its GPUs there: holding it
+   takes nothing more, and one that moves, is reshaped or released gives them back;
 2. place again, under their names, the replicas that must move (changed between unified
    and disaggregated, or found beyond a cluster's capacity): one that does not fit stays
    where it is, held;
@@ -109,6 +110,8 @@ def _occupy_others(run: Placer, kept: Kept, taken: Sequence[Occupancy], *, relea
             run.occupy(o.occupancy.cluster, _roles(o.occupancy), own=False, name=_name(o.occupancy))
     for h in taken:
         run.occupy(h.cluster, _roles(h), own=bool(h.roles), name=_name(h))
+    for o in kept.leaving:  # running until its replacement serves: it holds its quota, not capacity
+        run.charge_quota(_name(o.occupancy), o.occupancy.cluster, _roles(o.occupancy))
     for o in kept.staying:  # placed again: what it held where it runs is free once it moves
         if kept.placements[o.ordinal] is None:
             run.release(_name(o.occupancy), o.occupancy.cluster, _roles(o.occupancy))

@@ -240,6 +240,16 @@ class Placer:
             self._spread[cluster] += 1
         return True
 
+    def charge_quota(self, name: str, cluster: str, roles: Iterable[tuple[str, Footprint]]) -> None:
+        """Charge a replica that takes no capacity a new one could have to the quotas (it is leaving).
+
+        A replica leaving a draining cluster or a pool taken out of the spec runs there until its
+        replacement serves: its accelerators count against its quotas until then, as the quota's
+        function counts them, although nothing new may be placed where it runs.
+        """
+        if self.gate is not None:
+            self.gate.charge(self.gate.need(((cluster, pool), fp) for pool, fp in roles), name)
+
     def release(self, name: str, cluster: str, roles: Iterable[tuple[str, Footprint]]) -> None:
         """Give back what a replica the published figures count holds (it moves, is reshaped or goes)."""
         if self.gate is not None:

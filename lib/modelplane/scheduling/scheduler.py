@@ -16,7 +16,8 @@ own replicas (``Existing``), and:
 4. applies one wave of the rollout (``waves.apply_wave``) and places (``passes``) with
    the placement engine (``placer.Placer``);
 5. when no surge replica fits anywhere, rolls in place, one replica at a time;
-6. when a leaving replica would be retired while its replacement fits nowhere, keeps it;
+6. when a leaving replica would be retired while its replacement fits nowhere, keeps it (not when
+   only a FleetQuota refuses the replacement and the accelerators the retirement gives back let it wait);
 7. when a replica fits only once this call's retirements release their GPUs, says it is
    pending on them rather than unplaced;
 8. names each placement's state, sums the rollout up, and what the placements cost and emit.
@@ -34,6 +35,7 @@ from modelplane.scheduling.passes import Outcome, place_pass
 from modelplane.scheduling.placer import Placer
 from modelplane.scheduling.quotas import Quotas
 from modelplane.scheduling.reconcile import Existing, Kept, keep_existing, read_replicas
+from modelplane.scheduling.rejection import RejectReason
 from modelplane.scheduling.request import InvalidDeploymentError, request_of
 from modelplane.scheduling.result import Pending, Schedule
 from modelplane.scheduling.view import FleetView
@@ -126,6 +128,9 @@ def schedule(
         fallback = f"no surge replica can be placed ({why}): updating in place, one replica at a time"
     why_stuck = outcome.unplaced[0] if outcome.unplaced else None
     retried = leaving_retired(kept, outcome.unplaced)
+    if retried and _quota_refused(outcome):
+        # A replacement only a quota refuses may fit once the leaving replica retired gives its quota back.
+        retried = not _fits_when_freed(outcome, run(kept, add, release=True))
     if retried:
         # 6. A leaving replica retired within maxUnavailable whose replacement fits nowhere would only be lost.
         kept, add = apply_wave(decided, strategy, request.replicas, None, existing, retire_leaving=False)
@@ -161,3 +166,17 @@ def schedule(
         note=resolved.note,
         spend=spend_of(placements, fleet.clusters, fleet.classes),
     )
+
+
+def _quota_refused(outcome: Outcome) -> bool:
+    """Whether the first replica left unplaced is refused by a FleetQuota (room was there otherwise)."""
+    return bool(outcome.unplaced) and outcome.unplaced[0].reason == RejectReason.QUOTA_EXCEEDED
+
+
+def _fits_when_freed(outcome: Outcome, freed: Outcome) -> bool:
+    """Whether fewer replicas stay unplaced once the replicas this wave retires are gone (step 6).
+
+    A leaving replica retired within maxUnavailable gives its quota back: its replacement then waits
+    for that (pending) instead of being unplaced, so the retirement is progress, not a loss.
+    """
+    return len(freed.unplaced) < len(outcome.unplaced)

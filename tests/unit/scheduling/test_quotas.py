@@ -23,10 +23,11 @@ from modelplane.scheduling.priority import (
     PriorityReason,
     resolve_priority,
 )
-from modelplane.scheduling.quotas import Quota, Quotas, applying, covers, namespace_labels, quota_of
+from modelplane.scheduling.quotas import Published, Quota, Quotas, applying, covers, namespace_labels, quota_of
 from modelplane.scheduling.view import class_views
 from modelplane.topology import Role
 from modelplane_models.fleet_quota import FleetQuota
+from modelplane_models.model_deployment import ModelDeployment
 from modelplane_models.model_replica import ModelReplica
 from tests.unit.fleet import NAMESPACE, Pool, Shape, cluster, deployment, fake_matcher, gpu_class, plan, replica
 
@@ -442,3 +443,57 @@ def test_quotas_apply_to_the_namespaces_they_found(namespace: str, want: list[st
         _selecting("every", {}, []),
     ]
     assert [q.name for q in applying(quotas, namespace)] == want
+
+
+_READY = {"conditions": [{"type": "Ready", "status": "True", "reason": "Available"}]}
+
+
+def _on_removing_pool(klass: str, max_unavailable: int) -> Schedule:
+    """llm-0 and llm-1 serve on east's pool ``old`` (taken out of the spec, of class ``klass``); team-a caps h100 at 16.
+
+    The quota's function counts both under the class their cluster published for the pool: 16 in use.
+    """
+    east = cluster("east", Pool("h100", "h100", 4), removing=["old"], removing_class=klass)
+    own = []
+    for i in range(2):
+        r = replica(
+            f"llm-{i}", cluster="east", pools={Role.UNIFIED: "old"}, shapes={Role.UNIFIED: TP8}, deployment="llm"
+        )
+        own.append(ModelReplica.model_validate({**r.model_dump(exclude_none=True), "status": _READY}))
+    quota = quota_of(_quota(limits=[{"className": "h100", "accelerators": 16}]))
+    assert quota is not None
+    published = {0: Published(in_use=16, deployments={f"{NAMESPACE}/llm": 16})}
+    counted = Quota(quota.name, quota.selector, quota.limits, published=published, namespaces=quota.namespaces)
+    body = deployment("llm", replicas=2, shape=ON_H100).model_dump(exclude_none=True, by_alias=True)
+    body["spec"]["strategy"] = {"rollingUpdate": {"maxSurge": 1, "maxUnavailable": max_unavailable}}
+    existing = Existing(replicas={i: _occ(o) for i, o in enumerate(own)})
+    return plan(
+        ModelDeployment.model_validate(body), [east], CLASSES, own, existing=existing, quotas=Quotas((counted,))
+    )
+
+
+FULL = "QuotaExceeded: FleetQuota team-a allows 16 h100 accelerators, 16 in use, 8 requested"
+
+
+@pytest.mark.parametrize(
+    ("klass", "max_unavailable", "new", "retired", "pending", "why"),
+    [
+        # Both hold the team's 16 h100 until they have moved: no surge replacement fits the quota, and
+        # with maxUnavailable 0 none may be retired first, so both stay and say why.
+        pytest.param("h100", 0, [], [], [], f"llm-2: {FULL}", id="surge-beyond-the-quota-waits"),
+        # Within maxUnavailable one is retired, and its replacement waits for the accelerators it gives back.
+        pytest.param("h100", 1, [], ["llm-0"], ["llm-2"], f"llm-3: {FULL}", id="retired-first-replacement-pending"),
+        # A cluster that has not published the pool's class (written before it did): nothing to charge it to.
+        pytest.param("", 0, ["llm-2"], [], [], "", id="class-unknown-not-charged"),
+    ],
+)
+def test_replicas_on_a_pool_taken_out_of_the_spec_count_against_their_quota(
+    klass: str, max_unavailable: int, new: list[str], retired: list[str], pending: list[str], why: str
+) -> None:
+    got = _on_removing_pool(klass, max_unavailable)
+    assert [p.replica for p in got.placements if p.roles[0].pool == "h100"] == new
+    assert list(got.retired) == retired
+    assert [p.replica for p in got.pending] == pending
+    assert got.removed == ()
+    if why:
+        assert why in got.message, got.message
