@@ -250,9 +250,13 @@ class Reads:
         of changed since every answer was last found current, they all still are.
         """
         checked = self._checked
-        if checked is not None and checked[0] is catalog and checked[2] == len(self.seen):
-            if all(catalog.changed(group, kind) <= checked[1] for group, kind in checked[3]):
-                return True
+        if (
+            checked is not None
+            and checked[0] is catalog
+            and checked[2] == len(self.seen)
+            and all(catalog.changed(group, kind) <= checked[1] for group, kind in checked[3])
+        ):
+            return True
         if all(catalog.answer(q, self.reader) == a for q, a in self.seen.items()):
             same = checked is not None and checked[2] == len(self.seen)
             kinds = checked[3] if checked is not None and same else frozenset((q[0], q[2]) for q in self.seen)
