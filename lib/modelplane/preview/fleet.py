@@ -212,13 +212,15 @@ def simulate(  # noqa: PLR0913, PLR0915 - optional keywords; one loop whose step
             last[key] = _Rendered(xr, observed, out)
             errors.pop(key, None)
             rendered = True
-        if key[0] == "ModelDeployment" and (_children(out.composed) != _children(state.composed) or key not in decided):
+        # Whether a deployment's placements changed (its replicas as composed): worked out once a step.
+        placed = key[0] == "ModelDeployment" and _children(out.composed) != _children(state.composed)
+        if key[0] == "ModelDeployment" and (placed or key not in decided):
             decided[key] = _read(out, states.catalog)
         _apply(sources, states, key, out, observe)
         if observe is not None and key[0] == "ModelDeployment":
             # Its replicas' clusters publish what they now hold before the next deployment reads them.
             _refresh(sources, states, _hosts(state.composed) | _hosts(out.composed), observe)
-        if key[0] == "ModelDeployment" and _children(state.composed) != _children(out.composed):
+        if placed:
             # So do the FleetQuotas that count them: each quota reconciles on its replicas' changes.
             for quota in [k for k in states if k[0] == "FleetQuota"]:
                 step(quota)
