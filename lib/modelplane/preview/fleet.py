@@ -163,13 +163,28 @@ def simulate(  # noqa: PLR0913, PLR0915 - optional keywords; one loop whose step
     # Only Modelplane's own render is known to compose the same from the status it wrote (``_echoed``).
     skips_echoes = renderer is render
 
+    # What each composed resource (or composed XR) was last observed as, by the object's identity: the
+    # simulation replaces an object it changes, and ``world`` observes the same object the same way.
+    observed_as: dict[int, tuple[Manifest, str, Manifest]] = {}
+
+    def seen_as(obj: Manifest, xr: Manifest) -> Manifest:
+        """``obj`` as ``xr`` observes it: through ``world`` unless it is an XR, owned by ``xr``."""
+        uid = str(xr["metadata"]["uid"])
+        found = observed_as.get(id(obj))
+        if found is not None and found[0] is obj and found[1] == uid:
+            return found[2]
+        seen = obj if is_modelplane(obj) or world is None else world(obj)
+        out = _owned(seen, xr)
+        observed_as[id(obj)] = (obj, uid, out)  # holding obj keeps its id from being reused
+        return out
+
     def step(key: Key) -> bool:
         """Bring ``key`` up to date with what it reads; whether it had to be rendered for that."""
         state = states.get(key)
         if state is None:  # its parent stopped composing it earlier in this pass
             return False
         xr = with_uid(state.xr)
-        observed = [_owned(o, xr) for o in _observed(state, states, world)]
+        observed = [seen_as(o, xr) for o in _observing(state, states)]
         previous = last.get(key)
         if previous is not None and _stands(previous, xr, observed, states.catalog, echoes=skips_echoes):
             # Its last render stands. One rendered again only to read back its own status still counts
@@ -197,13 +212,15 @@ def simulate(  # noqa: PLR0913, PLR0915 - optional keywords; one loop whose step
             last[key] = _Rendered(xr, observed, out)
             errors.pop(key, None)
             rendered = True
-        if key[0] == "ModelDeployment" and (_children(out.composed) != _children(state.composed) or key not in decided):
+        # Whether a deployment's placements changed (its replicas as composed): worked out once a step.
+        placed = key[0] == "ModelDeployment" and _children(out.composed) != _children(state.composed)
+        if key[0] == "ModelDeployment" and (placed or key not in decided):
             decided[key] = _read(out, states.catalog)
         _apply(sources, states, key, out, observe)
         if observe is not None and key[0] == "ModelDeployment":
             # Its replicas' clusters publish what they now hold before the next deployment reads them.
             _refresh(sources, states, _hosts(state.composed) | _hosts(out.composed), observe)
-        if key[0] == "ModelDeployment" and _children(state.composed) != _children(out.composed):
+        if placed:
             # So do the FleetQuotas that count them: each quota reconciles on its replicas' changes.
             for quota in [k for k in states if k[0] == "FleetQuota"]:
                 step(quota)
@@ -228,6 +245,7 @@ def simulate(  # noqa: PLR0913, PLR0915 - optional keywords; one loop whose step
     for n in range(1, max_passes + 1):
         before = dict(states.items())
         errors.clear()
+        observed_as.clear()  # what the last pass observed, and no more, is held
         # One XR at a time, each seeing what the ones before it composed, as a
         # control plane that reconciles them one by one would.
         for key in sorted(before):
@@ -313,18 +331,16 @@ def _read(out: RenderOutput, catalog: Catalog) -> tuple[Manifest, ...]:
     return tuple(sorted(found, key=key_of))
 
 
-def _observed(state: XRState, states: Mapping[Key, XRState], world: World | None = None) -> list[Manifest]:
-    """What an XR observes of its composed resources: composed XRs with the status they report.
+def _observing(state: XRState, states: Mapping[Key, XRState]) -> list[Manifest]:
+    """What an XR observes its composed resources through: composed XRs as they are now, with their status.
 
-    Other composed resources are observed as ``world`` reports them, or as composed without one.
+    Other composed resources are observed as ``world`` reports them, or as composed without one
+    (``simulate``'s ``seen_as``).
     """
     observed = []
     for composed in state.composed:
-        if is_modelplane(composed):
-            child = states.get(key_of(composed))
-            observed.append(child.xr if child is not None else composed)
-        else:
-            observed.append(world(composed) if world is not None else composed)
+        child = states.get(key_of(composed)) if is_modelplane(composed) else None
+        observed.append(child.xr if child is not None else composed)
     return observed
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, TypeVar, cast
 
 from modelplane.preview.manifests import Key, Manifest
@@ -40,7 +41,13 @@ def with_uid(xr: Manifest) -> Manifest:
     if meta.get("uid"):
         return xr
     name = f"{xr.get('apiVersion', '')}/{xr.get('kind', '')}/{meta.get('namespace', '')}/{meta.get('name', '')}"
-    return {**xr, "metadata": {**meta, "uid": str(uuid.uuid5(uuid.NAMESPACE_URL, f"modelplane-preview:{name}"))}}
+    return {**xr, "metadata": {**meta, "uid": _uid(name)}}
+
+
+@lru_cache(maxsize=65536)
+def _uid(name: str) -> str:
+    """The UID of the XR ``name`` (worked out once: every step of the simulation asks again)."""
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"modelplane-preview:{name}"))
 
 
 class States(Mapping[Key, XRState]):

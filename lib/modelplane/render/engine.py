@@ -13,7 +13,6 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from modelplane.protojson import copy_json
 from modelplane.render import composed as cdmeta
 from modelplane.render.model import RENDER_API_VERSION, RenderError, RenderInputs, RenderOutput
 from modelplane.render.output import replace_condition_times, sort_composed
@@ -65,10 +64,22 @@ def _check(inputs: RenderInputs) -> None:
         raise RenderError(msg)
 
 
+def _own(parent: dict[str, Any], key: str) -> Any:  # noqa: ANN401 - as setdefault
+    """``parent.setdefault(key, {})``, copied when an object (anything else stays, to fail as it would)."""
+    child = parent.setdefault(key, {})
+    if isinstance(child, Mapping):
+        child = parent[key] = dict(child)
+    return child
+
+
 def _engine_xr(inputs: RenderInputs) -> dict[str, Any]:
-    """The XR the engine stores: with a UID, a resourceVersion and references to the observed resources."""
-    xr: dict[str, Any] = copy_json(inputs.xr)
-    meta = xr.setdefault("metadata", {})
+    """The XR the engine stores: with a UID, a resourceVersion and references to the observed resources.
+
+    A copy of ``inputs.xr`` along the paths it changes only: the store holds it and never changes
+    what it holds (what it reads out is a copy), so the rest can be shared.
+    """
+    xr: dict[str, Any] = dict(inputs.xr)
+    meta = _own(xr, "metadata")
     meta["uid"] = xr_uid(xr)
     meta["resourceVersion"] = "999"
     problems = []
@@ -90,7 +101,7 @@ def _engine_xr(inputs: RenderInputs) -> dict[str, Any]:
             if not meta.get("namespace"):
                 ref["namespace"] = (o.get("metadata") or {}).get("namespace", "")
             refs.append({k: v for k, v in ref.items() if v})
-        xr.setdefault("spec", {}).setdefault("crossplane", {})["resourceRefs"] = refs
+        _own(_own(xr, "spec"), "crossplane")["resourceRefs"] = refs
     return xr
 
 
@@ -117,13 +128,15 @@ async def _render(inputs: RenderInputs) -> RenderOutput:
         Runners(inputs.functions),
         hints=inputs.requirements,
     )
-    out_xr = copy_json(done.xr)
+    # The reconcile's XR and composed resources are its own (read out of the store, or made from what
+    # the functions returned), and the store goes with this render: they are the output as they are.
+    out_xr = done.xr
     replace_condition_times(out_xr)
     composed = []
     for c in done.composed.composed:
         if key_of(c.resource) == key_of(xr):
             continue  # The engine takes it for the XR.
-        resource = copy_json(c.resource)
+        resource = c.resource
         replace_condition_times(resource)
         composed.append(resource)
     context = None

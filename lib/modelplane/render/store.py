@@ -158,6 +158,15 @@ class Catalog:
         for label in _labels(entry.obj).items():
             self._by_label.get((key[0], key[2], *label), set()).discard(key)
 
+    @property
+    def clock(self) -> int:
+        """The catalog's version: it moves on with every put or delete that changes it."""
+        return self._clock
+
+    def changed(self, group: str, kind: str) -> int:
+        """The version at which an object of ``group`` and ``kind`` was last put or deleted (0: never)."""
+        return self._changed.get((group, kind), 0)
+
     def entry(self, key: Key) -> _Entry | None:
         """The entry at ``key``, or None."""
         return self._by_kind.get((key[0], key[2]), {}).get(key)
@@ -228,10 +237,32 @@ class Reads:
 
     seen: dict[Query, tuple[tuple[Key, int], ...]] = field(default_factory=dict)
     reader: str = field(default="", compare=False)  # the kind whose views (``Catalog``) the answers are in
+    # The catalog, its clock and the number of queries when every answer was last found current, and the
+    # kinds they ask of (``current``).
+    _checked: tuple[Catalog, int, int, frozenset[tuple[str, str]]] | None = field(
+        default=None, compare=False, repr=False
+    )
 
     def current(self, catalog: Catalog) -> bool:
-        """Whether every query would get the same answer from ``catalog`` now."""
-        return all(catalog.answer(q, self.reader) == a for q, a in self.seen.items())
+        """Whether every query would get the same answer from ``catalog`` now.
+
+        An answer changes only with a put or delete of its kind: while none of the kinds asked
+        of changed since every answer was last found current, they all still are.
+        """
+        checked = self._checked
+        if (
+            checked is not None
+            and checked[0] is catalog
+            and checked[2] == len(self.seen)
+            and all(catalog.changed(group, kind) <= checked[1] for group, kind in checked[3])
+        ):
+            return True
+        if all(catalog.answer(q, self.reader) == a for q, a in self.seen.items()):
+            same = checked is not None and checked[2] == len(self.seen)
+            kinds = checked[3] if checked is not None and same else frozenset((q[0], q[2]) for q in self.seen)
+            self._checked = (catalog, catalog.clock, len(self.seen), kinds)
+            return True
+        return False
 
 
 def _struct(entry: _Entry) -> struct_pb2.Struct:
