@@ -331,6 +331,13 @@ class BringUp:
                 "--endpoint-reconciler-type=none",
                 "--enable-priority-and-fairness=false",
                 "--profiling=false",
+                # Streamed lists (WatchList) need etcd's RequestWatchProgress, which etcd 3.4 lacks: the
+                # server then accepted a client's streamed list and ended it with an error in the
+                # stream. kwok v0.8.0 (client-go v0.36) took that as a broken watch and saw a pod's or
+                # node's change only at its next relist, after a backoff of up to ~60 s: pods turned
+                # Running, and Jobs Complete, 20-60 s late. Off, the request is refused up front and
+                # every client lists and watches.
+                "--feature-gates=WatchList=false",
                 # The aggregation layer, for extension API servers on loopback (KEDA's external metrics).
                 f"--requestheader-client-ca-file={self.ca.cert_path}",
                 f"--requestheader-allowed-names={FRONT_PROXY}",
