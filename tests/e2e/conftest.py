@@ -1,14 +1,18 @@
 """The e2e session: one control plane for every scenario, stopped by PID at the end (also on failure).
 
-The figures (tool build, bring-up, apply→Scheduled/objects/Ready) and what the
-run stands in for are printed in the terminal summary, with the directory of
-every process's log when something failed.
+The figures (tool build, bring-up, apply→Scheduled/objects/Ready, each
+module's time, the slowest waits) and what the run stands in for are printed in
+the terminal summary, with the directory of every process's log when something
+failed; the summary line ends with the run's wall time beside its budget (a
+figure, not an assertion).
 """
 
 from __future__ import annotations
 
 import shutil
 import tempfile
+import time
+from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,13 +20,17 @@ import pytest
 
 from tests.e2e import plane as planes
 from tests.e2e import tools as e2e_tools
-from tests.e2e.figures import FIGURES, NOTES
+from tests.e2e.figures import BUDGET_SECONDS, FIGURES, NOTES, WAITS, minutes
 from tests.e2e.hardware import Hardware
 from tests.e2e.plane import Plane
 from tests.e2e.procs import exclusive
 from tests.e2e.standin import STAND_INS, StandIn
 
 _STATE: dict[str, object] = {}
+# Seconds each test module took (setup, call and teardown of its tests, its module fixtures included).
+_MODULES: defaultdict[str, float] = defaultdict(float)
+# How many of the slowest waits the summary lists.
+SLOWEST_WAITS = 15
 # Long enough for another run of the tier on the same machine to finish (a whole run takes
 # up to ~25 min on a loaded 2-core machine).
 RUN_LOCK_TIMEOUT = 2400.0
@@ -66,10 +74,16 @@ def _plane(tools: e2e_tools.Tools) -> Iterator[Plane]:
         up.cleanup()
 
 
+def pytest_sessionstart() -> None:
+    """When the run began: its wall time is printed beside the budget."""
+    _STATE["began"] = time.monotonic()
+
+
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    """Remember a failure, so the summary points at the logs and the work directory is kept."""
+    """Remember a failure (the summary then points at the logs, and the work directory is kept); time each module."""
     if report.failed:
         _STATE["failed"] = True
+    _MODULES[report.nodeid.split("::", 1)[0]] += report.duration
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
@@ -79,17 +93,26 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         return
     tr = terminalreporter
     tr.section("modelplane e2e")
+    began = _STATE.get("began")
+    wall = time.monotonic() - began if isinstance(began, float) else 0.0
+    timing = f"in {minutes(wall)} (budget {BUDGET_SECONDS // 60}m)"
     hardware = _STATE.get("hardware")
     if isinstance(hardware, Hardware):
         counts = hardware.counts
         tr.write_line(
             f"e2e: pods scheduled by kube-scheduler {len(counts.pods)}, ResourceClaims allocated "
-            f"{len(counts.claims)}, nodes {len(counts.nodes)}, stand-ins: {', '.join(STAND_INS)}"
+            f"{len(counts.claims)}, nodes {len(counts.nodes)}, stand-ins: {', '.join(STAND_INS)} {timing}"
         )
+    else:
+        tr.write_line(f"e2e: {timing}")
     for line in NOTES:
         tr.write_line(f"note: {line}")
     for name, value in FIGURES.items():
         tr.write_line(f"figure: {name}: {value}")
+    for module, seconds in sorted(_MODULES.items()):
+        tr.write_line(f"figure: module {module} (s): {seconds:.1f}")
+    for seconds, what in sorted(WAITS, reverse=True)[:SLOWEST_WAITS]:
+        tr.write_line(f"figure: wait (s): {seconds:.1f} for {what}")
     assert isinstance(work, Path)
     if _STATE.get("failed"):
         tr.write_line(f"logs of every process: {work / 'logs'}")

@@ -155,7 +155,7 @@ def test_fleet_agrees_with_preview(fleet: Plane) -> None:
         eventually(f"{name}'s objects on its cluster", functools.partial(landed, kube, workload, name, NS))
     watch.mark("workload objects present")
     # A replica turns Ready at the end of a chain of polls (kube-scheduler and DRA allocation, kwok,
-    # the stand-in, provider-kubernetes' 10 s poll, Crossplane's requeue): 37-67 s on an idle machine,
+    # the stand-in, provider-kubernetes' poll, Crossplane's requeue): 37-67 s on an idle machine,
     # over 90 s once on a loaded CI run. The bound is generous; the figure below says how long it took.
     for replica in replicas:
         wait_condition(kube, "ModelReplica", replica["metadata"]["name"], NS, "Ready", timeout=REPLICAS_READY_TIMEOUT)

@@ -31,7 +31,7 @@ NS = "e2e-admission"
 CLUSTER = "e2e-queued"
 WORKLOAD = "workload-b"
 KUEUE_API = "kueue.x-k8s.io/v1beta2"
-# Pods from kwok's Ready (with its load delay), seen by provider-kubernetes' 10 s poll, then the XRs.
+# Pods from kwok's Ready (with its load delay), seen by provider-kubernetes' poll, then the XRs.
 READY_TIMEOUT = 240.0
 
 

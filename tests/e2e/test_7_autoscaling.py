@@ -75,7 +75,7 @@ HTTP_ROUTE = ("gateway.networking.k8s.io/v1", "HTTPRoute")
 SCALED_OBJECT = ("keda.sh/v1alpha1", "ScaledObject")
 HTTP_ROUTE_FILTER = ("gateway.envoyproxy.io/v1alpha1", "HTTPRouteFilter")
 # KEDA and the HPA act within seconds; each new replica then goes through a scheduling round,
-# its workload's start, and provider-kubernetes' 10 s poll before it reads Ready. Generous: the
+# its workload's start, and provider-kubernetes' poll before it reads Ready. Generous: the
 # tier runs on two loaded cores.
 SCALE_TIMEOUT = 360.0
 # The example's timings are for replicas that load weights for minutes; these for the stand-in.

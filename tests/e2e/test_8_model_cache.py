@@ -85,8 +85,8 @@ GATED, ABSENT_SECRET = "gated-weights", "e2e-absent-token"
 GATED_CLAIM = cache_claim_name(GATED)
 GATED_VOLUME = "e2e-model-cache-1"
 INIT_EXIT_ANNOTATION = "e2e.modelplane.ai/init-container-exit"
-# A chain of XRs (deployment, replica, cache), each woken by a watch or Crossplane's 10 s poll, and
-# provider-kubernetes' 10 s poll of each remote object between them, on two loaded cores.
+# A chain of XRs (deployment, replica, cache), each woken by a watch or Crossplane's poll, and
+# provider-kubernetes' poll of each remote object between them, on two loaded cores.
 TIMEOUT = 240.0
 
 

@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 
 from modelplane import kinds
 from modelplane.names import CONTROL_PLANE_NAMESPACE, DEPLOYMENT_LABEL
+from tests.e2e.figures import WAITS
 from tests.e2e.kube import Kube, Manifest, condition, is_true
 from tests.e2e.procs import wait_for
 
@@ -27,7 +28,9 @@ def eventually(what: str, probe: Callable[[], T | None], timeout: float = TIMEOU
     try:
         return wait_for(what, probe, timeout=timeout, interval=0.5)
     finally:
-        print(f"e2e: {time.monotonic() - began:5.1f}s waiting for {what}", file=sys.stderr)  # noqa: T201
+        took = time.monotonic() - began
+        WAITS.append((took, what))
+        print(f"e2e: {took:5.1f}s waiting for {what}", file=sys.stderr)  # noqa: T201
 
 
 def xr(kube: Kube, kind: str, name: str, namespace: str | None = None) -> Manifest | None:
