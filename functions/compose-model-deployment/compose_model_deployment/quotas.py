@@ -19,8 +19,8 @@ from modelplane.fnkit.required import Requirement
 from modelplane.fnkit.structs import string_at
 from modelplane.kinds import API_VERSION
 from modelplane.problems import describe, invalid
-from modelplane.scheduling.priority import Priority, PriorityProblem, resolve_priority
-from modelplane.scheduling.quotas import Quota, Quotas, applying, quota_of
+from modelplane.scheduling.priority import Priority, PriorityProblem, answer_to
+from modelplane.scheduling.quotas import Quota, Quotas, quota_of
 from modelplane_models.fleet_priority_class import FleetPriorityClass
 from modelplane_models.fleet_quota import FleetQuota
 
@@ -46,11 +46,10 @@ def request_quotas(rsp: fnv1.RunFunctionResponse) -> None:
 
 def read_quotas(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, key: DeploymentKey, name: str) -> Answer:
     """The quotas of the deployment's namespace and the priority ``name`` (``spec.priority``) resolves to."""
-    quotas = applying(_quotas(req, rsp), key.namespace)
-    resolved = resolve_priority(name, _classes(req, rsp), quotas)
+    quotas, resolved = answer_to(_quotas(req, rsp), _classes(req, rsp), key.namespace, name)
     if isinstance(resolved, PriorityProblem):
-        return Answer(Quotas(quotas), Priority(), resolved)
-    return Answer(Quotas(quotas, resolved.value), resolved)
+        return Answer(quotas, Priority(), resolved)
+    return Answer(quotas, resolved)
 
 
 def _quotas(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> list[Quota]:

@@ -50,8 +50,8 @@ from modelplane.scheduling.explain import (
     Step,
     explain,
 )
-from modelplane.scheduling.priority import Priority, resolve_priority
-from modelplane.scheduling.quotas import Quota, Quotas, applying, quota_of
+from modelplane.scheduling.priority import answer_to
+from modelplane.scheduling.quotas import Quota, Quotas, quota_of
 from modelplane.scheduling.rejection import RejectReason
 from modelplane.scheduling.view import build_view, cluster_facts
 from modelplane_models.fleet_priority_class import FleetPriorityClass
@@ -125,15 +125,13 @@ def quotas_for(deployment: ModelDeployment, seen: Sequence[Manifest]) -> Quotas:
     """
     namespace = (deployment.metadata.namespace if deployment.metadata is not None else None) or ""
     found = (quota_of(q) for q in _parse(seen, "FleetQuota", FleetQuota))
-    quotas = applying((q for q in found if isinstance(q, Quota)), namespace)
     classes = {
         c.metadata.name: c.spec.value
         for c in _parse(seen, "FleetPriorityClass", FleetPriorityClass)
         if c.metadata is not None and c.metadata.name and c.spec is not None
     }
     name = (deployment.spec.priority or "") if deployment.spec is not None else ""
-    resolved = resolve_priority(name, classes, quotas)
-    return Quotas(quotas, resolved.value if isinstance(resolved, Priority) else 0)
+    return answer_to((q for q in found if isinstance(q, Quota)), classes, namespace, name)[0]
 
 
 def _cache(deployment: ModelDeployment, seen: Sequence[Manifest]) -> CacheCopy | None:

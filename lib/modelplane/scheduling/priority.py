@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
-from modelplane.scheduling.quotas import Quota
+from modelplane.scheduling.quotas import Quota, Quotas, applying
 
 
 @dataclass(frozen=True)
@@ -55,3 +55,16 @@ def resolve_priority(name: str, classes: Mapping[str, int], quotas: Iterable[Quo
         message = f"spec.priority: FleetQuota {quota.name} {says}, not {name}"
         return PriorityProblem(PriorityReason.NOT_ALLOWED, message)
     return Priority(name, classes[name])
+
+
+def answer_to(
+    quotas: Iterable[Quota], classes: Mapping[str, int], namespace: str, name: str
+) -> tuple[Quotas, Priority | PriorityProblem]:
+    """The FleetQuotas ``namespace`` answers to, and what ``name`` (``spec.priority``) resolves to.
+
+    A priority that cannot be used counts as 0 in the ``Quotas``: the scheduler places nothing then
+    (the deployment's ``Scheduled`` says why), and ``--explain`` still shows what the quotas allow.
+    """
+    found = applying(quotas, namespace)
+    resolved = resolve_priority(name, classes, found)
+    return Quotas(found, resolved.value if isinstance(resolved, Priority) else 0), resolved
