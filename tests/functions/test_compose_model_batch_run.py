@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 import xrds  # the validation harness (tests/functions/conftest.py puts it on the path)
 
+from compose_model_batch_run.worker import _composed_mount
+from modelplane.backends.model import CacheMount
 from tests.functions.batch_fixtures import (
     AMPERE,
     T0,
@@ -987,3 +989,53 @@ def test_a_job_the_cluster_refuses_is_said() -> None:
     got = call(dedicated(priority="batch-low"), World(observed=observed))
     assert status(got)["phase"] == "Scheduled"
     assert condition(got)["message"].endswith(f"creating the Job: the cluster refused it: {refused}")
+
+
+@pytest.mark.parametrize(
+    ("composed", "want"),
+    [
+        pytest.param({}, None, id="empty"),
+        pytest.param({"spec": "not an object"}, None, id="spec-not-an-object"),
+        pytest.param(
+            {
+                "spec": {
+                    "forProvider": {
+                        "manifest": {"spec": {"template": {"spec": {"volumes": ["a", 3], "containers": "x"}}}}
+                    }
+                }
+            },
+            None,
+            id="lists-of-the-wrong-things",
+        ),
+        pytest.param(
+            {
+                "spec": {
+                    "forProvider": {
+                        "manifest": {
+                            "spec": {
+                                "jobTemplate": {
+                                    "spec": {
+                                        "template": {
+                                            "spec": {
+                                                "volumes": [
+                                                    {"name": "model-cache", "persistentVolumeClaim": {"claimName": "c"}}
+                                                ],
+                                                "containers": [
+                                                    {"volumeMounts": [{"name": "model-cache", "mountPath": "/m"}]}
+                                                ],
+                                            }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            },
+            CacheMount("c", "/m"),
+            id="a-cron-jobs-mount",
+        ),
+    ],
+)
+def test_a_composed_workers_mount_reads_without_raising(composed: dict[str, Any], want: CacheMount | None) -> None:
+    assert _composed_mount(composed) == want

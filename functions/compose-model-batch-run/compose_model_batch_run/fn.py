@@ -216,9 +216,9 @@ def _write_objectives(ledger: Ledger, work: BatchWork, marked: Marking | None, l
         )
         obj["metadata"]["labels"] = dict(labels)
         ledger.put(key, obj, ready=True)
-    desired = ledger.rsp.desired.resources
-    unwritten = [k for k in ledger.req.observed.resources if k.startswith(KEY_PREFIX) and k not in desired]
-    ledger.keep(unwritten, "the run's InferenceObjective stays until the run is deleted")
+    # ``keep`` leaves alone what was written above.
+    composed = [k for k in ledger.req.observed.resources if k.startswith(KEY_PREFIX)]
+    ledger.keep(composed, "the run's InferenceObjective stays until the run is deleted")
 
 
 def _provider_config(cluster: Mapping[str, Any]) -> str:

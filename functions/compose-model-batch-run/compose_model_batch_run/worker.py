@@ -71,18 +71,29 @@ def _without_replica_labels(labels: Mapping[str, str]) -> dict[str, str]:
     return {k: v for k, v in labels.items() if k not in _REPLICA_ONLY}
 
 
+def _object_at(value: Any, *path: str) -> Mapping[str, Any]:  # noqa: ANN401 - any JSON value
+    """The object at ``path`` under ``value`` ({} where a step is missing or not an object)."""
+    for step in path:
+        value = value.get(step) if isinstance(value, Mapping) else None
+    return value if isinstance(value, Mapping) else {}
+
+
+def _named(items: Any, name: str) -> Mapping[str, Any]:  # noqa: ANN401 - any JSON value
+    """The first object of the list ``items`` whose ``name`` is ``name`` ({} when none)."""
+    found = (i for i in (items if isinstance(items, list) else []) if isinstance(i, Mapping) and i.get("name") == name)
+    return next(found, {})
+
+
 def _composed_mount(current: Mapping[str, Any]) -> CacheMount | None:
     """The cache mount of the worker as composed (None: it mounts none, or it cannot be read)."""
-    manifest = (current.get("spec") or {}).get("forProvider", {}).get("manifest") or {}
-    spec = manifest.get("spec") or {}
-    job = (spec.get("jobTemplate") or {}).get("spec") or spec
-    pod = (job.get("template") or {}).get("spec") or {}
-    volume = next((v for v in pod.get("volumes") or [] if v.get("name") == CACHE_VOLUME), None)
-    claim = ((volume or {}).get("persistentVolumeClaim") or {}).get("claimName")
-    containers = pod.get("containers") or [{}]
-    mounts = containers[0].get("volumeMounts") or [] if isinstance(containers[0], Mapping) else []
-    path = next((m.get("mountPath") for m in mounts if m.get("name") == CACHE_VOLUME), None)
-    return CacheMount(str(claim), str(path)) if claim and path else None
+    spec = _object_at(current, "spec", "forProvider", "manifest", "spec")
+    job = _object_at(spec, "jobTemplate", "spec") or spec  # a CronJob's Job, or the Job
+    pod = _object_at(job, "template", "spec")
+    claim = _object_at(_named(pod.get("volumes"), CACHE_VOLUME), "persistentVolumeClaim").get("claimName")
+    containers = pod.get("containers")
+    first = containers[0] if isinstance(containers, list) and containers else {}
+    path = _named(first.get("volumeMounts") if isinstance(first, Mapping) else None, CACHE_VOLUME).get("mountPath")
+    return CacheMount(claim, path) if isinstance(claim, str) and claim and isinstance(path, str) and path else None
 
 
 def cache_mount(
