@@ -385,6 +385,11 @@ def is_cloud_key(key: str) -> bool:
     return key in (CLOUD_CLUSTER_KEY, EKS_ACCESS_KEY) or key.startswith(_POOL_PREFIX)
 
 
+def pool_of_key(key: str) -> str | None:
+    """The pool whose node pool ``key`` (made by ``pool_key``) names; None for any other key."""
+    return key[len(_POOL_PREFIX) :] if key.startswith(_POOL_PREFIX) and len(key) > len(_POOL_PREFIX) else None
+
+
 def scheduler_key(watch: str) -> str:
     """The composition resource name of the Observe-only Object of a scheduler's status object ``watch``."""
     return f"{_SCHEDULER_PREFIX}{watch}"
@@ -393,6 +398,30 @@ def scheduler_key(watch: str) -> str:
 def is_scheduler_key(key: str) -> bool:
     """Whether ``key`` names an Observe-only Object of the cluster's workload scheduler."""
     return key.startswith(_SCHEDULER_PREFIX)
+
+
+# --- A ModelDeployment's Usages: the cloud objects its replicas run on, kept until the replicas are gone ---
+# One Crossplane Usage per ModelReplica on a cloud cluster and per cloud object the replica depends on
+# (``modelplane.clusters.usage``). Its composition key is ``usage-<ordinal>-<kind>-<object>``; it is
+# named ``<replica>-<kind>-<object>`` (lowercase kind), in the replica's namespace, cut and hashed to a
+# DNS subdomain: unique there, as the replica's name is, and stable across reconciles.
+_USAGE_KEY = re.compile(r"usage-(0|[1-9][0-9]*)-.+")
+
+
+def usage_key(ordinal: int, kind: str, name: str) -> str:
+    """The composition resource name of replica ``ordinal``'s Usage of the cloud object ``kind`` ``name``."""
+    return f"usage-{ordinal}-{kind.lower()}-{name}"
+
+
+def usage_key_ordinal(key: str) -> int | None:
+    """The ordinal of the replica a composition key made by ``usage_key`` protects for; None for any other key."""
+    match = _USAGE_KEY.fullmatch(key)
+    return int(match.group(1)) if match else None
+
+
+def usage_name(replica: str, kind: str, name: str) -> str:
+    """The Usage (in the replica's namespace) by which ModelReplica ``replica`` keeps cloud object ``kind`` ``name``."""
+    return bounded_name(f"{replica}-{kind.lower()}-{name}", _MAX_SUBDOMAIN)
 
 
 # --- Composition keys of a ServingStack ---

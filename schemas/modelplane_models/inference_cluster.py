@@ -122,6 +122,29 @@ class ChartOverrides(BaseModel):
     """
 
 
+class CloudResourceRef(BaseModel):
+    apiVersion: str
+    """
+    The object's API version.
+    """
+    kind: str
+    """
+    The object's kind.
+    """
+    name: str
+    """
+    The object's name.
+    """
+    namespace: str
+    """
+    The object's namespace (the cloud objects are namespaced).
+    """
+    pool: str | None = None
+    """
+    The spec.nodePools[] entry (or the injected system pool) the object is the node pool of; absent for the cluster and its access entry, which every replica here depends on.
+    """
+
+
 class Cluster(BaseModel):
     """
     Where the cluster comes from. source names the one sibling block (gke, eks, aks or existing) that configures it.
@@ -873,6 +896,10 @@ class Status(BaseModel):
     capacity: Capacity | None = None
     """
     The cluster's accelerator capacity, per pool and in total.
+    """
+    cloudResourceRefs: list[CloudResourceRef] | None = None
+    """
+    The cloud objects composed for a GKE, EKS or AKS cluster (the managed cluster, EKS's access entry, each node pool, those kept while being removed included), sorted by kind and name; absent for an Existing cluster. Each ModelDeployment composes, beside each of its ModelReplicas here, a Crossplane Usage of each object the replica depends on (those of no pool and those of its pools), so the object is not deleted, even with the cluster, before the replica is gone.
     """
     components: list[ComponentStatus] | None = None
     """

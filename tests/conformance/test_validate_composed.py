@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 import yaml
 
+from modelplane.clusters.usage import CloudRef, Replica, replica_usages
 from tests.conformance.cli import Verdict, require_crds, resource_validate
 from tests.conformance.conftest import Rendered
 from tests.conformance.openapi_crds import GVK
@@ -133,6 +134,20 @@ _SERVICE = {
 }
 
 
+# A replica's Usage of its cloud cluster, as compose-model-deployment writes it (modelplane.clusters.usage).
+_CLOUD_CLUSTER = CloudRef("Cluster", "gke-us-central1", "container.gcp.m.upbound.io/v1beta1", "crossplane-system")
+(_USAGE,) = replica_usages(
+    Replica(0, "qwen-0", "ml-team", "qwen", "gke-us-central1", frozenset({"h200"})), [_CLOUD_CLUSTER]
+).values()
+
+
+def _usage_without_by() -> dict[str, Any]:
+    out = copy.deepcopy(_USAGE)
+    del out["spec"]["by"]
+    out["spec"]["reason"] = "kept"
+    return out
+
+
 def _rct_without_request_name() -> dict[str, Any]:
     out = copy.deepcopy(_RCT)
     del out["spec"]["spec"]["devices"]["requests"][0]["name"]
@@ -205,6 +220,12 @@ CHECKS = [
         {"": None, ".manifest": "spec.spec.devices.requests[0].name: Required value"},
     ),
     Check("service-int-or-string-ports", _SERVICE, {"": None}),
+    Check("usage-of-a-cloud-cluster-by-a-replica-ok", _USAGE, {"": None}),
+    Check(
+        "usage-across-namespaces-without-by",
+        _usage_without_by(),
+        {"": 'cross-namespace "spec.of" is not allowed without "spec.by" resource'},
+    ),
     Check(
         "namespace-wrong-type",
         {

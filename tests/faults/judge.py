@@ -7,6 +7,7 @@ from typing import Any
 
 from crossplane.function import resource
 
+from modelplane.names import replica_key, usage_key_ordinal
 from tests.faults.faults import Injection
 
 _KINDS = ("replica-", "endpoint-")
@@ -17,7 +18,8 @@ class Verdict:
     """What one run did wrong ("" or empty when nothing).
 
     Attributes:
-        dropped: Observed replicas and endpoints missing from the desired state without a user reason.
+        dropped: Observed replicas and endpoints missing from the desired state without a user reason, and
+            Usages missing while their replica stays.
         changed: Observed replicas and endpoints whose spec the run rewrote (what runs must not change).
         silent: Why the run did not report a fault it must report ("" when it did, or need not).
         extra: Anything else the fault's own rule requires and the run did not do.
@@ -49,11 +51,20 @@ def judge(injection: Injection, got: dict[str, Any]) -> Verdict:
     observed = injection.call.observed
     desired = {k: v["resource"] for k, v in got.get("desired", {}).get("resources", {}).items()}
     kept = [k for k in sorted(observed) if k.startswith(_KINDS) and k not in injection.removes]
-    dropped = tuple(k for k in kept if k not in desired)
+    dropped = tuple(k for k in kept if k not in desired) + _usages_dropped(observed, desired)
     changed = tuple(
         k for k in kept if k in desired and _plain(desired[k].get("spec")) != _plain(observed[k].get("spec"))
     )
     return Verdict(dropped, changed, _silent(injection, got), _extra(injection, got, desired))
+
+
+def _usages_dropped(observed: dict[str, Any], desired: dict[str, Any]) -> tuple[str, ...]:
+    """Usages gone while their replica stays: the cloud object they keep would be exposed (it must go with it)."""
+    return tuple(
+        k
+        for k in sorted(observed)
+        if (ordinal := usage_key_ordinal(k)) is not None and replica_key(ordinal) in desired and k not in desired
+    )
 
 
 def _silent(injection: Injection, got: dict[str, Any]) -> str:

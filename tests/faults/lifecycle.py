@@ -25,6 +25,7 @@ from typing import Any
 from crossplane.function import resource
 
 from compose_inference_cluster.removing import removing_pools, removing_status
+from modelplane.names import replica_key, usage_key_ordinal
 from modelplane.scheduling.strategy import DEFAULT_FAILOVER
 from tests.faults.steady import Call, Steady
 
@@ -150,7 +151,11 @@ def play(p: Play) -> Outcome:
             p.changes[index](call)
         lost = p.lost[0] if index in p.lost[1] else ""
         before = _replicas(call)
+        usages = {k for k in call.observed if usage_key_ordinal(k) is not None}
         got = call.run(now)
+        desired = got.get("desired", {}).get("resources", {})
+        # A replica's Usages keep its cloud cluster and pools: they go with it, never while it stays.
+        out.drops += [f"call {index}: {k} removed, its replica kept" for k in sorted(usages) if _exposed(k, desired)]
         _stamp(call, got, now)
         _observe(call, got, p, lost=lost)
         after = _replicas(call)
@@ -178,6 +183,11 @@ def play(p: Play) -> Outcome:
         now += _STEP
     out.where = {n: v["spec"].get("inferenceClusterRef", {}).get("name", "") for n, v in _replicas(call).items()}
     return out
+
+
+def _exposed(usage: str, desired: dict[str, Any]) -> bool:
+    ordinal = usage_key_ordinal(usage)
+    return ordinal is not None and replica_key(ordinal) in desired and usage not in desired
 
 
 def _hosts(call: Call) -> list[str]:

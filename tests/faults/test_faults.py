@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from modelplane.names import replica_key, usage_key_ordinal
 from tests.faults.campaign import run, run_cluster_faults, run_lifecycles
 from tests.faults.faults import CONTROLS, FAULTS, Injection
 from tests.faults.judge import judge
@@ -108,6 +109,25 @@ def test_a_deleted_cluster_keeps_its_replicas_until_their_replacements_serve() -
                 assert judge(Injection(cluster, after, removes=frozenset(_with_endpoints(gone))), second).ok
                 retired += len(gone)
     assert retired, "no steady state had room to replace a replica: the control proves nothing"
+
+
+def test_a_deleted_cloud_clusters_objects_stay_used_while_its_replicas_run_and_a_drop_is_seen() -> None:
+    # The cloud objects are kept by the replicas' Usages (status.cloudResourceRefs): each stays while its replica does.
+    checked = 0
+    for steady in steady_states("platform+models"):
+        for injection in FAULTS["cluster-deleting"](steady):
+            used = sorted(k for k in injection.call.observed if k.startswith("usage-"))
+            if not used:
+                continue
+            got = injection.call.run()
+            desired = got["desired"]["resources"]
+            kept = [k for k in used if replica_key(usage_key_ordinal(k) or 0) in desired]
+            assert all(k in desired for k in kept), f"{steady.id}: {sorted(set(kept) - set(desired))}"
+            assert judge(injection, got).ok
+            desired.pop(kept[0])
+            assert kept[0] in judge(injection, got).dropped
+            checked += 1
+    assert checked, "no steady state runs a replica on a cloud cluster: the control proves nothing"
 
 
 @pytest.mark.parametrize("lifecycle", [pytest.param(name, id=name) for name in LIFECYCLES])

@@ -23,7 +23,9 @@ EXAMPLES = ROOT / "examples"
 CRDS = ROOT.parent / "shared" / "crds"
 ROLE = ROOT / "deploy" / "crossplane-rbac.yaml"
 # Granted to Crossplane already: its XRDs' group (RBAC manager), the providers' groups (RBAC
-# manager), and what its chart's ClusterRole lists (Secrets among them).
+# manager), its own groups (protection.crossplane.io among them: the Usages ModelDeployments compose
+# are reconciled by Crossplane's own usage controller, under its own service account), and what its
+# chart's ClusterRole lists (Secrets among them).
 _GRANTED_GROUPS = ("modelplane.ai",)
 _GRANTED_SUFFIXES = (".crossplane.io", ".upbound.io")
 _GRANTED_CORE = {"secrets", "configmaps", "events", "serviceaccounts", "services"}

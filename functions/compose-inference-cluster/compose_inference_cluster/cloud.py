@@ -4,18 +4,25 @@ Each pool is shaped by its class's provisioning block (``modelplane.clusters``).
 A pool whose class is missing or provisions for another cloud is refused, and
 what was composed for it is kept; a pool taken out of the spec is kept while
 ModelReplicas run on it (``removing``), and removed once none does, as the whole
-cloud cluster is once the source is Existing: the user's change.
+cloud cluster is once the source is Existing: the user's change. ``published_refs``
+lists every cloud object the call composes or keeps for ``status.cloudResourceRefs``,
+so each ModelReplica's Usages keep them until it is gone, even when the cluster is
+deleted (``modelplane.clusters.usage``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+
 from modelplane.clusters import compose_cloud, plan_pools
+from modelplane.clusters.usage import CloudRef, published
 from modelplane.conditions import Condition, Reason, Status, Type
 from modelplane.fnkit import inputs
 from modelplane.fnkit.ledger import Ledger
-from modelplane.names import CONTROL_PLANE_NAMESPACE, is_cloud_key, pool_key
+from modelplane.fnkit.structs import string_at
+from modelplane.names import CONTROL_PLANE_NAMESPACE, is_cloud_key, pool_key, pool_of_key
 from modelplane_models.inference_class import InferenceClass
 from modelplane_models.inference_cluster import Spec
 
@@ -63,3 +70,26 @@ def write_cloud(
     return Condition(
         Type.PROVISIONED, Status.TRUE, Reason.PROVISIONED, f"{source} cluster and {len(plans)} pool(s) ready"
     )
+
+
+def published_refs(rsp: fnv1.RunFunctionResponse) -> list[dict[str, str]]:
+    """``status.cloudResourceRefs``: every cloud object the call desires, composed or kept as observed.
+
+    Read from the desired state whatever path the call took (a kept pool, an input it waits for), so a
+    replica's Usages name what the cluster really has; empty for an Existing cluster.
+    """
+    refs = []
+    for key, desired in rsp.desired.resources.items():
+        if not is_cloud_key(key):
+            continue
+        body = desired.resource
+        ref = CloudRef(
+            kind=string_at(body, "kind"),
+            name=string_at(body, "metadata", "name"),
+            api_version=string_at(body, "apiVersion"),
+            namespace=string_at(body, "metadata", "namespace"),
+            pool=pool_of_key(key) or "",
+        )
+        if ref.kind and ref.name and ref.api_version and ref.namespace:
+            refs.append(ref)
+    return published(refs)

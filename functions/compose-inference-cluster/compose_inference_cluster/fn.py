@@ -29,7 +29,7 @@ from compose_inference_cluster.access import (
     write_provider_configs,
 )
 from compose_inference_cluster.capacity import REPLICAS, cluster_capacity, request_replicas
-from compose_inference_cluster.cloud import write_cloud
+from compose_inference_cluster.cloud import published_refs, write_cloud
 from compose_inference_cluster.drain import drain_status, drained_condition
 from compose_inference_cluster.removing import published_classes, removed_condition, removing_pools, removing_status
 from compose_inference_cluster.stack import write_stack
@@ -55,6 +55,21 @@ _CLASS: Layout = {"metadata": METADATA}
 
 
 def compose(
+    req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, ledger: Ledger, log: structlog.stdlib.BoundLogger
+) -> None:
+    """Compose the cluster (``_compose``), then publish its cloud objects whatever path the call took.
+
+    ModelReplicas' Usages keep those objects until the replicas are gone (``modelplane.clusters.usage``):
+    a call that waits for an input or keeps everything for an invalid spec still publishes what it keeps.
+    """
+    _compose(req, rsp, ledger, log)
+    refs = published_refs(rsp)
+    if refs:
+        # Beside whatever status the call wrote, not instead of it.
+        rsp.desired.composite.resource.fields["status"].struct_value.update({"cloudResourceRefs": refs})
+
+
+def _compose(
     req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, ledger: Ledger, log: structlog.stdlib.BoundLogger
 ) -> None:
     """Resolve inputs, compose the cluster and what reaches it, its stack and scheduler Objects, then status."""

@@ -38,6 +38,7 @@ from compose_model_deployment.pools import (
     write_pools,
 )
 from compose_model_deployment.quotas import QUOTA_REQUIREMENTS, Answer, read_quotas, request_quotas
+from compose_model_deployment.usages import write_usages
 from modelplane import protojson
 from modelplane.capacity import DeploymentKey
 from modelplane.conditions import Condition, Reason, Status, Type
@@ -183,6 +184,8 @@ def compose(
     for orphan in _keep_orphan_endpoints(ledger, plan):
         response.warning(rsp, f"{orphan} is kept without traffic: its ModelReplica is neither observed nor listed")
     _removals(ledger, plan, own)
+    # Once every replica is desired, kept or let go: each one's Usages follow it (none on an Existing cluster).
+    write_usages(ledger, deployment)
     _mark_cannot_move(rsp, plan)
     waiting = waiting_replicas(req, plan, cache, ready, deployment.spec) if cache is not None else {}
     _write_status(rsp, plan, deployment, ready, own, waiting)

@@ -1,0 +1,218 @@
+"""compose-model-deployment keeps the cloud objects each replica runs on with Crossplane Usages.
+
+From the steady state of ``test_compose_model_deployment_hold`` (llm-0 on east, llm-1 on west, south free),
+with east a cloud cluster publishing its objects (``status.cloudResourceRefs``) and west an Existing one:
+each replica on a cloud cluster gets one Usage per object it depends on (the cluster's objects of no pool,
+its own pools'), none on an Existing cluster; a replica that leaves keeps its Usages until it is deleted,
+and they go in the same call as the replica, never before.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+import pytest
+import xrds
+
+from tests.functions.test_compose_model_deployment_hold import World, _cluster_named, _desired, _replica, _run, _xr
+from tests.functions.test_compose_model_deployment_rollout import T0, _call, _observe, _stamp
+
+GKE, EKS = "container.gcp.m.upbound.io/v1beta1", "eks.aws.m.upbound.io/v1beta1"
+NS = "crossplane-system"
+
+
+def _ref(api: str, kind: str, name: str, pool: str = "") -> dict[str, str]:
+    out = {"apiVersion": api, "kind": kind, "name": name, "namespace": NS}
+    return {**out, "pool": pool} if pool else out
+
+
+GKE_EAST = [
+    _ref(GKE, "Cluster", "east"),
+    _ref(GKE, "NodePool", "east-gpu", "gpu"),
+    _ref(GKE, "NodePool", "east-other", "other"),
+    _ref(GKE, "NodePool", "east-system", "system"),
+]
+EKS_EAST = [
+    _ref(EKS, "Cluster", "east"),
+    _ref(EKS, "ClusterAuth", "east"),
+    _ref(EKS, "NodeGroup", "east-gpu", "gpu"),
+    _ref(EKS, "NodeGroup", "east-system", "system"),
+]
+
+
+def _publish(world: World, cluster: str, refs: list[dict[str, str]]) -> None:
+    _cluster_named(world, cluster).setdefault("status", {})["cloudResourceRefs"] = refs
+
+
+def _world(refs: list[dict[str, str]] | None = GKE_EAST) -> World:
+    world = World()
+    if refs is not None:
+        _publish(world, "east", refs)
+    return world
+
+
+def _usages(got: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {k: v for k, v in _desired(got).items() if k.startswith("usage-")}
+
+
+def _settled(world: World) -> World:
+    """The world once the call's Usages are observed: the steady state with Usages."""
+    got = _run(world)
+    world.observed |= copy.deepcopy(_usages(got))
+    return world
+
+
+def test_a_usage_keeps_the_cluster_until_the_replica_is_gone() -> None:
+    got = _run(_world())
+    assert _usages(got)["usage-0-cluster-east"] == {
+        "apiVersion": "protection.crossplane.io/v1beta1",
+        "kind": "Usage",
+        "metadata": {
+            "name": "llm-0-cluster-east",
+            "namespace": "ml",
+            "labels": {"modelplane.ai/deployment": "llm", "modelplane.ai/cluster": "east"},
+        },
+        "spec": {
+            "of": {
+                "apiVersion": GKE,
+                "kind": "Cluster",
+                "resourceRef": {"name": "east", "namespace": "crossplane-system"},
+            },
+            "by": {"apiVersion": "modelplane.ai/v1alpha1", "kind": "ModelReplica", "resourceRef": {"name": "llm-0"}},
+            "replayDeletion": True,
+        },
+    }
+    ready = {k: v.get("ready") for k, v in got["desired"]["resources"].items() if k.startswith("usage-")}
+    assert set(ready.values()) == {"READY_TRUE"}, ready
+
+
+def _disaggregated(world: World) -> None:
+    spec = world.observed["replica-0"]["spec"]
+    spec.pop("poolName")
+    spec["prefill"] = {"poolName": "gpu"}
+    spec["decode"] = {"poolName": "other"}
+
+
+@pytest.mark.parametrize(
+    ("refs", "change", "want"),
+    [
+        pytest.param(
+            GKE_EAST, None, ["usage-0-cluster-east", "usage-0-nodepool-east-gpu"], id="gke-cluster-and-its-pool"
+        ),
+        pytest.param(
+            EKS_EAST,
+            None,
+            ["usage-0-cluster-east", "usage-0-clusterauth-east", "usage-0-nodegroup-east-gpu"],
+            id="eks-with-its-access-entry",
+        ),
+        pytest.param(None, None, [], id="existing-cluster-none"),
+        pytest.param([], None, [], id="nothing-published-none"),
+        pytest.param(
+            GKE_EAST,
+            _disaggregated,
+            ["usage-0-cluster-east", "usage-0-nodepool-east-gpu", "usage-0-nodepool-east-other"],
+            id="disaggregated-both-roles-pools",
+        ),
+    ],
+)
+def test_each_replica_on_a_cloud_cluster_uses_what_it_runs_on(
+    refs: list[dict[str, str]] | None, change: Callable[[World], None] | None, want: list[str]
+) -> None:
+    world = _world(refs)
+    if change is not None:
+        change(world)
+    got = _run(world)
+    usages = _usages(got)
+    # west is an Existing cluster: llm-1 has none.
+    assert sorted(usages) == want
+    for key, usage in usages.items():
+        result = xrds.validate(usage)
+        assert result.ok, f"{key}: {result.errors}"
+
+
+def _delete_east(world: World) -> None:
+    _cluster_named(world, "east")["metadata"]["deletionTimestamp"] = "2025-01-01T00:00:00Z"
+
+
+def _drain_east(world: World) -> None:
+    _cluster_named(world, "east")["spec"]["drain"] = True
+
+
+def _remove_east_pool(world: World) -> None:
+    east = _cluster_named(world, "east")
+    east["spec"]["nodePools"] = []
+    east["status"]["removingPools"] = [{"name": "gpu", "remaining": 1, "replicas": ["ml/llm-0"]}]
+
+
+def _unpublish_east(world: World) -> None:
+    del _cluster_named(world, "east")["status"]["cloudResourceRefs"]
+
+
+def _drop_east(world: World) -> None:
+    world.clusters = [c for c in world.clusters if c["metadata"]["name"] != "east"]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param(_delete_east, id="cluster-being-deleted"),
+        pytest.param(_drain_east, id="cluster-draining"),
+        pytest.param(_remove_east_pool, id="pool-removed-from-spec"),
+        pytest.param(_unpublish_east, id="cluster-stops-publishing"),
+        pytest.param(_drop_east, id="cluster-not-listed"),
+    ],
+)
+def test_a_replica_that_leaves_or_cannot_be_placed_keeps_its_usages(change: Callable[[World], None]) -> None:
+    world = _settled(_world())
+    before = {k: v for k, v in world.observed.items() if k.startswith("usage-")}
+    assert before
+    change(world)
+    got = _run(world)
+    assert "replica-0" in _desired(got)
+    assert _usages(got) == before
+    assert not [r for r in got.get("results", []) if "accounted for" in r["message"]]
+
+
+def test_a_call_that_keeps_everything_keeps_the_usages() -> None:
+    world = _settled(_world())
+    before = {k: v for k, v in world.observed.items() if k.startswith("usage-")}
+    world.xr["spec"]["replicas"] = "two"
+    assert _usages(_run(world)) == before
+
+
+def test_usages_go_with_their_replica_when_scaled_down() -> None:
+    world = _world()
+    world.observed = {k: v for k, v in world.observed.items() if k.endswith("-0")}
+    world.observed |= {"replica-1": _replica(1, "east")}
+    world = _settled(world)
+    assert {k for k in world.observed if k.startswith("usage-1-")}
+    world.xr = _xr(replicas=1)
+    got = _run(world)
+    desired = _desired(got)
+    assert "replica-1" not in desired
+    assert sorted(_usages(got)) == ["usage-0-cluster-east", "usage-0-nodepool-east-gpu"]
+    assert not [r for r in got.get("results", []) if "accounted for" in r["message"]]
+
+
+def test_a_deleted_cluster_keeps_its_objects_until_its_replica_is_retired_then_lets_go_with_it() -> None:
+    """Call after call: llm-0's Usages stay while it runs on east, and leave in the call that retires it."""
+    world = _settled(_world())
+    _delete_east(world)
+    now, retired = T0, False
+    for _ in range(8):
+        got = _call(world, now)
+        desired = _desired(got)
+        usages = sorted(k for k in desired if k.startswith("usage-0-"))
+        if "replica-0" in desired and desired["replica-0"]["spec"]["inferenceClusterRef"] == {"name": "east"}:
+            assert usages == ["usage-0-cluster-east", "usage-0-nodepool-east-gpu"]
+        else:
+            retired = True
+            assert usages == []
+            break
+        _stamp(world, got, now)
+        _observe(world, got)
+        now += timedelta(seconds=30)
+    assert retired, "llm-0 was never retired: the test proves nothing"
