@@ -62,6 +62,8 @@ class FleetView:
         pools: Per pool with a known accelerator count, its published free capacity.
         unreadable: InferenceClusters that exist but cannot be read, by name, with why.
         overcommitted: Replicas ("namespace/name") a cluster found beyond its capacity, by cluster.
+        preempted: Serving replicas ("namespace/name") a cluster gives to a higher priority, by cluster,
+            each with the replica that takes its place (``status.capacity.preempted``).
         matcher: Evaluates a DRA CEL selector against a device kind.
     """
 
@@ -71,6 +73,7 @@ class FleetView:
     unreadable: Mapping[str, str] = field(default_factory=dict)
     overcommitted: Mapping[str, frozenset[str]] = field(default_factory=dict)
     matcher: DeviceMatcher = match_cel
+    preempted: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     # Selector verdicts per (expression, class, device kind): shared by every judge of this view.
     _verdicts: dict[tuple[str, str, int], bool | SelectorError] = field(default_factory=dict, compare=False, repr=False)
     # Clusters judged per set of roles on this view's published figures (``Placer``'s memo).
