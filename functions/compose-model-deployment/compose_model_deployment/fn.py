@@ -128,6 +128,7 @@ def compose(
         spec=fields,
         revision=shape_revision(struct_shape(fields)),
         priority=answer.priority,
+        preemptible=answer.quotas.preemptible,
     )
     fleet = reader.read(req, key)
     for skipped in fleet.skipped:

@@ -304,6 +304,7 @@ def explain(
         cached=cached,
         gate=gate,
         preemptible=fleet.preemptible(quotas.priority),
+        preemptible_serving=fleet.preemptible_serving(quotas.priority),
     )
     checks = tuple(_cluster_check(run, c, _copy(cache, c.name) if ref else ("", "")) for c in run.clusters)
     steps = []

@@ -9,7 +9,8 @@ own replicas (``Existing``), and:
 2. starts from each pool's published free capacity, in which a replica the pool counted
    already holds its GPUs: kept where it runs it takes nothing more, moved, reshaped or
    released it gives them back; and, for a replica that fits nowhere, from what the pools
-   would have once replicas of a lower priority not serving yet gave way; every placement
+   would have once replicas of a lower priority not serving yet gave way, then serving ones too
+   whose FleetQuotas allow it (``preemption: LowerPriority``); every placement
    stays within the FleetQuotas of the deployment's namespace (``gate``);
 3. decides each existing replica (``reconcile.keep_existing``): sticky, held, leaving,
    lost, moved, or removed by a scale-down;
@@ -100,6 +101,7 @@ def schedule(
 
     quotas = quotas or Quotas()
     preemptible = fleet.preemptible(quotas.priority)
+    preemptible_serving = fleet.preemptible_serving(quotas.priority)
 
     def run(kept_now: Kept, add: int, *, release: bool = False) -> Outcome:
         gate = QuotaGate.of(quotas, request.key, clusters, judge)
@@ -114,6 +116,7 @@ def schedule(
             cached=cached,
             gate=gate,
             preemptible=preemptible,
+            preemptible_serving=preemptible_serving,
         )
         return place_pass(placer, kept_now, add, own, taken, existing, release=release)
 
