@@ -33,7 +33,7 @@ def _info(name: str, nodes: int) -> ClusterInfo:
     return info
 
 
-def _replica(  # noqa: PLR0913 - what the cluster reads of a replica
+def _replica(
     name: str,
     on: str = "east",
     *,
@@ -65,7 +65,7 @@ def _view(clusters: Sequence[ClusterInfo], listed: Sequence[Listed]) -> FleetVie
     return build_view(facts, [H100], matcher=fake_matcher)
 
 
-def _schedule(  # noqa: PLR0913 - a deployment on the fleet as its clusters publish it
+def _schedule(
     name: str,
     clusters: Sequence[ClusterInfo],
     listed: Sequence[Listed],
@@ -302,7 +302,9 @@ def test_a_serving_replica_gives_way_surge_first_and_the_newcomer_waits_for_it()
         pytest.param(2, ("batch-0", "batch-1"), id="max-unavailable-2-both"),
     ],
 )
-def test_without_room_the_victims_go_within_their_rollout_budget(max_unavailable: int, retired: tuple[str, ...]) -> None:
+def test_without_room_the_victims_go_within_their_rollout_budget(
+    max_unavailable: int, retired: tuple[str, ...]
+) -> None:
     east = _info("east", 1)
     victims = [
         _replica(f"batch-{i}", ready=True, priority=10, yields=True, created=f"T{i}", shape=TP4) for i in range(2)
