@@ -16,7 +16,9 @@ import pytest
 
 from modelplane.capacity import ClusterInfo, Listed, cluster_info, replica_occupancy, summarize
 from modelplane.capacity.published import PoolClass, capacity_status
+from modelplane.preview.explain import _step_lines
 from modelplane.scheduling import Existing, Schedule, Strategy, schedule
+from modelplane.scheduling.explain import explain
 from modelplane.scheduling.quotas import Quotas
 from modelplane.scheduling.view import FleetView, build_view, summary_facts
 from modelplane.topology import Role
@@ -338,3 +340,15 @@ def test_nothing_gives_way_while_a_replica_does_not_say_whether_it_is_ready() ->
         quotas=Quotas((), 10),
     )
     assert got.retired == ()
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in PLACE_CASES])
+def test_explain_agrees_with_the_scheduler_on_whose_place_it_takes(case: PlaceCase) -> None:
+    view = _view(case.clusters, case.fleet)
+    got = explain(deployment("llm", replicas=1, shape=TP8), view, quotas=Quotas((), case.priority))
+    (step,) = got.steps
+    assert step.chosen == case.where
+    said = "serving replicas of a lower priority" if case.serving else "not serving yet" if case.preempts else ""
+    assert (said in step.preempts) if said else step.preempts == ""
+    if said:
+        assert any(said in line for line in _step_lines(got))
