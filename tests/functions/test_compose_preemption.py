@@ -143,3 +143,22 @@ def test_the_newcomer_waits_for_the_replicas_it_takes_the_place_of() -> None:
         "llm-0 is waiting on InferenceCluster east for serving replicas of a lower priority to give way:"
         in (progressing["message"])
     )
+
+
+@pytest.mark.parametrize(
+    "preempted",
+    [
+        pytest.param("ml/llm-0", id="not-a-list"),
+        pytest.param([{"replica": 3, "by": ["x"]}], id="wrong-types"),
+        pytest.param([{"replica": "ml/llm-0"}], id="no-by"),
+        pytest.param([None, 7], id="not-objects"),
+    ],
+)
+def test_a_malformed_preempted_list_never_raises_nor_drops_what_serves(preempted: Any) -> None:
+    world = World()
+    world.observed["replica-0"] = _with(_replica(0, "east"), priority=10, yields=True)
+    _cluster_named(world, "east")["status"]["capacity"] = {"preempted": preempted}
+    got = _run(world)
+    desired = _desired(got)
+    assert desired["replica-0"]["spec"]["inferenceClusterRef"] == {"name": "east"}
+    assert desired["replica-1"]["spec"]["inferenceClusterRef"] == {"name": "west"}
