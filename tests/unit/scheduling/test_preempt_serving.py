@@ -185,6 +185,8 @@ def test_a_cluster_gives_consenting_serving_replicas_of_a_lower_priority_to_one_
     gone = {v for v, _ in case.preempted}
     assert not gone & set(pool.counted)  # their GPUs are the newcomer's: no longer counted as theirs
     assert pool.node_free.free >= 0
+    # The arbiter decides the same whatever order its replicas are listed in.
+    assert summarize(_info("east", case.nodes), {"h100": 8}, tuple(reversed(case.fleet))) == got
 
 
 def test_a_pool_publishes_what_a_higher_priority_may_have_once_serving_replicas_give_way() -> None:
