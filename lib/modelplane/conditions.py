@@ -84,6 +84,7 @@ class Reason(StrEnum):
     STALE_PLACEMENT = "StalePlacement"
     CLUSTER_DRAINING = "ClusterDraining"
     POOL_REMOVING = "PoolRemoving"
+    PREEMPTED = "Preempted"
     CLUSTER_LOST = "ClusterLost"
     OUTDATED = "Outdated"
     # A ModelDeployment's rollout (Progressing) and failover (Failover).

@@ -359,6 +359,11 @@ PLACED_BY_ANNOTATION = "modelplane.ai/placed-by"
 # quota first, and the class's name, which a FleetQuota's status counts by (both absent for no priority).
 PRIORITY_ANNOTATION = "modelplane.ai/priority"
 PRIORITY_CLASS_ANNOTATION = "modelplane.ai/priority-class"
+# On a replica whose namespace consents to give way to higher priorities for physical capacity: every
+# FleetQuota of the namespace says ``preemption: LowerPriority`` (the value). Its cluster may then list it
+# in ``status.capacity.preempted`` for a replica of a higher priority; absent otherwise.
+PREEMPTION_ANNOTATION = "modelplane.ai/preemption"
+PREEMPTION_LOWER_PRIORITY = "LowerPriority"
 
 
 # --- Composition keys of an InferenceCluster ---

@@ -88,6 +88,10 @@ class Capacity(BaseModel):
     """
     Capacity per node pool, in spec order.
     """
+    preempted: list[PreemptedItem] | None = None
+    """
+    Serving ModelReplicas that give way to a replica of a higher priority here, sorted. A replica not Ready that does not fit takes the place of serving replicas of a strictly lower priority that share a pool with it and whose namespace's FleetQuotas all say preemption LowerPriority (annotated modelplane.ai/preemption: LowerPriority): the lowest priority first, then the newest, until it fits. Their GPUs are no longer counted here; their ModelDeployments replace them surge-first and retire them within maxUnavailable, and the replica that takes their place waits for them. Absent when none gives way.
+    """
 
 
 class Carbon(BaseModel):
@@ -631,7 +635,11 @@ class Pool(BaseModel):
     """
     preemptible: list[PreemptibleItem] | None = None
     """
-    What a new ModelReplica of a higher priority may have of this pool when nothing else has room: for each priority value of the replicas here not serving yet, highest first, the pool's nodesByFree once those of that priority or lower give way (they are packed highest priority first, so the ones that no longer fit are listed in status.capacity.overcommitted and their ModelDeployments move them). Serving replicas never give way. Absent when no replica here would.
+    What a new ModelReplica of a higher priority may have of this pool when nothing else has room: for each priority value of the replicas here not serving yet, highest first, the pool's nodesByFree once those of that priority or lower give way (they are packed highest priority first, so the ones that no longer fit are listed in status.capacity.overcommitted and their ModelDeployments move them). Serving replicas give way only as preemptibleServing says. Absent when no replica here would.
+    """
+    preemptibleServing: list[PreemptibleServingItem] | None = None
+    """
+    What a new ModelReplica of a higher priority may have of this pool when nothing else has room, not even by preemptible: for each priority value of the serving replicas here that may give way (their namespace's FleetQuotas all say preemption LowerPriority), highest first, the pool's nodesByFree once every replica of that priority or lower that may give way does, serving or not. The cluster then lists the serving ones it gives to the new replica in status.capacity.preempted. Absent when no serving replica here may give way.
     """
     replicas: list[str] | None = None
     """
@@ -640,6 +648,17 @@ class Pool(BaseModel):
     source: Literal["Declared", "KAI", "Kueue"] | None = None
     """
     Where inUse comes from.
+    """
+
+
+class PreemptedItem(BaseModel):
+    by: str | None = None
+    """
+    The ModelReplica of a higher priority that takes its place (namespace/name).
+    """
+    replica: str | None = None
+    """
+    The serving ModelReplica that gives way (namespace/name).
     """
 
 
@@ -655,6 +674,21 @@ class PreemptibleItem(BaseModel):
     priority: int | None = None
     """
     Replicas not serving yet of this priority value or lower give way.
+    """
+
+
+class PreemptibleServingItem(BaseModel):
+    """
+    The pool for a replica of a priority above priority.
+    """
+
+    nodesByFree: dict[str, int] | None = None
+    """
+    How many nodes would have each number of free accelerators.
+    """
+    priority: int | None = None
+    """
+    Replicas of this priority value or lower that may give way do.
     """
 
 

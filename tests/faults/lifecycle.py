@@ -1,17 +1,19 @@
 """Lifecycle fault classes: a change played call after call from a steady state, as the control plane would.
 
 A drain, a pool taken out of its cluster's spec, a cluster lost past the failover
-grace and back, and a rollout whose surge replica turns unready are not one bad
-input but a sequence. Each class starts from a steady state, changes the world at
-given calls, and plays compose-model-deployment: what a call composes is observed
-by the next (a new or rewritten replica turns Ready one call later, unless it
-cannot), the fleet's ModelReplicas follow, and the XR's conditions carry the
-lastTransitionTime Crossplane would stamp. Each call is judged: a replica removed
-without a user reason is a drop (the user's reasons: it leaves a draining cluster
-or a pool being removed, runs an older revision, or is surplus once a lost cluster
-is back), and the Ready replicas the function keeps unchanged never fall below
-``replicas - maxUnavailable`` (or below those Ready before the call, when fewer
-serve: a replica on a lost cluster cannot serve, whatever the function does).
+grace and back, a rollout whose surge replica turns unready, and a serving replica
+its cluster gives to a higher priority are not one bad input but a sequence. Each
+class starts from a steady state, changes the world at given calls, and plays
+compose-model-deployment: what a call composes is observed by the next (a new or
+rewritten replica turns Ready one call later, unless it cannot), the fleet's
+ModelReplicas follow, and the XR's conditions carry the lastTransitionTime
+Crossplane would stamp. Each call is judged: a replica removed without a user reason
+is a drop (the user's reasons: it leaves a draining cluster or a pool being removed,
+gives way to a higher priority its quota lets preempt it, runs an older revision, or
+is surplus once a lost cluster is back), and the Ready replicas the function keeps
+unchanged never fall below ``replicas - maxUnavailable`` (or below those Ready
+before the call, when fewer serve: a replica on a lost cluster cannot serve,
+whatever the function does).
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ _STEP = timedelta(seconds=30)
 _CALLS = 16
 _REVISION = "modelplane.ai/revision"
 _V_NEXT = "vllm/vllm-openai:v0.99.0"  # an image no example uses: a new revision
+_GIVES_WAY = "it gives way to replicas of a higher priority"
+_NEWCOMER = "prod-team/prod-0"  # the replica of a higher priority a cluster gives a serving replica to
 
 
 @dataclass(frozen=True)
@@ -137,6 +141,9 @@ def _floor(xr: dict[str, Any], got: dict[str, Any]) -> int:
     progressing: dict[str, Any] = next((c for c in got.get("conditions", []) if c.get("type") == "Progressing"), {})
     if "one replica at a time" in progressing.get("message", ""):
         unavailable = max(unavailable, 1)
+    # A replica that gives way to a higher priority and fits nowhere else goes one at a time at maxUnavailable 0.
+    if any(_GIVES_WAY in r.get("message", "") for r in got.get("results", [])):
+        unavailable = max(unavailable, 1)
     return replicas - unavailable
 
 
@@ -163,12 +170,14 @@ def play(p: Play) -> Outcome:
         revision = status.get("observedRevision", "")
         draining = {c["metadata"]["name"] for c in call.required["clusters"] if (c.get("spec") or {}).get("drain")}
         removing = _removing(call)
+        preempted = _preempted(call)
         for name in sorted(set(before) - set(after)):
             body = before[name]
             where = body["spec"].get("inferenceClusterRef", {}).get("name")
             old = body["metadata"].get("labels", {}).get(_REVISION) != revision
             surplus = not lost and len(after) >= replicas
-            if where in draining or old or surplus or {(where, p) for p in _pools(body)} & removing:
+            given = f"{body['metadata'].get('namespace', '')}/{name}" in preempted
+            if where in draining or old or surplus or given or {(where, p) for p in _pools(body)} & removing:
                 continue
             out.drops.append(f"call {index}: {name} removed")
         # The function may take a Ready replica away (retire it, or rewrite it in place) only while the
@@ -207,6 +216,15 @@ def _removing(call: Call) -> set[tuple[str, str]]:
         (c["metadata"]["name"], p.get("name"))
         for c in call.required["clusters"]
         for p in ((c.get("status") or {}).get("removingPools") or [])
+    }
+
+
+def _preempted(call: Call) -> set[str]:
+    """The serving replicas ("namespace/name") the clusters give to a higher priority (``capacity.preempted``)."""
+    return {
+        e.get("replica", "")
+        for c in call.required["clusters"]
+        for e in (((c.get("status") or {}).get("capacity") or {}).get("preempted") or [])
     }
 
 
@@ -286,6 +304,31 @@ def unready_surge(steady: Steady) -> Iterator[Play]:
     yield Play("", call, {}, unready=frozenset({f"{call.xr['metadata']['name']}-{first}"}))
 
 
+def preempted(steady: Steady) -> Iterator[Play]:
+    """Each serving replica is given by its cluster to a replica of a higher priority (another team's).
+
+    Before every call its cluster lists it in ``status.capacity.preempted`` while it exists, as
+    compose-inference-cluster would while the newcomer waits for its GPUs; once it is gone, no longer.
+    """
+    for name, body in sorted(_replicas(steady.call).items()):
+        if not _ready(body):
+            continue
+        host = body["spec"]["inferenceClusterRef"]["name"]
+        victim = f"{body['metadata'].get('namespace', '')}/{name}"
+
+        def publish(call: Call, host: str = host, victim: str = victim, name: str = name) -> None:
+            cluster = _cluster(call, host)
+            if cluster is None:
+                return
+            capacity = cluster.setdefault("status", {}).setdefault("capacity", {})
+            if name in _replicas(call):
+                capacity["preempted"] = [{"replica": victim, "by": _NEWCOMER}]
+            else:
+                capacity.pop("preempted", None)
+
+        yield Play(f"{host}/{name}", steady.call, dict.fromkeys(range(_CALLS), publish))
+
+
 Lifecycle = Callable[[Steady], Iterator[Play]]
 LIFECYCLES: dict[str, Lifecycle] = {
     "cluster-drained": drain,
@@ -293,4 +336,6 @@ LIFECYCLES: dict[str, Lifecycle] = {
     "pool-removed-from-spec": pool_removed,
     "cluster-lost-and-back": lost_and_back,
     "rollout-surge-unready": unready_surge,
+    # A cluster gives a serving replica to a higher priority: it moves surge-first, or within maxUnavailable.
+    "serving-replica-preempted": preempted,
 }

@@ -207,3 +207,13 @@ def test_a_removed_pools_replicas_move_off_it() -> None:
     moved = {p.target: play(p) for p in LIFECYCLES["pool-removed-from-spec"](steady)}
     assert "drain-a" not in moved["drain-a/hgx"].where.values()
     assert moved["drain-a/hgx"].min_ready == 3
+
+
+def test_a_preempted_replica_moves_off_surge_first() -> None:
+    # Guards the class: the replica its cluster gives away does leave, and Ready never dips while room exists.
+    (steady,) = steady_states("scheduling/preempted")
+    (given,) = LIFECYCLES["serving-replica-preempted"](steady)
+    outcome = play(given)
+    assert outcome.drops == []
+    assert outcome.where == {"llama-8b-preempted-1": "preempted-b"}
+    assert outcome.min_ready == 1

@@ -66,6 +66,32 @@ _LOST_SINCE = {
 # What pool-removed-a publishes once its pool hgx left the spec with replicas on it.
 _POOL_REMOVING = {"InferenceCluster/pool-removed-a": {"status": {"removingPools": [{"name": "hgx", "remaining": 2}]}}}
 
+# What preempted-a publishes once a replica of a higher priority, which fitted nowhere else, takes the place
+# of the batch deployment's serving replica (its FleetQuota says preemption LowerPriority).
+_PREEMPTED = {
+    "InferenceCluster/preempted-a": {
+        "status": {
+            "capacity": {
+                "pools": [
+                    {
+                        "name": "hgx",
+                        "className": "preempted-h100-8",
+                        "nodes": 1,
+                        "devicesPerNode": 8,
+                        "nodesByFree": {"0": 1},
+                        "replicas": ["prod-team/llama-70b-prod-0"],
+                        "declared": 8,
+                        "inUse": 8,
+                        "free": 0,
+                        "source": "Declared",
+                    }
+                ],
+                "preempted": [{"replica": "ml-team/llama-8b-preempted-0", "by": "prod-team/llama-70b-prod-0"}],
+            }
+        }
+    }
+}
+
 STEPS: dict[str, tuple[Step, ...]] = {
     # A running replica stays where it is when a better cluster appears; the control step shows
     # that a fresh placement on the same fleet would take the new cluster.
@@ -110,6 +136,13 @@ STEPS: dict[str, tuple[Step, ...]] = {
         Step("2-surge", dir="step-2", carry=True, serving=True, others=_POOL_REMOVING),
         Step("3-one-retired-next-surge", dir="step-2", carry=True, serving=True, others=_POOL_REMOVING),
         Step("4-moved", dir="step-2", carry=True, serving=True, others=_POOL_REMOVING),
+    ),
+    # preempted-a gives the batch deployment's serving replica to a higher priority: it moves surge-first
+    # (a replacement on preempted-b), and is retired once the replacement serves.
+    "preempted": (
+        Step("1-running", dir="step-1"),
+        Step("2-surge", dir="step-1", carry=True, serving=True, others=_PREEMPTED),
+        Step("3-retired", dir="step-1", carry=True, serving=True, others=_PREEMPTED),
     ),
     # lost-b leaves the fleet past the failover grace: its replica is replaced on lost-a and kept; then it returns.
     "lost": (

@@ -295,6 +295,24 @@ CLAIMS: dict[str, Claim] = {
         },
         ready=("llama-70b-pool-removed-1", "llama-70b-pool-removed-3", "llama-70b-pool-removed-4"),
     ),
+    # Preempted for physical capacity: the serving replica moves surge-first, retired once its replacement serves.
+    "preempted/1-running/modeldeployment-ml-team-llama-8b-preempted": Claim(
+        "Scheduled", {"llama-8b-preempted-0": _on("preempted-a", "hgx")}
+    ),
+    "preempted/2-surge/modeldeployment-ml-team-llama-8b-preempted": Claim(
+        "Scheduled",
+        {
+            "llama-8b-preempted-0": _on("preempted-a", "hgx"),
+            "llama-8b-preempted-1": _on("preempted-b", "hgx"),
+        },
+        ready=("llama-8b-preempted-0",),
+        message="placed 1 of 1 (1 leaving: llama-8b-preempted-0)",
+    ),
+    "preempted/3-retired/modeldeployment-ml-team-llama-8b-preempted": Claim(
+        "Scheduled",
+        {"llama-8b-preempted-1": _on("preempted-b", "hgx")},
+        ready=("llama-8b-preempted-1",),
+    ),
     # Lost and back: lost-b's replicas are replaced on lost-a and kept; when it returns the surplus goes.
     "lost/1-running/modeldeployment-ml-team-llama-70b-lost": Claim(
         "Scheduled",

@@ -84,6 +84,7 @@ def cluster_facts(fields: Fields) -> ClusterFacts | None:
     removing = [name for name, _ in listed]
     capacity = obj(status.get("capacity")) if status is not None else None
     overcommitted = strings(capacity.get("overcommitted")) if capacity is not None else frozenset()
+    preempted = _preempted(capacity.get("preempted")) if capacity is not None else {}
     lacking = _lacking(status.get("components")) if status is not None else ()
     if not name or spec is None:
         return None
@@ -102,7 +103,17 @@ def cluster_facts(fields: Fields) -> ClusterFacts | None:
         lacking=lacking,
         removing_classes=removing_classes(listed, (n for n, _, _ in pools)),
     )
-    return ClusterFacts(info, published, overcommitted)
+    return ClusterFacts(info, published, overcommitted, preempted)
+
+
+def _preempted(value: Value) -> dict[str, str]:
+    """``status.capacity.preempted[]``: each serving replica that gives way, with the replica that takes its place."""
+    out: dict[str, str] = {}
+    for item in objects(value):
+        replica, by = text(item.get("replica")), text(item.get("by"))
+        if replica and by:
+            out.setdefault(replica, by)
+    return out
 
 
 def _removing_pool(entry: Fields) -> tuple[str, str]:
@@ -210,11 +221,16 @@ def _entry(value: Value, classes: Mapping[str, str]) -> _Entry:
     published = published_pool(per_node, counts, strings(get("replicas")))
     if published is None:
         return name, seen, None
-    return name, seen, replace(published, preemptible=_preemptible(per_node, get("preemptible")))
+    preemptible = _preemptible(per_node, get("preemptible"))
+    return (
+        name,
+        seen,
+        replace(published, preemptible=preemptible, serving=_preemptible(per_node, get("preemptibleServing"))),
+    )
 
 
 def _preemptible(per_node: int | None, value: Value) -> tuple[tuple[int, tuple[int, ...]], ...]:
-    """``preemptible[]``: per priority, the counts of free accelerators a replica above it finds."""
+    """``preemptible[]`` (or ``preemptibleServing[]``): per priority, the free counts a replica above it finds."""
     out = []
     for item in objects(value):
         priority = whole(item.get("priority"), _PRIORITY)

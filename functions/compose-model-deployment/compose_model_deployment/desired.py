@@ -28,6 +28,8 @@ from modelplane.names import (
     DEPLOYMENT_LABEL,
     MODEL_CACHE_LABEL,
     PLACED_BY_ANNOTATION,
+    PREEMPTION_ANNOTATION,
+    PREEMPTION_LOWER_PRIORITY,
     PRIORITY_ANNOTATION,
     PRIORITY_CLASS_ANNOTATION,
     REPLACES_ANNOTATION,
@@ -53,6 +55,7 @@ class Deployment:
     spec: Mapping[str, Any]  # Struct fields
     revision: str
     priority: Priority = NO_PRIORITY
+    preemptible: bool = False  # every FleetQuota of its namespace says preemption LowerPriority
 
 
 # Whether a replica on a cluster has its own endpoint (routing mode Replica, or Pool while moving to it).
@@ -112,6 +115,9 @@ def write_desired(
             # A pool and a quota order who keeps capacity by it; a quota counts use by the class's name.
             annotations[PRIORITY_ANNOTATION] = str(deployment.priority.value)
             annotations[PRIORITY_CLASS_ANNOTATION] = deployment.priority.name
+        if deployment.preemptible:
+            # Its cluster may give it, serving, to a higher priority (which its deployment then moves).
+            annotations[PREEMPTION_ANNOTATION] = PREEMPTION_LOWER_PRIORITY
         if annotations:
             meta["annotations"] = annotations
         written = {"apiVersion": API_VERSION, "kind": "ModelReplica", "metadata": meta}

@@ -129,6 +129,7 @@ def compose(
         spec=fields,
         revision=shape_revision(struct_shape(fields)),
         priority=answer.priority,
+        preemptible=answer.quotas.preemptible,
     )
     fleet = reader.read(req, key)
     for skipped in fleet.skipped:
@@ -361,7 +362,7 @@ def _removals(ledger: Ledger, plan: Schedule, own: Own) -> None:
     reasons = [
         (plan.removed, "spec.replicas scaled down"),
         (plan.retired, "retired: replaced, and enough are Ready"),
-        (plan.preempted, "preempted: a FleetQuota gives its accelerators to a higher priority that serves"),
+        (plan.preempted, "preempted: it gives way to a higher priority (preemption LowerPriority)"),
     ]
     for names, why in reasons:
         for name in names:

@@ -6,7 +6,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 
-from modelplane.names import PRIORITY_ANNOTATION, PRIORITY_CLASS_ANNOTATION
+from modelplane.names import (
+    PREEMPTION_ANNOTATION,
+    PREEMPTION_LOWER_PRIORITY,
+    PRIORITY_ANNOTATION,
+    PRIORITY_CLASS_ANNOTATION,
+)
 from modelplane.readiness import entry_of, readiness
 from modelplane.topology import Footprint, Role, TopologyError, WorkersLike, footprint
 from modelplane_models.model_replica import ModelReplica
@@ -51,6 +56,8 @@ class Occupancy:
         priority: Its priority's value (``modelplane.ai/priority``; 0 without one): a pool and a
             FleetQuota give capacity to replicas not serving yet highest first.
         priority_class: Its FleetPriorityClass (``modelplane.ai/priority-class``), "" for none.
+        preemptible: Whether, serving, it may give way to a higher priority for physical capacity
+            (``modelplane.ai/preemption: LowerPriority``: every FleetQuota of its namespace allows it).
     """
 
     namespace: str
@@ -63,6 +70,7 @@ class Occupancy:
     replaces: str = ""
     priority: int = 0
     priority_class: str = ""
+    preemptible: bool = False
 
 
 _MOST_PRIORITY = 1_000_000_000  # FleetPriorityClass's bounds
@@ -80,6 +88,11 @@ def priority_of(annotations: Mapping[str, str] | None) -> tuple[int, str]:
     if abs(value) > _MOST_PRIORITY:
         return 0, ""
     return value, annotations.get(PRIORITY_CLASS_ANNOTATION, "")
+
+
+def preemptible_of(annotations: Mapping[str, str] | None) -> bool:
+    """Whether a replica's annotations say it may give way to a higher priority (anything else: it may not)."""
+    return annotations is not None and annotations.get(PREEMPTION_ANNOTATION) == PREEMPTION_LOWER_PRIORITY
 
 
 @cache
@@ -145,4 +158,5 @@ def replica_occupancy(replica: ModelReplica) -> Occupancy | None:
         ready=readiness([entry_of(c) for c in conditions], metadata.generation).true,
         priority=priority,
         priority_class=priority_class,
+        preemptible=preemptible_of(metadata.annotations),
     )

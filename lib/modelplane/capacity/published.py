@@ -53,7 +53,7 @@ def pool_classes(specs: Mapping[str, InferenceClass]) -> dict[str, PoolClass]:
 def capacity_status(
     pools: Sequence[PoolInfo], classes: Mapping[str, PoolClass], summary: ClusterSummary
 ) -> dict[str, Any]:
-    """``status.capacity``: per pool in spec order, and in total; the replicas that do not fit, if any."""
+    """``status.capacity``: per pool in spec order, and in total; the replicas that do not fit, those that give way."""
     out: list[dict[str, Any]] = []
     totals = {"declared": 0, "inUse": 0, "free": 0}
     for pool in pools:
@@ -71,6 +71,10 @@ def capacity_status(
         entry["nodesByFree"] = _by_free(summed.node_free)
         if summed.preemptible:
             entry["preemptible"] = [{"priority": q, "nodesByFree": _by_free(n)} for q, n in summed.preemptible]
+        if summed.preemptible_serving:
+            entry["preemptibleServing"] = [
+                {"priority": q, "nodesByFree": _by_free(n)} for q, n in summed.preemptible_serving
+            ]
         if summed.counted:
             entry["replicas"] = list(summed.counted)
         if summed.overflow:
@@ -82,7 +86,8 @@ def capacity_status(
         for k, v in figures.items():
             totals[k] += v
     overcommitted = {"overcommitted": list(summary.overcommitted)} if summary.overcommitted else {}
-    return {**totals, "pools": out, **overcommitted}
+    preempted = {"preempted": [{"replica": v, "by": by} for v, by in summary.preempted]} if summary.preempted else {}
+    return {**totals, "pools": out, **overcommitted, **preempted}
 
 
 def _by_free(nodes: NodeFree) -> dict[str, int]:

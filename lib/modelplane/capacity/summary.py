@@ -49,6 +49,10 @@ class PoolSummary:
         preemptible: Per priority value ``q`` of the replicas not Ready here, highest first, the free
             accelerators per node once those of priority ``q`` or lower give way: what a new replica
             of a priority above ``q`` may have. Only where that differs from ``node_free``.
+        preemptible_serving: Per priority value ``q`` of the serving replicas here that may give way
+            (``Occupancy.preemptible``), highest first, the free accelerators per node once every
+            replica of ``q`` or lower that may give way does, serving or not: what a new replica of a
+            priority above ``q`` may have when nothing else has room.
     """
 
     name: str
@@ -61,6 +65,7 @@ class PoolSummary:
     observed: Observed | None
     overflow: int
     preemptible: tuple[tuple[int, NodeFree], ...] = ()
+    preemptible_serving: tuple[tuple[int, NodeFree], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -70,10 +75,13 @@ class ClusterSummary:
     Attributes:
         pools: By pool name, in spec order; only pools whose class has an accelerator count.
         overcommitted: ``namespace/name`` of the replicas not Ready that do not fit, sorted.
+        preempted: Serving replicas that give way, each with the replica not Ready of a higher
+            priority that takes its place (both ``namespace/name``), sorted.
     """
 
     pools: Mapping[str, PoolSummary]
     overcommitted: tuple[str, ...]
+    preempted: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -86,6 +94,7 @@ class _Replica:
     ready: bool
     roles: tuple[RoleOccupancy, ...]
     priority: int = 0
+    preemptible: bool = False
 
     @property
     def key(self) -> str:
@@ -112,9 +121,17 @@ def summarize(cluster: ClusterInfo, per_node: Mapping[str, int], replicas: Itera
        listed in ``overcommitted``. These are the lowest-priority, newest
        placements beyond capacity, not serving yet: placed concurrently, or
        preempted by a higher priority; the ModelDeployment that owns one moves it.
+       Before that, a replica that does not fit takes the place of serving replicas
+       of a strictly lower priority that may give way (``Occupancy.preemptible``:
+       their FleetQuotas allow ``preemption: LowerPriority``) and share a pool with
+       it: the lowest priority first, then the newest, until it fits. Those are
+       *preempted* (listed with it in ``preempted``): their GPUs are its, no longer
+       counted, and their ModelDeployments move them surge-first; while none frees
+       enough, none is taken and it is overcommitted.
     5. Per pool, what a new replica of a higher priority may have: the free
        accelerators per node before the replicas of each priority (and lower)
-       were taken in step 4.
+       were taken in step 4; and, where serving replicas may give way, the same
+       with those of each priority (and lower) given back too.
 
     A replica listed twice (same namespace and name) counts once: Ready before
     not Ready, then the oldest.
@@ -151,9 +168,18 @@ def summarize(cluster: ClusterInfo, per_node: Mapping[str, int], replicas: Itera
     overcommitted = []
     before: dict[int, dict[str, NodeFree]] = {}  # per priority, the pools before any replica of it was taken
     waiting = sorted((r for r in own if not r.ready), key=lambda r: (-r.priority, r.created, r.namespace, r.name))
+    yielding = [r for r in ready if r.preemptible]
+    taker: dict[str, _Replica] = {}  # by a serving replica that gives way, the replica taking its place
     for replica in waiting:
         before.setdefault(replica.priority, dict(nodes))
         after = _take(nodes, replica.roles)
+        if after is None:
+            after, chosen = _preempt(nodes, replica, [v for v in yielding if v.key not in taker])
+            for victim in chosen:
+                taker[victim.key] = replica
+                for role in victim.roles:
+                    counted[role.pool].discard(victim.key)
+                    held[role.pool] -= role.footprint.total_gpus
         if after is None:
             overcommitted.append(replica.key)
             continue
@@ -173,10 +199,68 @@ def summarize(cluster: ClusterInfo, per_node: Mapping[str, int], replicas: Itera
             observed=info.observed,
             overflow=overflow[name],
             preemptible=_preemptible(name, before, nodes[name]),
+            preemptible_serving=_preemptible_serving(name, before, nodes[name], yielding, taker),
         )
         for name, info in pools.items()
     }
-    return ClusterSummary(summaries, tuple(sorted(overcommitted)))
+    preempted = tuple(sorted((v, t.key) for v, t in taker.items()))
+    return ClusterSummary(summaries, tuple(sorted(overcommitted)), preempted)
+
+
+def _preempt(
+    nodes: Mapping[str, NodeFree], replica: _Replica, candidates: Iterable[_Replica]
+) -> tuple[dict[str, NodeFree] | None, list[_Replica]]:
+    """Step 4's preemption: the pools with ``replica`` in the place of serving replicas that give way, and which.
+
+    Candidates of a strictly lower priority with a role on one of its pools give their GPUs back
+    (``NodeFree.release``) the lowest priority first, then the newest, then by name, until it fits;
+    (None, []) when all of them would not make it fit: then none is taken.
+    """
+    pools = {r.pool for r in replica.roles}
+    eligible = [v for v in candidates if v.priority < replica.priority and any(r.pool in pools for r in v.roles)]
+    # Newest first within a priority (a stable sort on each key, the last one sorted by first).
+    ordered = sorted(eligible, key=lambda v: v.key, reverse=True)
+    ordered = sorted(ordered, key=lambda v: v.created, reverse=True)
+    ordered = sorted(ordered, key=lambda v: v.priority)
+    freed = dict(nodes)
+    chosen: list[_Replica] = []
+    for victim in ordered:
+        for role in victim.roles:
+            freed[role.pool] = freed[role.pool].release(role.footprint)
+        chosen.append(victim)
+        after = _take(freed, replica.roles)
+        if after is not None:
+            return {**freed, **after}, chosen
+    return None, []
+
+
+def _preemptible_serving(
+    pool: str,
+    before: Mapping[int, Mapping[str, NodeFree]],
+    final: NodeFree,
+    yielding: Iterable[_Replica],
+    taker: Mapping[str, _Replica],
+) -> tuple[tuple[int, NodeFree], ...]:
+    """Step 5, serving replicas too: per priority ``q`` of those here that may give way, highest first.
+
+    The pool as a new replica of a priority above ``q`` finds it once replicas not serving yet of ``q``
+    or lower give way (``_preemptible``'s figure) and so do the serving ones of ``q`` or lower that may
+    (one already given to a replica of ``q`` or lower comes back with it). Left out where it is the pool as it is.
+    """
+    here = [v for v in yielding if any(r.pool == pool for r in v.roles)]
+    out = []
+    for q in sorted({v.priority for v in here}, reverse=True):
+        lower = [p for p in before if p <= q]
+        nodes = before[max(lower)][pool] if lower else final
+        for v in here:
+            t = taker.get(v.key)
+            if v.priority <= q and (t is None or t.priority <= q):
+                for role in v.roles:
+                    if role.pool == pool:
+                        nodes = nodes.release(role.footprint)
+        if nodes != final:
+            out.append((q, nodes))
+    return tuple(out)
 
 
 def _preemptible(
@@ -208,7 +292,7 @@ def _own(cluster: str, pools: Mapping[str, PoolInfo], listed: Iterable[Listed]) 
         if h.cluster != cluster:
             continue
         roles = tuple(r for r in h.roles if r.pool in pools)
-        replica = _Replica(h.namespace, h.name, item.created, h.ready, roles, h.priority)
+        replica = _Replica(h.namespace, h.name, item.created, h.ready, roles, h.priority, h.preemptible)
         kept = out.get(replica.key)
         if kept is None or _rank(replica) < _rank(kept):
             out[replica.key] = replica

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from modelplane.conditions import Condition, Reason, Status, Type
-from modelplane.scheduling import Rollout, Strategy
+from modelplane.scheduling import Pending, Rollout, Strategy
 
 TTL_CEILING = 60.0
 """Never ask to be called later than the SDK's default TTL."""
@@ -113,8 +113,7 @@ def progressing_condition(
         parts.append(f"{len(rollout.leaving)} leaving ({', '.join(rollout.leaving)})")
     if rollout.blocked:
         parts.append(f"{', '.join(rollout.leaving)} cannot move: {rollout.blocked}")
-    for pending in rollout.pending:
-        parts.append(f"{pending.replica} is waiting for {_owned(pending.releasing)} GPUs to be released")
+    parts += [_waiting(pending) for pending in rollout.pending]
     if rollout.fallback:
         parts.append(rollout.fallback)
     progress = "; ".join(parts)
@@ -137,6 +136,16 @@ def progressing_condition(
     ):
         return Condition(Type.PROGRESSING, Status.FALSE, Reason.ROLLOUT_STALLED, stalled)
     return Condition(Type.PROGRESSING, Status.TRUE, Reason.ROLLOUT_IN_PROGRESS, progress)
+
+
+def _waiting(pending: Pending) -> str:
+    """What a pending replica waits for: GPUs its own deployment releases, or lower priorities that give way."""
+    if pending.preempted:
+        return (
+            f"{pending.replica} is waiting on InferenceCluster {pending.cluster} for serving replicas of a lower"
+            f" priority to give way: {', '.join(pending.releasing)}"
+        )
+    return f"{pending.replica} is waiting for {_owned(pending.releasing)} GPUs to be released"
 
 
 def _owned(names: Sequence[str]) -> str:

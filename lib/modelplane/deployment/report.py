@@ -46,7 +46,13 @@ def report(plan: Schedule, unreadable: Mapping[int, str]) -> Report:
     # A replica of an older revision waiting for its wave is the rollout's business (Progressing), not a problem.
     # So is a replica leaving a cluster that drains or is being deleted, or a pool being removed (the user's act):
     # Scheduled says how many, Progressing how it goes, and an event why.
-    quiet = (HoldReason.OUTDATED, HoldReason.CLUSTER_DRAINING, HoldReason.CLUSTER_DELETING, HoldReason.POOL_REMOVING)
+    quiet = (
+        HoldReason.OUTDATED,
+        HoldReason.CLUSTER_DRAINING,
+        HoldReason.CLUSTER_DELETING,
+        HoldReason.POOL_REMOVING,
+        HoldReason.PREEMPTED,
+    )
     holds = [(p.replica, p.held) for p in plan.placements if p.held is not None and p.held.reason not in quiet]
     parts = _held((r, h) for r, h in holds if not (h.reason.input_missing or h.lost))
     parts += _held((r, h) for r, h in holds if h.reason.input_missing or h.lost)
@@ -82,6 +88,7 @@ def report(plan: Schedule, unreadable: Mapping[int, str]) -> Report:
         )
         + " and enough replicas are Ready without it"
         for name in plan.retired
+        if name not in plan.preempted
     )
     normal += tuple(
         f"moved {replica} from InferenceCluster {source} to {target}: {source} found it placed concurrently"
@@ -96,9 +103,23 @@ def report(plan: Schedule, unreadable: Mapping[int, str]) -> Report:
         if p.preempts
     )
     normal += tuple(
-        f"retired {name}: a FleetQuota with preemption LowerPriority gives its accelerators to replicas of a"
-        " higher priority, which serve"
+        f"placed {p.replica} on InferenceCluster {p.cluster} in the place of serving replicas of a lower priority"
+        " whose FleetQuota allows preemption LowerPriority: nothing else had room; their deployments move them"
+        f" surge-first and {p.replica} waits for their GPUs"
+        for p in plan.placements
+        if p.preempts_serving
+    )
+    normal += tuple(
+        f"retired {name}: it gives way to replicas of a higher priority (preemption LowerPriority),"
+        " within the rollout's maxSurge and maxUnavailable"
         for name in plan.preempted
+    )
+    waits = plan.rollout.pending if plan.rollout is not None else plan.pending
+    normal += tuple(
+        f"{w.replica} waits on InferenceCluster {w.cluster} for serving replicas of a lower priority to give way:"
+        f" {', '.join(w.releasing)}"
+        for w in waits
+        if w.preempted
     )
     leaving = sorted({h.message for p in plan.placements if (h := p.held) and h.leaving})
     if leaving:

@@ -338,6 +338,7 @@ def _step_lines(exp: Explanation) -> list[str]:
     lines = [f"  {s.replica} → {s.chosen}: {s.why}" for s in exp.steps if s.chosen]
     quota = str(RejectReason.QUOTA_EXCEEDED)
     lines += [f"  {s.replica} unplaced: {s.reason}: {s.message}" for s in exp.steps if s.reason == quota]
+    lines += [f"  {s.replica}: {s.preempts}" for s in exp.steps if s.preempts]
     for s in exp.steps:
         if s.waits:
             lines.append(f"  {s.replica}: CacheNotReady (policy Required): {s.waits}")

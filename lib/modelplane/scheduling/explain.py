@@ -157,6 +157,7 @@ class Step:
     waits: str = ""  # policy Required, the copy on the winner not Ready: why the replica waits (CacheNotReady)
     unmounted: str = ""  # policy Preferred (or no claim to mount): why it starts without the copy
     message: str = ""  # when unplaced: the scheduler's message (a quota's figures with QuotaExceeded)
+    preempts: str = ""  # placed where nothing had room, in the place of whose replicas of a lower priority
 
 
 @dataclass(frozen=True)
@@ -304,6 +305,7 @@ def explain(
         cached=cached,
         gate=gate,
         preemptible=fleet.preemptible(quotas.priority),
+        preemptible_serving=fleet.preemptible_serving(quotas.priority),
     )
     checks = tuple(_cluster_check(run, c, _copy(cache, c.name) if ref else ("", "")) for c in run.clusters)
     steps = []
@@ -332,6 +334,7 @@ def explain(
                     decision.message,
                     waits=use.waiting if use else "",
                     unmounted=use.unmounted if use else "",
+                    preempts=_preempts(outcome),
                 )
             )
         elif isinstance(outcome, Unplaced):
@@ -352,6 +355,18 @@ def explain(
         else CacheRank(ref.name, str(ref.policy), cache is not None, tuple(sorted(cached or ()))),
         quotas=lines,
     )
+
+
+def _preempts(placement: Placement) -> str:
+    """Whose place a replica that fitted nowhere takes, as the scheduler's event says it; "" when it fitted."""
+    if placement.preempts_serving:
+        return (
+            "nothing had room: in the place of serving replicas of a lower priority whose FleetQuota allows"
+            " preemption LowerPriority (they move surge-first; it waits for their GPUs)"
+        )
+    if placement.preempts:
+        return "nothing had room: in the place of replicas of a lower priority not serving yet (they move)"
+    return ""
 
 
 def quota_lines(gate: QuotaGate | None) -> tuple[str, ...]:

@@ -7,7 +7,9 @@ replica, the first that applies:
 
 1. its InferenceCluster is being deleted or drains, or its pool left the
    cluster's ``spec.nodePools`` and is kept only while replicas run on it
-   (``status.removingPools``; the user's act): it is
+   (``status.removingPools``; the user's act), or a replica of a higher
+   priority takes its place (its cluster, or a FleetQuota, lists it as
+   preempted; its quota's ``preemption: LowerPriority``): it is
    *leaving*, kept unchanged while a replacement is placed elsewhere, and
    retired by the scheduler once enough replicas are Ready without it; or its
    cluster is *lost* past the failover grace: kept unchanged, not counted, and
@@ -77,6 +79,7 @@ def existing_placement(  # noqa: PLR0913 - the replica, what it is judged agains
     changed: bool,
     draining: Collection[str] = (),
     lost: str = "",
+    preempted: str = "",
 ) -> Placement | None:
     """Decide what an existing replica keeps (see the module's steps).
 
@@ -93,6 +96,7 @@ def existing_placement(  # noqa: PLR0913 - the replica, what it is judged agains
         changed: Whether the deployment's shape differs from the one the replica runs.
         draining: Clusters that drain.
         lost: Why its cluster counts as lost past the failover grace ("" when it does not).
+        preempted: Why it gives way to a higher priority ("" when it does not): it is leaving.
 
     Returns:
         Its placement: ``held`` when it keeps its observed spec, else with the
@@ -102,6 +106,8 @@ def existing_placement(  # noqa: PLR0913 - the replica, what it is judged agains
     if held is None or not held.leaving:
         if occupancy.cluster in draining:
             held = Held(HoldReason.CLUSTER_DRAINING, f"InferenceCluster {occupancy.cluster} drains")
+        elif preempted:
+            held = Held(HoldReason.PREEMPTED, preempted)
         elif lost:
             held = Held(HoldReason.CLUSTER_LOST, lost)
     if held is None and cluster is not None:

@@ -103,8 +103,9 @@ def _occupy_existing(run: Placer, kept: Kept, taken: Sequence[Occupancy], *, rel
 
 def _occupy_others(run: Placer, kept: Kept, taken: Sequence[Occupancy], *, release: bool) -> None:
     """Account for the replicas that go (retired or removed), the taken ones, and those placed again."""
-    for o in (*kept.removed, *kept.retired, *kept.preempted):  # Still running until deleted, unless released.
-        if release:
+    for o in (*kept.removed, *kept.retired):  # Still running until deleted, unless released.
+        # A replica that gives way to a higher priority releases its GPUs and quota to that one, not to us.
+        if release and o.ordinal not in kept.preempted:
             run.release(_name(o.occupancy), o.occupancy.cluster, _roles(o.occupancy))
         else:
             run.occupy(o.occupancy.cluster, _roles(o.occupancy), own=False, name=_name(o.occupancy))

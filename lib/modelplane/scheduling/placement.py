@@ -36,6 +36,8 @@ class HoldReason(StrEnum):
     """Its InferenceCluster drains (``spec.drain``): the replica is leaving, a wave at a time."""
     POOL_REMOVING = "PoolRemoving"
     """Its pool left its InferenceCluster's ``spec.nodePools`` and is kept until emptied: the replica is leaving."""
+    PREEMPTED = "Preempted"
+    """A higher priority takes its place (its FleetQuota says ``preemption: LowerPriority``): the replica is leaving."""
     CLUSTER_LOST = "ClusterLost"
     """Its InferenceCluster has been not Ready or absent longer than ``spec.failover.after``: replaced elsewhere."""
     OUTDATED = "Outdated"
@@ -71,6 +73,11 @@ _INPUT_MISSING = frozenset(
 )
 
 
+_LEAVING = frozenset(
+    {HoldReason.CLUSTER_DELETING, HoldReason.CLUSTER_DRAINING, HoldReason.POOL_REMOVING, HoldReason.PREEMPTED}
+)
+
+
 @dataclass(frozen=True)
 class Held:
     """Why an existing replica keeps its observed spec (placement and serving shape) unchanged.
@@ -86,8 +93,13 @@ class Held:
 
     @property
     def leaving(self) -> bool:
-        """Whether its cluster (or its pool) is going away: it is replaced elsewhere, then retired."""
-        return self.reason in (HoldReason.CLUSTER_DELETING, HoldReason.CLUSTER_DRAINING, HoldReason.POOL_REMOVING)
+        """Whether its cluster (or its pool) is going away, or it gives way: it is replaced elsewhere, then retired."""
+        return self.reason in _LEAVING
+
+    @property
+    def preempted(self) -> bool:
+        """Whether it gives way to a higher priority: leaving, retired within the rollout's budget."""
+        return self.reason is HoldReason.PREEMPTED
 
     @property
     def lost(self) -> bool:
@@ -140,6 +152,10 @@ class Placement:
         preempts: Placed by this run where nothing had room, in the place of replicas of a lower
             priority not serving yet (their cluster finds them beyond its capacity, and their
             deployments move them).
+        preempts_serving: Placed by this run where nothing had room even so, in the place of serving
+            replicas of a lower priority whose FleetQuota allows ``preemption: LowerPriority``: their
+            cluster lists them in ``status.capacity.preempted``, their deployments move them surge-first,
+            and this replica waits for their GPUs.
     """
 
     replica: str
@@ -153,6 +169,7 @@ class Placement:
     replaces: str = ""
     decision: Decision | None = None
     preempts: bool = False
+    preempts_serving: bool = False
 
     def pool(self, role: Role) -> str | None:
         """The pool of ``role``, or None when the replica has no such role."""

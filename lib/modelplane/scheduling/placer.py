@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from modelplane.scheduling.costs import Objective
     from modelplane.scheduling.gate import GateState, QuotaGate
 
+_DEEP, _SERVING = 1, 2  # how deep a figure where lower priorities give way is (``Placer._mirror``)
 _OVERCOMMITTED = "it has no room for this replica: replicas placed there concurrently took it"
 
 Eligible = Mapping[Role, tuple[PoolKey, ...]]
@@ -87,6 +88,7 @@ class Snapshot:
     touched: frozenset[str]
     gate: GateState | None = None
     deep: Mapping[PoolKey, NodeFree] = field(default_factory=dict)
+    serving: Mapping[PoolKey, NodeFree] = field(default_factory=dict)
 
 
 def unschedulable(cluster: ClusterInfo) -> ClusterRejection | None:
@@ -145,6 +147,7 @@ class Placer:
         cached: frozenset[str] | None = None,
         gate: QuotaGate | None = None,
         preemptible: Mapping[PoolKey, NodeFree] | None = None,
+        preemptible_serving: Mapping[PoolKey, NodeFree] | None = None,
     ) -> None:
         """Start from ``free``, the free GPUs per node of each pool as its cluster published them.
 
@@ -167,6 +170,10 @@ class Placer:
             preemptible: Per pool where replicas not serving yet of a lower priority than the
                 deployment's would give way, its free GPUs per node then (``FleetView.preemptible``):
                 a replica that fits nowhere else is placed there, and its cluster moves them.
+            preemptible_serving: The same where serving replicas of a lower priority whose FleetQuotas
+                allow it would give way too (``FleetView.preemptible_serving``): a replica that fits
+                nowhere even by ``preemptible`` is placed there, its cluster lists them as preempted,
+                and their deployments move them surge-first.
         """
         self.request = request
         self.judge = judge
@@ -182,6 +189,7 @@ class Placer:
         self.gate = gate
         # The same accounting as ``_free`` on the pools where lower priorities would give way.
         self._deep = dict(preemptible or {})
+        self._serving = dict(preemptible_serving or {})
         self._most = request.policy.max_per_cluster
         self._judged = memo.setdefault((request.roles, str(objective.decided_by) if objective else ""), Judged())
         self._released: set[tuple[str, PoolKey]] = set()
@@ -230,8 +238,10 @@ class Placer:
             self.gate.charge(need, name)
         for pool, fp in roles:
             key = (cluster, pool)
-            if key in self._deep and not (name and self._is_counted(name, key)):
-                self._deep[key] = self._deep[key].occupy(fp)[0]
+            if not (name and self._is_counted(name, key)):
+                for deeper in (self._deep, self._serving):
+                    if key in deeper:
+                        deeper[key] = deeper[key].occupy(fp)[0]
         self._free.update(after)
         if after:
             self._touched.add(cluster)
@@ -258,8 +268,9 @@ class Placer:
             key = (cluster, pool)
             if key in self._free and self._is_counted(name, key):
                 self._free[key] = self._free[key].release(fp)
-                if key in self._deep:
-                    self._deep[key] = self._deep[key].release(fp)
+                for deeper in (self._deep, self._serving):
+                    if key in deeper:
+                        deeper[key] = deeper[key].release(fp)
                 self._released.add((name, key))
                 self._touched.add(cluster)
                 self._options.pop(cluster, None)
@@ -270,7 +281,14 @@ class Placer:
     def snapshot(self) -> Snapshot:
         """The free capacity now, to ``restore`` after trying holds."""
         gate = self.gate.snapshot() if self.gate is not None else None
-        return Snapshot(dict(self._free), frozenset(self._released), frozenset(self._touched), gate, dict(self._deep))
+        return Snapshot(
+            dict(self._free),
+            frozenset(self._released),
+            frozenset(self._touched),
+            gate,
+            dict(self._deep),
+            dict(self._serving),
+        )
 
     def restore(self, state: Snapshot) -> None:
         """Go back to the free capacity of a ``snapshot``."""
@@ -278,6 +296,7 @@ class Placer:
         self._released = set(state.released)
         self._touched = set(state.touched)
         self._deep = dict(state.deep)
+        self._serving = dict(state.serving)
         self._options.clear()
         if self.gate is not None and state.gate is not None:
             self.gate.restore(state.gate)
@@ -349,10 +368,15 @@ class Placer:
             avoid: A cluster it must not be placed on (it was found beyond that cluster's capacity).
         """
         best, second = self._rank(avoid)
-        preempts = best is None and bool(self._deep)
-        if preempts:
+        preempts = serving = False
+        if best is None and self._deep:
             # Nothing has room: take the place of lower priorities not serving yet, where they would give way.
-            best, second = self._rank_preempting(avoid)
+            best, second = self._rank_preempting(avoid, self._deep)
+            preempts = best is not None
+        if best is None and self._serving:
+            # Not even so: take the place of serving lower priorities whose FleetQuotas allow it (surge-first).
+            best, second = self._rank_preempting(avoid, self._serving)
+            serving = best is not None
         if best is None:
             rejections = tuple(
                 ClusterRejection(avoid, RejectReason.INSUFFICIENT_CAPACITY, _OVERCOMMITTED)
@@ -369,7 +393,7 @@ class Placer:
         if after is None:  # pragma: no cover - the option was found to fit on these very nodes
             msg = f"option {option.pools} no longer fits"
             raise AssertionError(msg)
-        self._mirror(option.pools, after, preempts=preempts)
+        self._mirror(option.pools, after, via=_SERVING if serving else _DEEP if preempts else 0)
         self._free.update(after)
         self._touched.add(cluster_name)
         self._options.pop(cluster_name, None)
@@ -379,7 +403,9 @@ class Placer:
         roles = tuple(
             RolePlacement(r.role, key[1], r.footprint) for r, key in zip(self.request.roles, option.pools, strict=True)
         )
-        return Placement(name, ordinal, cluster_name, roles, origin, decision=decision, preempts=preempts)
+        return Placement(
+            name, ordinal, cluster_name, roles, origin, decision=decision, preempts=preempts, preempts_serving=serving
+        )
 
     def _rank(self, avoid: str) -> tuple[_Ranked | None, _Ranked | None]:
         """The best and the runner-up option over the selected clusters, as the free capacity is now."""
@@ -411,14 +437,16 @@ class Placer:
                 second = (score, option)
         return best, second
 
-    def _rank_preempting(self, avoid: str) -> tuple[_Ranked | None, _Ranked | None]:
-        """``_rank`` with the pools where lower priorities not serving yet would give way as they would then be.
+    def _rank_preempting(
+        self, avoid: str, figures: Mapping[PoolKey, NodeFree]
+    ) -> tuple[_Ranked | None, _Ranked | None]:
+        """``_rank`` with the pools where lower priorities would give way as ``figures`` has them then.
 
         The chosen pools keep that figure (the replica takes their place there, for every later
         replica too); the others stay as they are.
         """
         normal, touched, options = self._free, self._touched, self._options
-        self._free = {**normal, **self._deep}
+        self._free = {**normal, **figures}
         self._touched = touched | {c.name for c in self.selected}  # not as published: judged afresh
         self._options = {}
         try:
@@ -430,16 +458,21 @@ class Placer:
             self._free[key] = deep[key]
         return best, second
 
-    def _mirror(self, keys: tuple[PoolKey, ...], after: Mapping[PoolKey, NodeFree], *, preempts: bool) -> None:
-        """Take a placed replica off the pools' figures where lower priorities would give way, too."""
+    def _mirror(self, keys: tuple[PoolKey, ...], after: Mapping[PoolKey, NodeFree], *, via: int) -> None:
+        """Take a placed replica off the pools' figures where lower priorities would give way, too.
+
+        ``via`` is how deep the figure it was placed by is (0: the pools as they are, ``_DEEP``, ``_SERVING``):
+        the figures no deeper than it are the pools as they are now; a deeper one loses the replica's GPUs.
+        """
         for i in sorted(range(len(keys)), key=lambda i: size(self.request.roles[i].footprint)):
             key, fp = keys[i], self.request.roles[i].footprint
-            if key not in self._deep:
-                continue
-            if preempts:  # the two figures are one now
-                self._deep[key] = after[key]
-            else:
-                self._deep[key] = self._deep[key].take(fp) or self._deep[key].occupy(fp)[0]
+            for depth, deeper in ((_DEEP, self._deep), (_SERVING, self._serving)):
+                if key not in deeper:
+                    continue
+                if depth <= via:  # the figures are one now
+                    deeper[key] = after[key]
+                else:
+                    deeper[key] = deeper[key].take(fp) or deeper[key].occupy(fp)[0]
 
     def _score(self, ranked: tuple[tuple[Any, ...], Option]) -> Score:
         key, option = ranked

@@ -219,3 +219,12 @@ class Quotas:
 
     applying: tuple[Quota, ...] = ()
     priority: int = 0
+
+    @property
+    def preemptible(self) -> bool:
+        """Whether the namespace consents to give way for physical capacity: every quota of it says LowerPriority.
+
+        The victim's team consents, not the newcomer's: a namespace no quota selects never gives way,
+        and one quota that says ``Never`` (the default) keeps what serves there.
+        """
+        return bool(self.applying) and all(q.preemption is Preemption.LOWER_PRIORITY for q in self.applying)

@@ -10,8 +10,11 @@ For each replica the deployment observes (``Existing``), in ordinal order:
    deployment's shape where that can run there, held at its observed spec otherwise;
    leaving when its cluster drains or is being deleted, lost past the failover grace;
    placed again when a cluster found it beyond its capacity, or a FleetQuota beyond a limit, and it
-   is not Ready yet; retired when a FleetQuota with preemption LowerPriority found it, serving,
-   beyond a limit that a higher priority's serving replicas now take;
+   is not Ready yet; *leaving* (``HoldReason.PREEMPTED``) when, serving, it gives way to a higher
+   priority: its cluster lists it in ``status.capacity.preempted`` (a replica of a higher priority
+   waits for its GPUs) or a FleetQuota with preemption LowerPriority in ``status.preempted`` (a higher
+   priority's serving replicas take its limit). Like a replica leaving a draining cluster it is
+   replaced surge-first and retired within the rollout's maxSurge/maxUnavailable;
 3. scale down: beyond ``spec.replicas`` (plus ``maxSurge`` while a rollout runs), remove
    in order those placed again, held or stale, old, on clusters that take no new
    replicas, not Ready, with an objective (``CostOptimized``, ``CarbonAware``) the costliest
@@ -106,7 +109,7 @@ class Kept:
     unsettled: bool = False  # an input a retirement would hang on is unknown: retire nothing
     moved: Mapping[int, str] = field(default_factory=dict)  # placed again off a cluster it overcommits, by ordinal
     exceeded: frozenset[int] = frozenset()  # placed again: a FleetQuota found it beyond a limit, not serving yet
-    preempted: list[Own] = field(default_factory=list)  # serving, retired for a higher priority (LowerPriority)
+    preempted: frozenset[int] = frozenset()  # leaving: serving, it gives way to a higher priority (LowerPriority)
 
 
 @dataclass(frozen=True)
@@ -176,7 +179,7 @@ def keep_existing(  # noqa: PLR0913 - the fleet, the deployment and what it runs
     sure = [o for o in own if o.ordinal not in existing.unsure]
     moved = _overcommitting(view, sure)
     exceeded = frozenset(o.ordinal for o in _beyond_quota(quotas, sure, serving=False) if o.ordinal not in moved)
-    preempted = _beyond_quota(quotas, sure, serving=True)
+    preempted = _preempted(view, quotas, sure)
     kept = {
         o.ordinal: None
         if o.ordinal in moved or o.ordinal in exceeded
@@ -193,12 +196,13 @@ def keep_existing(  # noqa: PLR0913 - the fleet, the deployment and what it runs
             changed=not existing.revision or o.occupancy.revision != existing.revision,
             draining=draining,
             lost=lost_why(o, existing, strategy.failover_after, replaced),
+            preempted=preempted.get(o.ordinal, ""),
         )
         for o in own
     }
     leaving = [o for o in own if (p := kept[o.ordinal]) is not None and p.held is not None and p.held.leaving]
     lost = [o for o in own if (p := kept[o.ordinal]) is not None and p.held is not None and p.held.lost]
-    counting = [o for o in own if o not in leaving and o not in lost and o not in preempted]
+    counting = [o for o in own if o not in leaving and o not in lost]
     old = frozenset(o.ordinal for o in own if existing.revision and o.occupancy.revision != existing.revision)
     # While old replicas remain, a rollout may run maxSurge replicas beyond spec.replicas.
     allowance = strategy.max_surge if any(o.ordinal in old for o in counting) else 0
@@ -217,9 +221,6 @@ def keep_existing(  # noqa: PLR0913 - the fleet, the deployment and what it runs
     waiting = len(removed) if unknown else 0
     if unknown:
         removed = []
-        # Nor does a preemption go while what runs hangs on an unknown: the replica stays, counted.
-        counting += preempted
-        preempted = []
     staying = [o for o in counting if o not in removed]
     return Kept(
         kept,
@@ -232,7 +233,7 @@ def keep_existing(  # noqa: PLR0913 - the fleet, the deployment and what it runs
         unsettled=unknown,
         moved=moved,
         exceeded=exceeded,
-        preempted=preempted,
+        preempted=frozenset(o.ordinal for o in leaving if (p := kept[o.ordinal]) and p.held and p.held.preempted),
     )
 
 
@@ -241,12 +242,39 @@ def _beyond_quota(quotas: Sequence[Quota], own: Iterable[Own], *, serving: bool)
 
     Not serving (``serving`` False): listed in ``status.exceeded``, placed again and withdrawn when
     nothing takes them. Serving: listed in ``status.preempted`` (preemption LowerPriority, once the
-    higher priority serves), retired. A replica that serves is never withdrawn for ``exceeded``.
+    higher priority serves), leaving. A replica that serves is never withdrawn for ``exceeded``.
     """
     listed: frozenset[str] = frozenset().union(*((q.preempted if serving else q.exceeded) for q in quotas))
     if not listed:
         return []
     return [o for o in own if o.occupancy.ready == serving and f"{o.occupancy.namespace}/{o.name}" in listed]
+
+
+def _preempted(view: FleetView, quotas: Sequence[Quota], own: Sequence[Own]) -> dict[int, str]:
+    """The serving replicas that give way to a higher priority, by ordinal, with why: each is leaving.
+
+    Its cluster lists it in ``status.capacity.preempted`` (a replica of a higher priority, placed in its
+    place, waits for its GPUs), or a FleetQuota in ``status.preempted``. Only a replica that is Ready:
+    one that is not serving yet is moved for ``overcommitted`` instead, and the caller leaves out
+    those that do not say whether they are Ready.
+    """
+    out: dict[int, str] = {}
+    for o in own:
+        by = view.preempted.get(o.occupancy.cluster, {}).get(f"{o.occupancy.namespace}/{o.name}")
+        if o.occupancy.ready and by is not None:
+            out[o.ordinal] = (
+                f"{by}, of a higher priority, takes its place on InferenceCluster {o.occupancy.cluster}"
+                " (its FleetQuota allows preemption LowerPriority)"
+            )
+    listed = {o.ordinal for o in _beyond_quota(quotas, own, serving=True)}
+    for o in own:
+        if o.ordinal in listed and o.ordinal not in out:
+            names = sorted(q.name for q in quotas if f"{o.occupancy.namespace}/{o.name}" in q.preempted)
+            out[o.ordinal] = (
+                f"FleetQuota {', '.join(names)} (preemption LowerPriority) gives its accelerators"
+                " to replicas of a higher priority, which serve"
+            )
+    return out
 
 
 def _overcommitting(view: FleetView, own: Iterable[Own]) -> dict[int, str]:

@@ -28,12 +28,15 @@ class Pending:
         ordinal: Its ordinal.
         cluster: Where it fits once they are released.
         releasing: The replicas whose GPUs it waits for, on that cluster, by name.
+        preempted: They are serving replicas of a lower priority, of other deployments ("namespace/name"),
+            that give way to this one (their cluster's ``status.capacity.preempted``).
     """
 
     replica: str
     ordinal: int
     cluster: str
     releasing: tuple[str, ...]
+    preempted: bool = False
 
 
 @dataclass(frozen=True)
@@ -58,8 +61,9 @@ class Schedule:
         rollout: Where a rollout, a drain or a failover stands (None without a revision).
         pending: Replicas that fit once GPUs this deployment releases are free (not unplaced).
         serving: The existing replicas observed Ready, by name.
-        preempted: Serving replicas retired now because a FleetQuota with preemption LowerPriority found
-            them beyond a limit that serving replicas of a higher priority take (``status.preempted``).
+        preempted: Serving replicas retired now because they give way to a higher priority (a FleetQuota's
+            ``status.preempted`` or a cluster's ``status.capacity.preempted`` lists them), within the
+            rollout's maxSurge/maxUnavailable: a subset of ``retired``.
         note: Whether ``spec.placement.strategy`` applies, and what is used instead when it cannot
             (None for Spread, which always applies).
         spend: What the placements cost and emit per hour.
@@ -163,6 +167,7 @@ class Rollout:
         retired_old: Replicas of an older revision retired now.
         retired_draining: Replicas retired now because their cluster drains.
         retired_pool_removed: Replicas retired now because their pool is being removed from their cluster.
+        retired_preempted: Replicas retired now because they give way to a higher priority.
         pending: Replicas that wait for GPUs this deployment releases, each with whose (see ``Pending``).
         blocked: Why leaving replicas cannot move ("" when they can, or none is leaving).
         fallback: Why the rollout updates in place one at a time ("" when it surges as configured).
@@ -178,6 +183,7 @@ class Rollout:
     retired_old: tuple[str, ...] = ()
     retired_draining: tuple[str, ...] = ()
     retired_pool_removed: tuple[str, ...] = ()
+    retired_preempted: tuple[str, ...] = ()
     fallback: str = ""
     paused: bool = False
     pending: tuple[Pending, ...] = ()

@@ -14,7 +14,13 @@ is ``replicas`` current replicas, none leaving, with Ready replicas never below
    the replicas left stay at or above ``replicas - max_unavailable`` (only with
    ``max_unavailable`` > 0: the path of ``maxSurge: 0``; leaving ones only with
    ``retire_leaving``, which the scheduler clears when their replacements fit
-   nowhere: retiring one would free GPUs only on the cluster it leaves);
+   nowhere: retiring one would free GPUs only on the cluster it leaves). A
+   *preempted* leaving one (it gives way to a higher priority, which waits for
+   its GPUs) is retired so whatever ``retire_leaving`` says, within
+   ``replicas - max(max_unavailable, preempt_unavailable)``: the scheduler sets
+   ``preempt_unavailable`` to 1 when ``max_unavailable`` is 0 and its replacement
+   fits nowhere, so a preemption the quota allows is not blocked for ever (as
+   Kubernetes' scheduler honours a PodDisruptionBudget only best-effort);
 4. add current replicas, up to ``replicas + max_surge`` in all (surge).
 
 With ``paused``, old replicas count as current and are left alone; leaving ones
@@ -37,12 +43,14 @@ class Member:
         ready: Whether it is Ready.
         leaving: Whether its cluster drains or is being deleted.
         in_place: For an old replica, whether the current shape can be applied where it runs.
+        preempted: For a leaving replica, whether it gives way to a higher priority (step 3).
     """
 
     ordinal: int
     ready: bool
     leaving: bool = False
     in_place: bool = False
+    preempted: bool = False
 
 
 @dataclass(frozen=True)
@@ -66,6 +74,7 @@ def wave(  # noqa: PLR0913 - the counts a Deployment's rolling update reads
     retire_leaving: bool = True,
     opaque: int = 0,
     hold_retirement: bool = False,
+    preempt_unavailable: int = 0,
 ) -> Wave:
     """Decide one wave (see the module's steps).
 
@@ -83,11 +92,13 @@ def wave(  # noqa: PLR0913 - the counts a Deployment's rolling update reads
             and none counts as Ready.
         hold_retirement: Retire nothing (steps 1 and 3): which replica may go would hang on a
             replica that cannot be read or does not say whether it is Ready.
+        preempt_unavailable: The least bound for retiring preempted leaving replicas in step 3.
 
     Returns:
         The wave.
     """
     floor = replicas - max_unavailable
+    preempt_floor = replicas - max(max_unavailable, preempt_unavailable)
     place_floor = replicas - (max_unavailable if in_place_unavailable is None else in_place_unavailable)
     members = [*current, *old]
     ready = sum(1 for m in members if m.ready)
@@ -120,15 +131,17 @@ def wave(  # noqa: PLR0913 - the counts a Deployment's rolling update reads
                     continue
                 ready -= 1
             in_place.add(m.ordinal)
-    if max_unavailable > 0 and not hold_retirement:  # 3. below the target, within maxUnavailable
+    if (max_unavailable > 0 or preempt_unavailable > 0) and not hold_retirement:  # 3. within maxUnavailable
         for m in order:
             if m.ordinal in retire or m.ordinal in in_place or (m.in_place and not m.leaving):
                 continue
-            if m.leaving and not retire_leaving:
+            preempted = m.leaving and m.preempted
+            if not preempted and (max_unavailable == 0 or (m.leaving and not retire_leaving)):
                 continue
-            if total - 1 < floor:
-                break
-            take(m, floor)
+            bound = preempt_floor if preempted else floor
+            if total - 1 < bound:
+                continue
+            take(m, bound)
     kept_old = sum(1 for m in old if m.ordinal not in retire and m.ordinal not in in_place and not m.leaving)
     have = staying_current + len(in_place) + (kept_old if paused else 0)
     add = max(0, min(replicas - have, replicas + max_surge - total))

@@ -9,7 +9,8 @@ own replicas (``Existing``), and:
 2. starts from each pool's published free capacity, in which a replica the pool counted
    already holds its GPUs: kept where it runs it takes nothing more, moved, reshaped or
    released it gives them back; and, for a replica that fits nowhere, from what the pools
-   would have once replicas of a lower priority not serving yet gave way; every placement
+   would have once replicas of a lower priority not serving yet gave way, then serving ones too
+   whose FleetQuotas allow it (``preemption: LowerPriority``); every placement
    stays within the FleetQuotas of the deployment's namespace (``gate``);
 3. decides each existing replica (``reconcile.keep_existing``): sticky, held, leaving,
    lost, moved, or removed by a scale-down;
@@ -18,8 +19,11 @@ own replicas (``Existing``), and:
 5. when no surge replica fits anywhere, rolls in place, one replica at a time;
 6. when a leaving replica would be retired while its replacement fits nowhere, keeps it (not when
    only a FleetQuota refuses the replacement and the accelerators the retirement gives back let it wait);
+   A replica that gives way to a higher priority is retired all the same, within maxUnavailable,
+   or one at a time when maxUnavailable is 0 and its replacement fits nowhere;
 7. when a replica fits only once this call's retirements release their GPUs, says it is
-   pending on them rather than unplaced;
+   pending on them rather than unplaced; so is one placed in the place of serving replicas of a
+   lower priority, which its cluster lists as preempted, until they are gone;
 8. names each placement's state, sums the rollout up, and what the placements cost and emit.
 
 Pure and deterministic: the result depends on the inputs' contents, not their order.
@@ -45,7 +49,9 @@ from modelplane.scheduling.waves import (
     falls_back,
     leaving_retired,
     pending_of,
+    preempted_stuck,
     summary,
+    waiting_for_preempted,
     with_states,
 )
 from modelplane_models.model_deployment import ModelDeployment
@@ -95,6 +101,7 @@ def schedule(
 
     quotas = quotas or Quotas()
     preemptible = fleet.preemptible(quotas.priority)
+    preemptible_serving = fleet.preemptible_serving(quotas.priority)
 
     def run(kept_now: Kept, add: int, *, release: bool = False) -> Outcome:
         gate = QuotaGate.of(quotas, request.key, clusters, judge)
@@ -109,6 +116,7 @@ def schedule(
             cached=cached,
             gate=gate,
             preemptible=preemptible,
+            preemptible_serving=preemptible_serving,
         )
         return place_pass(placer, kept_now, add, own, taken, existing, release=release)
 
@@ -135,6 +143,14 @@ def schedule(
         # 6. A leaving replica retired within maxUnavailable whose replacement fits nowhere would only be lost.
         kept, add = apply_wave(decided, strategy, request.replicas, None, existing, retire_leaving=False)
         outcome = run(kept, add)
+    if preempted_stuck(kept, outcome.unplaced, strategy):
+        # 6b. A replica that gives way to a higher priority, with maxUnavailable 0 and no room for its
+        # replacement anywhere: retired one at a time all the same (a best-effort budget, as Kubernetes'
+        # preemption honours a PodDisruptionBudget), or the higher priority would wait for ever.
+        kept, add = apply_wave(
+            decided, strategy, request.replicas, None, existing, retire_leaving=not retried, preempt_unavailable=1
+        )
+        outcome = run(kept, add)
     pending: tuple[Pending, ...] = ()
     if outcome.unplaced and (kept.retired or kept.removed):
         # 7. GPUs this deployment's own retirements release are free by a later call: a replica that
@@ -147,6 +163,7 @@ def schedule(
     # 8. States and the rollout's summary.
     placements = with_states(outcome.placements, kept, own)
     rollout = summary(existing.revision, placements, kept, own, fallback, paused=strategy.paused)
+    pending += waiting_for_preempted(fleet.preempted, placements, own)
     rollout = replace(rollout, pending=pending, blocked=stuck)
     return Schedule(
         deployment=request.key,
@@ -157,7 +174,7 @@ def schedule(
         unmanaged=tuple(h.name for h in replicas.unmanaged),
         shortfall=outcome.shortfall,
         retired=tuple(o.name for o in sorted(kept.retired, key=lambda o: o.ordinal)),
-        preempted=tuple(o.name for o in kept.preempted),
+        preempted=rollout.retired_preempted,
         waiting=kept.waiting,
         rollout=rollout if existing.revision else None,
         pending=pending,

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 
 from modelplane.capacity import ClusterInfo, DeploymentKey, NodeFree, Occupancy, PoolInfo, PoolKey, cluster_info
 from modelplane.capacity.pools import as_cluster_info, as_occupancy
@@ -45,11 +46,13 @@ class PoolState:
         counted: The replicas ("namespace/name") whose GPUs ``free`` already takes off.
         preemptible: Per priority ``q``, highest first, the free GPUs per node a new replica of a
             priority above ``q`` may have (replicas not serving yet of ``q`` or lower give way).
+        preemptible_serving: The same once serving replicas of ``q`` or lower that may give way do too.
     """
 
     free: NodeFree
     counted: frozenset[str] = frozenset()
     preemptible: tuple[tuple[int, NodeFree], ...] = ()
+    preemptible_serving: tuple[tuple[int, NodeFree], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,8 @@ class FleetView:
         pools: Per pool with a known accelerator count, its published free capacity.
         unreadable: InferenceClusters that exist but cannot be read, by name, with why.
         overcommitted: Replicas ("namespace/name") a cluster found beyond its capacity, by cluster.
+        preempted: Serving replicas ("namespace/name") a cluster gives to a higher priority, by cluster,
+            each with the replica that takes its place (``status.capacity.preempted``).
         matcher: Evaluates a DRA CEL selector against a device kind.
     """
 
@@ -71,6 +76,7 @@ class FleetView:
     unreadable: Mapping[str, str] = field(default_factory=dict)
     overcommitted: Mapping[str, frozenset[str]] = field(default_factory=dict)
     matcher: DeviceMatcher = match_cel
+    preempted: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     # Selector verdicts per (expression, class, device kind): shared by every judge of this view.
     _verdicts: dict[tuple[str, str, int], bool | SelectorError] = field(default_factory=dict, compare=False, repr=False)
     # Clusters judged per set of roles on this view's published figures (``Placer``'s memo).
@@ -94,12 +100,16 @@ class FleetView:
         Its free GPUs per node once replicas not serving yet of a lower priority give way (the
         largest published ``q`` below ``priority``); pools where none would are left out.
         """
-        out = {}
-        for key, state in self.pools.items():
-            found = next((n for q, n in state.preemptible if q < priority), None)
-            if found is not None:
-                out[key] = found
-        return out
+        return _deeper(self.pools, priority, serving=False)
+
+    def preemptible_serving(self, priority: int) -> dict[PoolKey, NodeFree]:
+        """Each pool where a new replica of ``priority`` may take the place of lower ones, serving ones too.
+
+        Its free GPUs per node once every replica of a lower priority that may give way does (the
+        largest published ``q`` below ``priority`` of ``preemptibleServing``); pools where none would are
+        left out.
+        """
+        return _deeper(self.pools, priority, serving=True)
 
     def counted(self) -> dict[PoolKey, frozenset[str]]:
         """Each pool's replicas ("namespace/name") its published figure counts."""
@@ -125,6 +135,16 @@ class FleetView:
         return free
 
 
+def _deeper(pools: Mapping[PoolKey, PoolState], priority: int, *, serving: bool) -> dict[PoolKey, NodeFree]:
+    out = {}
+    for key, state in pools.items():
+        figures = state.preemptible_serving if serving else state.preemptible
+        found = next((n for q, n in figures if q < priority), None)
+        if found is not None:
+            out[key] = found
+    return out
+
+
 @dataclass(frozen=True)
 class Published:
     """One pool's free capacity as its InferenceCluster publishes it (``status.capacity.pools[]``).
@@ -135,12 +155,14 @@ class Published:
         counted: The replicas ("namespace/name") the summary counts (``replicas``).
         preemptible: Per priority, highest first, the counts a replica of a priority above it finds
             (``preemptible``).
+        serving: The same once serving replicas that may give way do too (``preemptibleServing``).
     """
 
     per_node: int
     counts: tuple[int, ...]
     counted: frozenset[str] = frozenset()
     preemptible: tuple[tuple[int, tuple[int, ...]], ...] = ()
+    serving: tuple[tuple[int, tuple[int, ...]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -150,6 +172,7 @@ class ClusterFacts:
     info: ClusterInfo
     published: Mapping[str, Published] = field(default_factory=dict)
     overcommitted: frozenset[str] = frozenset()
+    preempted: Mapping[str, str] = field(default_factory=dict)  # a serving replica that gives way: by whom
 
 
 _MOST_PER_NODE = 64  # no node has more accelerators: a larger figure is no summary
@@ -167,13 +190,24 @@ def cluster_facts(cluster: InferenceCluster | ClusterInfo) -> ClusterFacts | Non
     for pool in (capacity.pools or []) if capacity is not None else []:
         read = published_pool(pool.devicesPerNode, pool.nodesByFree, pool.replicas)
         if pool.name is not None and read is not None:
-            deeper = (
-                (p.priority, published_pool(pool.devicesPerNode, p.nodesByFree, ())) for p in pool.preemptible or []
-            )
-            preemptible = tuple((q, d.counts) for q, d in deeper if q is not None and d is not None)
-            published.setdefault(pool.name, replace(read, preemptible=preemptible))
+            preemptible = _figures(pool.devicesPerNode, pool.preemptible or [])
+            serving = _figures(pool.devicesPerNode, pool.preemptibleServing or [])
+            published.setdefault(pool.name, replace(read, preemptible=preemptible, serving=serving))
     overcommitted = frozenset(capacity.overcommitted or ()) if capacity is not None else frozenset()
-    return ClusterFacts(info, published, overcommitted)
+    listed = (capacity.preempted or []) if capacity is not None else []
+    preempted = {p.replica: p.by for p in listed if p.replica and p.by}
+    return ClusterFacts(info, published, overcommitted, preempted)
+
+
+class _Figure(Protocol):
+    priority: int | None
+    nodesByFree: dict[str, int] | None  # noqa: N815 - the field as the model names it
+
+
+def _figures(per_node: int | None, items: Iterable[_Figure]) -> tuple[tuple[int, tuple[int, ...]], ...]:
+    """Per priority, the counts of free accelerators a replica above it finds (ones that do not read are left out)."""
+    deeper = ((p.priority, published_pool(per_node, p.nodesByFree, ())) for p in items)
+    return tuple((q, d.counts) for q, d in deeper if q is not None and d is not None)
 
 
 def published_pool(
@@ -226,8 +260,9 @@ def build_view(
                 alike[kind] = _pool_state(pool, per_node, published)
             pools[name, pool.name] = alike[kind]
     overcommitted = {n: f.overcommitted for n, f in facts.items() if f.overcommitted}
+    preempted = {n: dict(f.preempted) for n, f in facts.items() if f.preempted}
     infos = {n: f.info for n, f in facts.items()}
-    return FleetView(infos, views, pools, dict(unreadable or {}), overcommitted, matcher)
+    return FleetView(infos, views, pools, dict(unreadable or {}), overcommitted, matcher, preempted)
 
 
 def _pool_state(pool: PoolInfo, per_node: int, published: Published | None) -> PoolState:
@@ -238,13 +273,15 @@ def _pool_state(pool: PoolInfo, per_node: int, published: Published | None) -> P
         and sum(published.counts) == pool.nodes
     ):
         # A figure for a priority is read only as the pool's own: the same accelerators per node and nodes.
-        preemptible = tuple(
-            (q, NodeFree(per_node, c))
-            for q, c in published.preemptible
-            if len(c) == per_node + 1 and sum(c) == pool.nodes
-        )
+        def own(figures: Iterable[tuple[int, tuple[int, ...]]]) -> tuple[tuple[int, NodeFree], ...]:
+            read = ((q, NodeFree(per_node, c)) for q, c in figures if len(c) == per_node + 1 and sum(c) == pool.nodes)
+            return tuple(sorted(read, key=lambda e: -e[0]))
+
         return PoolState(
-            NodeFree(per_node, published.counts), published.counted, tuple(sorted(preemptible, key=lambda e: -e[0]))
+            NodeFree(per_node, published.counts),
+            published.counted,
+            own(published.preemptible),
+            own(published.serving),
         )
     free = NodeFree.empty(nodes=pool.nodes, per_node=per_node)
     if pool.observed is not None:
@@ -260,10 +297,11 @@ def summary_facts(info: ClusterInfo, summary: ClusterSummary) -> ClusterFacts:
             pool.node_free.counts,
             frozenset(pool.counted),
             tuple((q, n.counts) for q, n in pool.preemptible),
+            tuple((q, n.counts) for q, n in pool.preemptible_serving),
         )
         for name, pool in summary.pools.items()
     }
-    return ClusterFacts(info, published, frozenset(summary.overcommitted))
+    return ClusterFacts(info, published, frozenset(summary.overcommitted), dict(summary.preempted))
 
 
 def fleet_view(

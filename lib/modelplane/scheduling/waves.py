@@ -8,7 +8,7 @@ names each placement's state and sums the rollout up for status.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from modelplane.scheduling.hold import observed_roles
@@ -20,7 +20,7 @@ from modelplane.scheduling.rollout import Member, wave
 from modelplane.scheduling.strategy import Strategy
 
 
-def apply_wave(
+def apply_wave(  # noqa: PLR0913 - the wave's inputs, and how the scheduler bounds it
     decided: Kept,
     strategy: Strategy,
     replicas: int,
@@ -28,6 +28,7 @@ def apply_wave(
     existing: Existing,
     *,
     retire_leaving: bool = True,
+    preempt_unavailable: int = 0,
 ) -> tuple[Kept, int]:
     """Apply one wave: retire, update in place, hold the other old replicas; return them and how many to add.
 
@@ -41,7 +42,8 @@ def apply_wave(
         leaving = o in decided.leaving
         # A replica that changes shape kind is placed again under its name: an in-place update too.
         in_place = placement is None or placement.held is None
-        member = Member(o.ordinal, o.occupancy.ready, leaving=leaving, in_place=in_place)
+        preempted = o.ordinal in decided.preempted
+        member = Member(o.ordinal, o.occupancy.ready, leaving=leaving, in_place=in_place, preempted=preempted)
         (old if o.ordinal in decided.old else current).append(member)
     step = wave(
         replicas,
@@ -54,6 +56,7 @@ def apply_wave(
         retire_leaving=retire_leaving,
         opaque=len(existing.opaque),
         hold_retirement=decided.unsettled,
+        preempt_unavailable=preempt_unavailable,
     )
     placements = dict(decided.placements)
     for o in decided.staying:
@@ -111,9 +114,39 @@ def pending_of(placed: Sequence[Placement], freed: Sequence[Placement], kept: Ke
     return tuple(out)
 
 
+def waiting_for_preempted(
+    preempted: Mapping[str, Mapping[str, str]], placements: Sequence[Placement], own: Sequence[Own]
+) -> tuple[Pending, ...]:
+    """The deployment's replicas, not serving yet, that wait for serving replicas of a lower priority to go.
+
+    Their cluster placed them in the place of those replicas (``status.capacity.preempted``, each with the
+    replica that takes its place): they are pending on them, not unplaced.
+    """
+    names = {o.name: o for o in own if not o.occupancy.ready}
+    out = []
+    for p in sorted(placements, key=lambda p: p.ordinal):
+        o = names.get(p.replica)
+        if o is None or p.origin is not Origin.KEPT:
+            continue
+        me = f"{o.occupancy.namespace}/{o.name}"
+        victims = tuple(sorted(v for v, by in preempted.get(p.cluster, {}).items() if by == me))
+        if victims:
+            out.append(Pending(p.replica, p.ordinal, p.cluster, victims, preempted=True))
+    return tuple(out)
+
+
 def leaving_retired(kept: Kept, unplaced: Sequence[Unplaced]) -> bool:
-    """Whether this wave retires a leaving replica while a replacement cannot be placed."""
-    return bool(unplaced) and any(o.ordinal not in kept.old for o in kept.retired)
+    """Whether this wave retires a leaving replica while a replacement cannot be placed.
+
+    Not one that gives way to a higher priority: the GPUs it frees are the point of retiring it.
+    """
+    return bool(unplaced) and any(o.ordinal not in kept.old and o.ordinal not in kept.preempted for o in kept.retired)
+
+
+def preempted_stuck(kept: Kept, unplaced: Sequence[Unplaced], strategy: Strategy) -> bool:
+    """Whether a preempted replica stays because maxUnavailable is 0 and its replacement fits nowhere."""
+    staying = {o.ordinal for o in kept.leaving}
+    return strategy.max_unavailable == 0 and bool(unplaced) and bool(kept.preempted & staying)
 
 
 def blocked(unplaced: Unplaced) -> str:
@@ -179,6 +212,9 @@ def summary(
             and (p := kept.placements[o.ordinal]) is not None
             and p.held is not None
             and p.held.reason is HoldReason.POOL_REMOVING
+        ),
+        retired_preempted=tuple(
+            o.name for o in sorted(kept.retired, key=lambda o: o.ordinal) if o.ordinal in kept.preempted
         ),
         fallback=fallback,
         paused=paused,

@@ -3,7 +3,8 @@
 A cluster packs its replicas not serving yet highest priority first, so when a pool is full the
 lowest-priority, newest placements are the ones found beyond it (and moved by their deployments).
 A deployment whose replica fits nowhere takes the place of lower-priority replicas not serving
-yet; serving replicas never give way for capacity, and free room elsewhere is always taken first.
+yet; serving replicas never give way for capacity here (only where their FleetQuotas consent:
+``test_preempt_serving``), and free room elsewhere is always taken first.
 """
 
 from __future__ import annotations
