@@ -5,7 +5,7 @@ deployments of three replicas, a service for most. Each preview runs in a proces
 (nothing remembered from another run) and reports the CPU time of loading, admitting,
 simulating and rendering the tables, beside its target, then the growth from the smaller fleet
 to the larger one: a simulation that renders an XR only when something it reads changed grows
-with the fleet, not with its square.
+with the fleet, not with its square. ``python -m bench.preview`` prints these rows alone.
 """
 
 from __future__ import annotations
@@ -86,5 +86,14 @@ def report(small: Figure, large: Figure) -> str:
     return "\n".join(lines)
 
 
+def main(argv: list[str]) -> int:
+    """``python -m bench.preview``: the preview rows alone, as ``make bench`` prints them (a directory: one child)."""
+    if argv:
+        _child(argv[0])
+        return 0
+    print(report(measure(*SMALL), measure(*LARGE)), flush=True)
+    return 0
+
+
 if __name__ == "__main__":
-    _child(sys.argv[1])
+    sys.exit(main(sys.argv[1:]))
