@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -36,6 +37,28 @@ class ComposeRunner(grpcv1.FunctionRunnerServiceServicer):
         """Run ``compose`` for every request."""
         self._compose = compose
         self._log = logging.get_logger()
+        # The logger of the last call, the tag it was bound to and the logging configuration then.
+        self._bound: tuple[str, tuple[object, ...], structlog.stdlib.BoundLogger] | None = None
+
+    def _logger(self, tag: str) -> structlog.stdlib.BoundLogger:
+        """The logger bound to ``tag``: the last call's while neither the tag nor the configuration changed.
+
+        Binding builds a logger from structlog's configuration every time (a few percent of a
+        preview's CPU, in-process); a bound logger is immutable, so calls with one tag share it.
+        """
+        # A logger prints to the stream it found when built: a redirected one is a new configuration too.
+        config = (*structlog.get_config().values(), sys.stdout, sys.stderr)
+        found = self._bound
+        if (
+            found is not None
+            and found[0] == tag
+            and len(found[1]) == len(config)
+            and all(a is b for a, b in zip(found[1], config, strict=True))
+        ):
+            return found[2]
+        log: structlog.stdlib.BoundLogger = self._log.bind(tag=tag)
+        self._bound = (tag, config, log)
+        return log
 
     @property
     def compose(self) -> Unguarded:
@@ -50,7 +73,7 @@ class ComposeRunner(grpcv1.FunctionRunnerServiceServicer):
         What ``compose`` left unaccounted for in its ledger is kept, with a warning naming it
         (``Ledger.guard``): the last guard of "never drop what runs".
         """
-        log = self._log.bind(tag=req.meta.tag)
+        log = self._logger(req.meta.tag)
         rsp = response.to(req)
         ledger = Ledger(req, rsp)
         try:

@@ -13,6 +13,7 @@ from pathlib import Path
 from modelplane.conditions import Reason
 from modelplane.kinds import KINDS
 from modelplane.preview.admit import Admission, admit
+from modelplane.preview.collector import paused
 from modelplane.preview.document import JSON, dump, fields, plain, versioned
 from modelplane.preview.explain import ExplainError, explain_deployment, explain_sides, why_unplaced
 from modelplane.preview.findings import Exit, Finding, exit_code, findings
@@ -345,7 +346,16 @@ def _explain(head: Preview, args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str]) -> int:
-    """Run ``modelplane preview``; return the exit code."""
+    """Run ``modelplane preview``; return the exit code.
+
+    The cyclic garbage collector waits until the command is done (``modelplane.preview.collector``):
+    after a fleet's simulation, every collection the view and the tables set off would rescan it.
+    """
+    with paused():
+        return _run(argv)
+
+
+def _run(argv: Sequence[str]) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     if [*args.dirs, *(args.against or [])].count(STDIN) > 1:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from modelplane.kinds import BY_KIND
+from modelplane.preview.collector import paused
 from modelplane.preview.manifests import Key, Loaded, Manifest, is_modelplane, key_of
 from modelplane.preview.states import Functions, States, XRState, cluster_of, with_uid
 from modelplane.render import RenderInputs, RenderOutput, render
@@ -242,21 +243,24 @@ def simulate(  # noqa: PLR0913, PLR0915 - optional keywords; one loop whose step
             for child in states.children(key):
                 visit(child, composed=True)
 
-    for n in range(1, max_passes + 1):
-        before = dict(states.items())
-        errors.clear()
-        observed_as.clear()  # what the last pass observed, and no more, is held
-        # One XR at a time, each seeing what the ones before it composed, as a
-        # control plane that reconciles them one by one would.
-        for key in sorted(before):
-            visit(key, composed=states.get(key) is not None and states[key].parent is not None)
-        if observe is not None:
-            _observe(sources, states, observe)
-        if on_pass is not None:
-            on_pass(n, states)
-        changed = sorted(k for k in set(before) | set(states) if _settled(before.get(k)) != _settled(states.get(k)))
-        if not changed:
-            return Fleet(states=states.snapshot(), others=loaded.others, passes=n, errors=dict(errors), decided=decided)
+    with paused():
+        for n in range(1, max_passes + 1):
+            before = dict(states.items())
+            errors.clear()
+            observed_as.clear()  # what the last pass observed, and no more, is held
+            # One XR at a time, each seeing what the ones before it composed, as a
+            # control plane that reconciles them one by one would.
+            for key in sorted(before):
+                visit(key, composed=states.get(key) is not None and states[key].parent is not None)
+            if observe is not None:
+                _observe(sources, states, observe)
+            if on_pass is not None:
+                on_pass(n, states)
+            changed = sorted(k for k in set(before) | set(states) if _settled(before.get(k)) != _settled(states.get(k)))
+            if not changed:
+                return Fleet(
+                    states=states.snapshot(), others=loaded.others, passes=n, errors=dict(errors), decided=decided
+                )
     names = ", ".join(f"{k[0]} {'/'.join(filter(None, k[1:]))}" for k in changed[:10])
     msg = f"the fleet did not settle after {max_passes} passes; still changing: {names}"
     raise DidNotConvergeError(msg)

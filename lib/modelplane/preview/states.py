@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, TypeVar, cast
@@ -66,6 +66,7 @@ class States(Mapping[Key, XRState]):
         self._on_cluster: dict[str, set[Key]] = {}
         self._kinds: dict[str, set[Key]] = {}
         self._memo: dict[tuple[str, int], tuple[object, object]] = {}
+        self._memo_by: dict[tuple[str, int], tuple[object, tuple[object, ...], object]] = {}
 
     def __getitem__(self, key: Key) -> XRState:  # noqa: D105
         return self._states[key]
@@ -125,6 +126,25 @@ class States(Mapping[Key, XRState]):
             return cast("R", found[1])
         value = derive(obj)
         self._memo[(name, id(obj))] = (obj, value)  # holding obj keeps its id from being reused
+        return value
+
+    def memo_by(self, name: str, obj: object, inputs: Sequence[object], derive: Callable[[], R]) -> R:
+        """``derive()`` for ``obj``, worked out again only when one of ``inputs`` is another object.
+
+        For what ``obj`` becomes as the fleet changes (a cluster's published capacity follows its
+        replicas): the simulation replaces an object it changes, so the same objects derive the same.
+        """
+        slot = (name, id(obj))
+        found = self._memo_by.get(slot)
+        if (
+            found is not None
+            and found[0] is obj
+            and len(found[1]) == len(inputs)
+            and all(a is b for a, b in zip(found[1], inputs, strict=True))
+        ):
+            return cast("R", found[2])
+        value = derive()
+        self._memo_by[slot] = (obj, tuple(inputs), value)  # holding them keeps their ids from being reused
         return value
 
     def snapshot(self) -> dict[Key, XRState]:

@@ -264,6 +264,27 @@ def observed_status(manifest: Manifest, states: States, *, live: bool = False) -
     status = manifest.get("status")
     if manifest.get("kind") != "InferenceCluster":
         return dict(status) if isinstance(status, Mapping) else None
+    cluster = states.memo("cluster", manifest, _cluster)
+    name = cluster.metadata.name if cluster is not None and cluster.metadata is not None else None
+    # What the status is worked out from: the cluster, its replicas (and whether each was composed), the classes.
+    on = states.replicas_on(name) if isinstance(name, str) else []
+    inputs = [
+        live,
+        *(s.xr for _, s in on),
+        *(s.parent is None for _, s in on),
+        _CLASSES,
+        *(s.xr for _, s in states.of_kind("InferenceClass")),
+    ]
+    published = states.memo_by("published", manifest, inputs, lambda: _published(manifest, states, live=live))
+    return dict(published)
+
+
+_CLASSES = object()  # between a cluster's replicas and the classes, in what its status is worked out from
+
+
+def _published(manifest: Manifest, states: States, *, live: bool) -> dict[str, Any]:
+    """``observed_status`` of an InferenceCluster, worked out."""
+    status = manifest.get("status")
     written_capacity = status.get("capacity") if isinstance(status, Mapping) else None
     capacity = written_capacity if isinstance(written_capacity, Mapping) else {}
     cluster = states.memo("cluster", manifest, _cluster)
