@@ -34,7 +34,7 @@ def test_wrap_targets_the_cluster_through_its_provider_config() -> None:
         pytest.param({"kind": "ClusterQueue"}, True, True, id="observe-only-status"),
     ],
 )
-def test_watched_when_what_it_reports_is_waited_for(manifest: dict[str, Any], observe_only: bool, watched: bool) -> None:
+def test_watched_when_its_report_is_waited_for(manifest: dict[str, Any], observe_only: bool, watched: bool) -> None:
     obj = wrap(manifest, name="x", namespace="ml", provider_config="c", observe_only=observe_only)
     assert obj["spec"].get("watch", False) is watched
 
