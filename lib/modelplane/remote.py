@@ -6,6 +6,16 @@ A namespaced XR composes only namespaced resources in its own namespace
 ``ClusterProviderConfig`` the InferenceCluster publishes in
 ``status.providerConfigRef``. The Object's readiness is derived from the
 remote object itself, per kind, so an XR is Ready only when what it runs is.
+
+An Object whose readiness or data follows its remote object asks to be watched
+(``spec.watch``): provider-kubernetes v1.2.1 re-reads a Ready Object only at
+its ``--poll`` and one that is not Ready every 30 s, so without a watch a
+workload turning Ready reaches its ModelReplica up to 30 s late, once per
+replica and per rollout wave. The field is alpha and inert unless the provider
+runs with ``--enable-watches``: the platform team turns watching on where the
+feature gate lives (docs/install.md). Objects ready once created are not
+watched: nothing they report would be waited for, and each watched kind costs
+the provider an informer per cluster.
 """
 
 from __future__ import annotations
@@ -116,6 +126,7 @@ def wrap(
             the rule for the manifest's kind.
         observe_only: Only read the remote object (management policy Observe), e.g.
             a scheduler's status objects; Crossplane never creates, changes or deletes it.
+            Watched, as is every Object whose readiness follows its remote object.
     """
     rule = readiness if readiness is not None else readiness_for(str(manifest.get("kind", "")))
     spec: dict[str, Any] = {
@@ -125,6 +136,8 @@ def wrap(
     }
     if observe_only:
         spec["managementPolicies"] = ["Observe"]
+    if observe_only or rule.policy is not Readiness.SUCCESSFUL_CREATE:
+        spec["watch"] = True
     return {
         "apiVersion": OBJECT_API_VERSION,
         "kind": "Object",

@@ -18,8 +18,25 @@ def test_wrap_targets_the_cluster_through_its_provider_config() -> None:
             "forProvider": {"manifest": DEPLOYMENT},
             "providerConfigRef": {"kind": "ClusterProviderConfig", "name": "east"},
             "readiness": readiness_for("Deployment").spec(),
+            "watch": True,
         },
     }
+
+
+@pytest.mark.parametrize(
+    ("manifest", "observe_only", "watched"),
+    [
+        pytest.param(DEPLOYMENT, False, True, id="workload-readiness-follows-it"),
+        pytest.param({"kind": "LLMInferenceService"}, False, True, id="llmisvc"),
+        pytest.param({"kind": "Unknown"}, False, True, id="derived-from-object"),
+        pytest.param({"kind": "Namespace"}, False, False, id="ready-once-created"),
+        pytest.param({"kind": "ConfigMap"}, False, False, id="configuration"),
+        pytest.param({"kind": "ClusterQueue"}, True, True, id="observe-only-status"),
+    ],
+)
+def test_watched_when_its_report_is_waited_for(manifest: dict[str, Any], observe_only: bool, watched: bool) -> None:
+    obj = wrap(manifest, name="x", namespace="ml", provider_config="c", observe_only=observe_only)
+    assert obj["spec"].get("watch", False) is watched
 
 
 def test_observe_only() -> None:
