@@ -489,8 +489,8 @@ class BringUp:
                 # every 30 s. Raised here so the scenarios take minutes, not tens of minutes; the
                 # report of the e2e run says so.
                 f"--circuit-breaker-burst={CIRCUIT_BREAKER_BURST}",
-                # MODELPLANE_E2E_DEBUG=1 logs every reconcile (and why it was queued).
-                *(["--debug"] if os.environ.get("MODELPLANE_E2E_DEBUG") else []),
+                # MODELPLANE_E2E_DEBUG=1 (or =crossplane) logs every reconcile (and why it was queued).
+                *(["--debug"] if _debug("crossplane") else []),
             ],
             env=env,
         )
@@ -511,9 +511,27 @@ class BringUp:
                 # every rollout wave waits on it, so it sets the pace of most scenarios.
                 f"--poll={PROVIDER_POLL}",
                 f"--health-probe-bind-addr=127.0.0.1:{free_port()}",
+                # MODELPLANE_E2E_DEBUG=1 (or =provider-kubernetes) logs every Object's reconcile and its requeue.
+                *(["--debug"] if _debug("provider-kubernetes") else []),
             ],
             env={"KUBECONFIG": str(control.kube.kubeconfig), "TLS_SERVER_CERTS_DIR": str(tls.path)},
         )
+
+
+def start_timeline(plane: Plane) -> None:
+    """Record every change of the replica readiness chain's kinds, with when it was seen (``tests/e2e/timeline.py``)."""
+    from tests.e2e import timeline  # noqa: PLC0415 - only when asked for
+
+    specs = [f"{plane.control.name}={plane.control.kube.kubeconfig}:{','.join(timeline.CONTROL_PLANE_KINDS)}"]
+    specs += [f"{s.name}={s.kube.kubeconfig}:{','.join(timeline.WORKLOAD_KINDS)}" for s in plane.workloads.values()]
+    argv = [sys.executable, "-m", "tests.e2e.timeline", str(plane.tools.kubectl), *specs]
+    plane.sup.start("timeline", argv, cwd=REPO)
+
+
+def _debug(process: str) -> bool:
+    """Whether MODELPLANE_E2E_DEBUG asks for ``process``'s debug log: ``1`` for all, or a comma-separated list."""
+    wanted = {w.strip() for w in os.environ.get("MODELPLANE_E2E_DEBUG", "").split(",") if w.strip()}
+    return "1" in wanted or process in wanted
 
 
 def _mkdtemp(parent: Path, prefix: str) -> str:
