@@ -58,9 +58,9 @@ CROSSPLANE_NAMESPACE = "crossplane-system"
 PACKAGE_TAG = kinds.PACKAGE_VERSION
 WORKLOADS = ("workload-a", "workload-b")
 CIRCUIT_BREAKER_BURST = 1000
-# How often provider-kubernetes re-reads each remote object, and Crossplane core re-reconciles each
-# XR, unprompted (see where each is started). With ~70 Objects at the busiest a 2 s poll is ~35
-# cheap reads a second.
+# How often provider-kubernetes re-reads each Ready remote object (a not-Ready one: every 30 s,
+# see where it is started), and Crossplane core re-reconciles each XR, unprompted. With ~70 Objects
+# at the busiest a 2 s poll is ~35 cheap reads a second.
 PROVIDER_POLL = "2s"
 CORE_POLL = "5s"
 # What a workload cluster's kube-controller-manager runs for the scenarios: the workload
@@ -505,11 +505,20 @@ class BringUp:
             "provider-kubernetes",
             [
                 str(self.tools.provider_kubernetes),
-                # Modelplane's Objects do not set spec.watch (alpha), so a remote object's status (written
-                # by the stand-in, or by the workload controllers from kwok's pods) comes back at the
-                # provider's poll: PROVIDER_POLL here, 10 min by default. Every replica turning Ready and
-                # every rollout wave waits on it, so it sets the pace of most scenarios.
+                # How soon a remote object's change (written by the stand-in, or by the workload
+                # controllers from kwok's pods) reaches its Object. Polled: --poll re-reads a *Ready*
+                # Object (PROVIDER_POLL here, 10 min by default), but v1.2.1's Object controller re-reads
+                # one that is not Ready every 30 s (+-10 % jitter) whatever --poll says (a poll-interval
+                # hook hard-coded in internal/controller/namespaced/object/object.go). So a workload that
+                # turns Ready a few seconds after its Object first read it reaches its ModelReplica 25-30 s
+                # later: every replica turning Ready, every rollout wave and every cluster's gateway waits
+                # that long once, which sets the pace of most scenarios. (--sync does not help: the
+                # controller drops resync events that change no spec, label or annotation.)
                 f"--poll={PROVIDER_POLL}",
+                # Watched: an Object with spec.watch (alpha) is reconciled as soon as its remote object
+                # changes (an informer on the remote kind), Ready or not. Inert for an Object without it;
+                # Modelplane's Objects do not set it yet (docs/testing.md, the budget paragraph).
+                "--enable-watches",
                 f"--health-probe-bind-addr=127.0.0.1:{free_port()}",
                 # MODELPLANE_E2E_DEBUG=1 (or =provider-kubernetes) logs every Object's reconcile and its requeue.
                 *(["--debug"] if _debug("provider-kubernetes") else []),
