@@ -9,6 +9,7 @@ figure, not an assertion).
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 import time
@@ -34,6 +35,11 @@ SLOWEST_WAITS = 15
 # Long enough for another run of the tier on the same machine to finish (a whole run takes
 # up to ~25 min on a loaded 2-core machine).
 RUN_LOCK_TIMEOUT = 2400.0
+# Set (to anything) to keep every process's logs after a passing run too, to read the timing of a wait.
+KEEP_LOGS = "MODELPLANE_E2E_KEEP_LOGS"
+# Set to record when each Object, ModelReplica, ModelDeployment, InferenceCluster and workload changed
+# (tests/e2e/timeline.py): the log directory's timeline.log.
+TIMELINE = "MODELPLANE_E2E_TIMELINE"
 
 
 @pytest.fixture(scope="session")
@@ -64,6 +70,8 @@ def _plane(tools: e2e_tools.Tools) -> Iterator[Plane]:
     hardware = Hardware(up.kube, {n: s.kube for n, s in up.workloads.items()})
     hardware.start()
     up.hardware = hardware
+    if os.environ.get(TIMELINE):
+        planes.start_timeline(up)
     _STATE["hardware"] = hardware
     try:
         yield up
@@ -114,7 +122,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     for seconds, what in sorted(WAITS, reverse=True)[:SLOWEST_WAITS]:
         tr.write_line(f"figure: wait (s): {seconds:.1f} for {what}")
     assert isinstance(work, Path)
-    if _STATE.get("failed"):
+    if _STATE.get("failed") or os.environ.get(KEEP_LOGS):
         tr.write_line(f"logs of every process: {work / 'logs'}")
     else:
         shutil.rmtree(work, ignore_errors=True)

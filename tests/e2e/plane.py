@@ -58,9 +58,9 @@ CROSSPLANE_NAMESPACE = "crossplane-system"
 PACKAGE_TAG = kinds.PACKAGE_VERSION
 WORKLOADS = ("workload-a", "workload-b")
 CIRCUIT_BREAKER_BURST = 1000
-# How often provider-kubernetes re-reads each remote object, and Crossplane core re-reconciles each
-# XR, unprompted (see where each is started). With ~70 Objects at the busiest a 2 s poll is ~35
-# cheap reads a second.
+# How often provider-kubernetes re-reads each Ready remote object (a not-Ready one: every 30 s,
+# see where it is started), and Crossplane core re-reconciles each XR, unprompted. With ~70 Objects
+# at the busiest a 2 s poll is ~35 cheap reads a second.
 PROVIDER_POLL = "2s"
 CORE_POLL = "5s"
 # What a workload cluster's kube-controller-manager runs for the scenarios: the workload
@@ -489,8 +489,8 @@ class BringUp:
                 # every 30 s. Raised here so the scenarios take minutes, not tens of minutes; the
                 # report of the e2e run says so.
                 f"--circuit-breaker-burst={CIRCUIT_BREAKER_BURST}",
-                # MODELPLANE_E2E_DEBUG=1 logs every reconcile (and why it was queued).
-                *(["--debug"] if os.environ.get("MODELPLANE_E2E_DEBUG") else []),
+                # MODELPLANE_E2E_DEBUG=1 (or =crossplane) logs every reconcile (and why it was queued).
+                *(["--debug"] if _debug("crossplane") else []),
             ],
             env=env,
         )
@@ -505,15 +505,42 @@ class BringUp:
             "provider-kubernetes",
             [
                 str(self.tools.provider_kubernetes),
-                # Modelplane's Objects do not set spec.watch (alpha), so a remote object's status (written
-                # by the stand-in, or by the workload controllers from kwok's pods) comes back at the
-                # provider's poll: PROVIDER_POLL here, 10 min by default. Every replica turning Ready and
-                # every rollout wave waits on it, so it sets the pace of most scenarios.
+                # How soon a remote object's change (written by the stand-in, or by the workload
+                # controllers from kwok's pods) reaches its Object. Polled: --poll re-reads a *Ready*
+                # Object (PROVIDER_POLL here, 10 min by default), but v1.2.1's Object controller re-reads
+                # one that is not Ready every 30 s (+-10 % jitter) whatever --poll says (a poll-interval
+                # hook hard-coded in internal/controller/namespaced/object/object.go). So a workload that
+                # turns Ready a few seconds after its Object first read it reaches its ModelReplica 25-30 s
+                # later: every replica turning Ready, every rollout wave and every cluster's gateway waits
+                # that long once, which sets the pace of most scenarios. (--sync does not help: the
+                # controller drops resync events that change no spec, label or annotation.)
                 f"--poll={PROVIDER_POLL}",
+                # Watched: an Object with spec.watch (alpha) is reconciled as soon as its remote object
+                # changes (an informer on the remote kind), Ready or not. Inert for an Object without it;
+                # Modelplane's Objects do not set it yet (docs/testing.md, the budget paragraph).
+                "--enable-watches",
                 f"--health-probe-bind-addr=127.0.0.1:{free_port()}",
+                # MODELPLANE_E2E_DEBUG=1 (or =provider-kubernetes) logs every Object's reconcile and its requeue.
+                *(["--debug"] if _debug("provider-kubernetes") else []),
             ],
             env={"KUBECONFIG": str(control.kube.kubeconfig), "TLS_SERVER_CERTS_DIR": str(tls.path)},
         )
+
+
+def start_timeline(plane: Plane) -> None:
+    """Record every change of the replica readiness chain's kinds, with when it was seen (``tests/e2e/timeline.py``)."""
+    from tests.e2e import timeline  # noqa: PLC0415 - only when asked for
+
+    specs = [f"{plane.control.name}={plane.control.kube.kubeconfig}:{','.join(timeline.CONTROL_PLANE_KINDS)}"]
+    specs += [f"{s.name}={s.kube.kubeconfig}:{','.join(timeline.WORKLOAD_KINDS)}" for s in plane.workloads.values()]
+    argv = [sys.executable, "-m", "tests.e2e.timeline", str(plane.tools.kubectl), *specs]
+    plane.sup.start("timeline", argv, cwd=REPO)
+
+
+def _debug(process: str) -> bool:
+    """Whether MODELPLANE_E2E_DEBUG asks for ``process``'s debug log: ``1`` for all, or a comma-separated list."""
+    wanted = {w.strip() for w in os.environ.get("MODELPLANE_E2E_DEBUG", "").split(",") if w.strip()}
+    return "1" in wanted or process in wanted
 
 
 def _mkdtemp(parent: Path, prefix: str) -> str:
