@@ -516,8 +516,9 @@ class BringUp:
                 # controller drops resync events that change no spec, label or annotation.)
                 f"--poll={PROVIDER_POLL}",
                 # Watched: an Object with spec.watch (alpha) is reconciled as soon as its remote object
-                # changes (an informer on the remote kind), Ready or not. Inert for an Object without it;
-                # Modelplane's Objects do not set it yet (docs/testing.md, the budget paragraph).
+                # changes (an informer on the remote kind), Ready or not. Modelplane's Objects whose
+                # readiness follows their remote object set it (modelplane.remote.wrap), as a platform
+                # team that turns watches on gets (docs/install.md).
                 "--enable-watches",
                 f"--health-probe-bind-addr=127.0.0.1:{free_port()}",
                 # MODELPLANE_E2E_DEBUG=1 (or =provider-kubernetes) logs every Object's reconcile and its requeue.

@@ -70,10 +70,9 @@ HTTP_ROUTE = ("gateway.networking.k8s.io/v1", "HTTPRoute")
 # Long enough that a replica retired or updated before its replacement serves shows at a poll.
 LOADING_SECONDS = 3.0
 POLL = 0.5
-# Three waves of a surge, a load and a retirement each. A wave takes ~40 s here, 25-30 s of it between
-# the new workload serving and its replica turning Ready: provider-kubernetes re-reads an Object that
-# is not Ready only every 30 s (its --poll is for Ready ones; the Objects do not set spec.watch), so a
-# workload's Ready reaches its replica late. Fails a stuck rollout within minutes.
+# Three waves of a surge, a load and a retirement each. Watched Objects (spec.watch, the provider's
+# --enable-watches) carry a workload's Ready to its replica within a second; unwatched, provider-kubernetes
+# re-reads a not-Ready Object only every 30 s and a wave takes ~40 s. Fails a stuck rollout within minutes.
 ROLLOUT_TIMEOUT = 240.0
 
 
