@@ -6,11 +6,14 @@ makes every new or changed LLMInferenceService load for ``LOADING_SECONDS``
 before it reports Ready, as KServe does while the weights load, so that a
 replica replaced or updated too early would show as a gap in Ready replicas.
 
-1. ``kubectl patch`` a new image with the default strategy (maxSurge 1,
+1. ``spec.drain`` on life-a: polled until no replica is left there, and the
+   cluster's status.drain and Drained condition say so; then undrained. First,
+   because the deployment's first placement (Spread) puts a replica on each
+   cluster; where a rollout leaves them is the scheduler's choice of the moment
+   (with watched Objects an upgrade can end with all three on life-b).
+2. ``kubectl patch`` a new image with the default strategy (maxSurge 1,
    maxUnavailable 0): polled every ``POLL`` seconds until every ModelReplica
    carries the new revision and the deployment says RolloutComplete.
-2. ``spec.drain`` on life-a: polled until no replica is left there, and the
-   cluster's status.drain and Drained condition say so; then undrained.
 3. A rollback to the old image with maxUnavailable 1: replicas are updated in
    place, one at a time, and at least two stay Ready.
 
@@ -382,18 +385,6 @@ def _workloads_run(plane: Plane, image: str) -> bool:
     return len(found) == REPLICAS and all(images(s) == {image} for s in found)
 
 
-def test_rolling_upgrade_keeps_every_replica_ready(lifecycle: Plane) -> None:
-    plane = lifecycle
-    watch = Watch(plane, "upgrade", floor=REPLICAS, ceiling=REPLICAS + 1)
-    watch.names[_revision(watch.look())] = "old (v0.11.0)"
-    reasons, _ = _roll(plane, watch, [{"op": "replace", "path": IMAGE_PATH, "value": NEW_IMAGE}], NEW_IMAGE)
-    assert "RolloutInProgress" in reasons, f"Progressing never said RolloutInProgress: {sorted(set(reasons))}"
-    # Each replica was surged and Ready before an old one was retired: more than one step each.
-    assert max(len(s.live) for s in watch.steps) == REPLICAS + 1, watch.history()
-    eventually(f"the workload servers to run {NEW_IMAGE} only", lambda: _workloads_run(plane, NEW_IMAGE))
-    eventually("the route to weigh the new replicas", lambda: _settled(plane.kube, REPLICAS))
-
-
 def _none_on(kube: Kube) -> bool:
     """Whether no LLMInferenceService of the deployment is on ``kube``."""
     return not kube.list(*LLM_INFERENCE_SERVICE, NS, labels={DEPLOYMENT_LABEL: DEPLOYMENT})
@@ -484,6 +475,19 @@ def test_drain_moves_every_replica_off_the_cluster(lifecycle: Plane) -> None:
     # Undraining moves nothing back: the replicas stay where they run.
     after = watch.poll()
     assert not [r for r in after.replicas if r.cluster == DRAINED], after.show(watch.names)
+
+
+def test_rolling_upgrade_keeps_every_replica_ready(lifecycle: Plane) -> None:
+    plane = lifecycle
+    eventually("the deployment to be steady", functools.partial(_steady, plane.kube), ROLLOUT_TIMEOUT)
+    watch = Watch(plane, "upgrade", floor=REPLICAS, ceiling=REPLICAS + 1)
+    watch.names[_revision(watch.look())] = "old (v0.11.0)"
+    reasons, _ = _roll(plane, watch, [{"op": "replace", "path": IMAGE_PATH, "value": NEW_IMAGE}], NEW_IMAGE)
+    assert "RolloutInProgress" in reasons, f"Progressing never said RolloutInProgress: {sorted(set(reasons))}"
+    # Each replica was surged and Ready before an old one was retired: more than one step each.
+    assert max(len(s.live) for s in watch.steps) == REPLICAS + 1, watch.history()
+    eventually(f"the workload servers to run {NEW_IMAGE} only", lambda: _workloads_run(plane, NEW_IMAGE))
+    eventually("the route to weigh the new replicas", lambda: _settled(plane.kube, REPLICAS))
 
 
 def test_rollback_with_max_unavailable_one_keeps_two_ready(lifecycle: Plane) -> None:
