@@ -1463,7 +1463,7 @@ class Spec(BaseModel):
         ),
     ] = None
     """
-    The FleetPriorityClass (by name) of this deployment's replicas; unset is the value 0. When a pool or a FleetQuota is full, a new replica of a higher value takes the place of lower-priority replicas that are not serving yet (they are placed again elsewhere, or wait); serving replicas give way only under a FleetQuota with preemption LowerPriority, and only once the newcomer serves. Every FleetQuota selecting the namespace must allow the class (spec.priorityClasses); a class not found or not allowed places nothing new (Scheduled False, PriorityClassNotFound or PriorityNotAllowed) and keeps what runs. Changing it rolls nothing out. (spec.routing.priority is another thing: the order of requests within a cluster's pool.)
+    The FleetPriorityClass (by name) of this deployment's replicas; unset is the value 0. When a pool or a FleetQuota is full, a new replica of a higher value takes the place of lower-priority replicas that are not serving yet (they are placed again elsewhere, or wait); serving replicas give way only when every FleetQuota selecting their namespace says preemption LowerPriority, and then as a drain moves them: replaced elsewhere first, retired within their own maxUnavailable (the newcomer waits for their GPUs). Every FleetQuota selecting the namespace must allow the class (spec.priorityClasses); a class not found or not allowed places nothing new (Scheduled False, PriorityClassNotFound or PriorityNotAllowed) and keeps what runs. Changing it rolls nothing out. (spec.routing.priority is another thing: the order of requests within a cluster's pool.)
     """
     progressDeadlineSeconds: Annotated[int | None, Field(ge=60, le=86400)] = 600
     """
