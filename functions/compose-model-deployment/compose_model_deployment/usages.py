@@ -77,11 +77,15 @@ def _published(req: fnv1.RunFunctionRequest, clusters: set[str]) -> dict[str, li
     """``status.cloudResourceRefs`` of each of ``clusters`` (entries that do not read are left out)."""
     out: dict[str, list[CloudRef]] = {}
     for struct in CLUSTERS.structs(req):
+        # Most clusters publish no cloud object (Existing ones): looked at before the name, as every
+        # cluster of the fleet is read at every call.
+        status = struct.fields.get("status")
+        listed = _list(status.struct_value.fields.get("cloudResourceRefs") if status is not None else None)
+        if not listed:
+            continue
         name = string_at(struct, "metadata", "name")
         if name not in clusters:
             continue
-        status = struct.fields.get("status")
-        listed = _list(status.struct_value.fields.get("cloudResourceRefs") if status is not None else None)
         refs = (CloudRef.of(protojson.struct_to_dict(v.struct_value)) for v in listed if v.HasField("struct_value"))
         out[name] = [r for r in refs if r is not None]
     return out

@@ -139,6 +139,8 @@ def _deeper(pools: Mapping[PoolKey, PoolState], priority: int, *, serving: bool)
     out = {}
     for key, state in pools.items():
         figures = state.preemptible_serving if serving else state.preemptible
+        if not figures:  # most pools: nothing gives way there (read for every pool at every call)
+            continue
         found = next((n for q, n in figures if q < priority), None)
         if found is not None:
             out[key] = found
