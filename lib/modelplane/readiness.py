@@ -18,6 +18,15 @@ Whether a stale answer counts is each reader's call, made where it reads: a
 decision about the spec an object runs now (which replica to retire) needs
 ``current``; whether something is up (a cluster, a composed resource gating
 its XR) takes the status, as a stale True still says it was up when last seen.
+
+4. Of a Modelplane XR, ``status.readyVerdict`` (its composition function's verdict
+   at its last run) decides ``Ready`` where present. Crossplane core (v2.4) applies
+   an XR's status with the conditions as it read them when its reconcile began: one
+   that began before the previous reconcile's write reached its cache writes the
+   previous Ready back for a moment (seen as True, False, True within ~100 ms to
+   ~2 s), while the function's own status fields in that same write are fresh. The
+   condition's reason, message and time are kept when they agree with the verdict;
+   otherwise they are the stale ones and are dropped.
 """
 
 from __future__ import annotations
@@ -27,6 +36,10 @@ from typing import NamedTuple
 
 READY = "Ready"
 TRUE, FALSE, UNKNOWN = "True", "False", "Unknown"
+# The field of a Modelplane XR's status where its function publishes its readiness (rule 4).
+VERDICT_FIELD = "readyVerdict"
+# The API group of the XRs that publish it: other kinds' fields of that name mean something else.
+VERDICT_GROUP = "modelplane.ai/"
 
 
 class Entry(NamedTuple):
@@ -81,9 +94,16 @@ class Readiness(NamedTuple):
         return f"{typ} is {self.status}" + (f" ({detail})" if detail else "")
 
 
-def readiness(entries: Iterable[Entry], generation: int | None = None, typ: str = READY) -> Readiness:
-    """Read condition ``typ`` of an object from its ``entries`` and ``metadata.generation`` (see the module)."""
+def readiness(
+    entries: Iterable[Entry], generation: int | None = None, typ: str = READY, *, verdict: bool | None = None
+) -> Readiness:
+    """Read condition ``typ`` of an object from its ``entries`` and ``metadata.generation`` (see the module).
+
+    ``verdict`` is the XR's ``status.readyVerdict`` (rule 4): it decides ``Ready`` where given.
+    """
     matching = [e for e in entries if e.type == typ]
+    if verdict is not None and typ == READY:
+        return _with_verdict(readiness(matching, generation, typ), verdict=verdict)
     if not matching:
         return Readiness()
     first = matching[0]
@@ -95,6 +115,22 @@ def readiness(entries: Iterable[Entry], generation: int | None = None, typ: str 
     return Readiness(
         status, found=True, current=not behind, reason=first.reason, message=first.message, since=first.since
     )
+
+
+def _with_verdict(said: Readiness, *, verdict: bool) -> Readiness:
+    """The condition's reading, its status set by the function's verdict (its details kept when they agree)."""
+    status = TRUE if verdict else FALSE
+    if said.status == status:
+        return said
+    return Readiness(status, found=True, current=said.current)
+
+
+def verdict_of(api_version: object, status: object) -> bool | None:
+    """A Modelplane XR's ``status.readyVerdict`` (rule 4); None for other kinds or where it is absent."""
+    if not isinstance(api_version, str) or not api_version.startswith(VERDICT_GROUP) or not isinstance(status, Mapping):
+        return None
+    found = status.get(VERDICT_FIELD)
+    return found if isinstance(found, bool) else None
 
 
 def entry_of(condition: Mapping[str, object] | object) -> Entry:
@@ -118,7 +154,7 @@ def readiness_of(obj: Mapping[str, object] | None, typ: str = READY) -> Readines
     found = status.get("conditions") if isinstance(status, Mapping) else None
     generation = metadata.get("generation") if isinstance(metadata, Mapping) else None
     conditions = [entry_of(c) for c in found if isinstance(c, Mapping)] if isinstance(found, list) else []
-    return readiness(conditions, _integer(generation), typ)
+    return readiness(conditions, _integer(generation), typ, verdict=verdict_of(obj.get("apiVersion"), status))
 
 
 def _text(value: object) -> str:

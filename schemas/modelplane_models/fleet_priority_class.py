@@ -119,6 +119,10 @@ class Status(BaseModel):
     """
     Conditions of the resource.
     """
+    readyVerdict: bool | None = None
+    """
+    Whether this resource's composition function found it ready at its last run: the verdict behind its Ready condition, published with the function's output. Crossplane core can write a stale Ready condition back for a moment (it applies the conditions it read when its reconcile began); Modelplane reads this field first.
+    """
     value: int | None = None
     """
     The value in force (spec.value).

@@ -302,6 +302,10 @@ class Status(BaseModel):
     """
     With preemption LowerPriority: serving ModelReplicas (namespace/name) beyond a limit because replicas of a higher priority serve in their place. Their deployments retire them.
     """
+    readyVerdict: bool | None = None
+    """
+    Whether this resource's composition function found it ready at its last run: the verdict behind its Ready condition, published with the function's output. Crossplane core can write a stale Ready condition back for a moment (it applies the conditions it read when its reconcile began); Modelplane reads this field first.
+    """
     summary: str | None = None
     """
     Each limit's accelerators in use of its limit, e.g. "nvidia-h100-8 12/16".

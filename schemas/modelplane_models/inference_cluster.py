@@ -963,6 +963,10 @@ class Status(BaseModel):
     """
     The provider-kubernetes and provider-helm ProviderConfig (same name) that reach the cluster; composed remote objects use it.
     """
+    readyVerdict: bool | None = None
+    """
+    Whether this resource's composition function found it ready at its last run: the verdict behind its Ready condition, published with the function's output. Crossplane core can write a stale Ready condition back for a moment (it applies the conditions it read when its reconcile began); Modelplane reads this field first.
+    """
     removingPools: list[RemovingPool] | None = None
     """
     Pools taken out of spec.nodePools while ModelReplicas still run on them, sorted by name. Such a pool is kept (its cloud node pool is not deleted) and drained like spec.drain but for that pool only: it takes no new replicas, and its replicas' ModelDeployments place each one elsewhere before retiring it. It is deleted once no ModelReplica runs on it.

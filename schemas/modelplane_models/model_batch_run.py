@@ -1575,6 +1575,10 @@ class Status(BaseModel):
     """
     The node pool the worker was placed on (mode Dedicated).
     """
+    readyVerdict: bool | None = None
+    """
+    Whether this resource's composition function found it ready at its last run: the verdict behind its Ready condition, published with the function's output. Crossplane core can write a stale Ready condition back for a moment (it applies the conditions it read when its reconcile began); Modelplane reads this field first.
+    """
     requestCounts: RequestCounts | None = None
     """
     The requests of the run (of a scheduled run: of its latest finished run), as its worker reported them in its termination message (docs/batch.md).

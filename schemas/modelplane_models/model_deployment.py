@@ -1620,6 +1620,10 @@ class Status(BaseModel):
     """
     How many ModelReplicas are Ready.
     """
+    readyVerdict: bool | None = None
+    """
+    Whether this resource's composition function found it ready at its last run: the verdict behind its Ready condition, published with the function's output. Crossplane core can write a stale Ready condition back for a moment (it applies the conditions it read when its reconcile began); Modelplane reads this field first.
+    """
     replicas: int | None = None
     """
     How many ModelReplicas exist (the scale subresource's status.replicas).

@@ -232,6 +232,10 @@ class Status(BaseModel):
     """
     The name of the Envoy Gateway HTTPRouteFilter composed for spec.credentials (in the endpoint's namespace), which ModelService routes put on the endpoint's backendRef; set while the Secret exists.
     """
+    readyVerdict: bool | None = None
+    """
+    Whether this resource's composition function found it ready at its last run: the verdict behind its Ready condition, published with the function's output. Crossplane core can write a stale Ready condition back for a moment (it applies the conditions it read when its reconcile began); Modelplane reads this field first.
+    """
 
 
 class Tls(BaseModel):

@@ -1476,6 +1476,10 @@ class Status(BaseModel):
     """
     The accelerator footprint of the replica, from each role's topology (what the scheduler counts as held on the pool).
     """
+    readyVerdict: bool | None = None
+    """
+    Whether this resource's composition function found it ready at its last run: the verdict behind its Ready condition, published with the function's output. Crossplane core can write a stale Ready condition back for a moment (it applies the conditions it read when its reconcile began); Modelplane reads this field first.
+    """
 
 
 class SupplementalGroup(RootModel[int]):

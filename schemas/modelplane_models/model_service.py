@@ -275,6 +275,10 @@ class Status(BaseModel):
     """
     How many distinct ModelEndpoints the service routes to.
     """
+    readyVerdict: bool | None = None
+    """
+    Whether this resource's composition function found it ready at its last run: the verdict behind its Ready condition, published with the function's output. Crossplane core can write a stale Ready condition back for a moment (it applies the conditions it read when its reconcile began); Modelplane reads this field first.
+    """
     routeName: str | None = None
     """
     The name of the composed HTTPRoute (in the service's namespace).

@@ -433,6 +433,10 @@ class Status(BaseModel):
     """
     The workload cluster's inbound gateway.
     """
+    readyVerdict: bool | None = None
+    """
+    Whether this resource's composition function found it ready at its last run: the verdict behind its Ready condition, published with the function's output. Crossplane core can write a stale Ready condition back for a moment (it applies the conditions it read when its reconcile began); Modelplane reads this field first.
+    """
     releases: list[Release] | None = None
     """
     The Helm releases of the stack, sorted by name.

@@ -376,12 +376,12 @@ def test_keda_scales_up_onto_the_cheapest_cluster_first(scaling: Scaling) -> Non
         return bool(broken) or (_settled(scaling, MAX) if settled else step.wanted == MAX)
 
     eventually(f"spec.replicas raised to {MAX}", lambda: up(settled=False), SCALE_TIMEOUT)
-    assert not broken, (broken, scaling.steps)
+    assert not broken, "\n".join([*broken, "steps:", *scaling.steps])
     FIGURES["autoscaling: load -> spec.replicas raised to max (s)"] = round(time.monotonic() - began, 1)
     eventually(
         f"{MAX} Ready replicas, scraped, the route's weights following them", lambda: up(settled=True), SCALE_TIMEOUT
     )
-    assert not broken, (broken, scaling.steps)
+    assert not broken, "\n".join([*broken, "steps:", *scaling.steps])
     FIGURES["autoscaling: load -> max replicas Ready and routed (s)"] = round(time.monotonic() - began, 1)
     expected = {DEAR: MIN, CHEAP: MAX - MIN}
     # Waited for, not read once: the settled wait above saw the weights follow, but a ModelReplica's Ready
@@ -426,7 +426,7 @@ def test_scale_down_removes_the_costliest_replicas_first(scaling: Scaling) -> No
         return bool(broken) or (step.wanted == MIN and _settled(scaling, MIN))
 
     eventually(f"spec.replicas lowered to {MIN}, the rest retired", down, SCALE_TIMEOUT)
-    assert not broken, (broken, scaling.steps)
+    assert not broken, "\n".join([*broken, "steps:", *scaling.steps])
     FIGURES["autoscaling: no load -> min replicas, the rest retired (s)"] = round(time.monotonic() - began, 1)
     FIGURES["autoscaling: fewest Ready replicas while scaling down"] = float(lowest)
     FIGURES["autoscaling: longest the route weighted a cluster with no Ready replica (s)"] = round(

@@ -30,6 +30,7 @@ CONTROL_PLANE_KINDS = (
     "modelreplicas.modelplane.ai",
     "modeldeployments.modelplane.ai",
     "inferenceclusters.modelplane.ai",
+    "servingstacks.modelplane.ai",
 )
 WORKLOAD_KINDS = ("llminferenceservices.serving.kserve.io", "deployments.apps")
 # The kubectl processes started, ended by their PID when this process is told to stop.
@@ -53,8 +54,16 @@ def summary(obj: Mapping[str, Any]) -> str:
         remote = (status.get("atProvider") or {}).get("manifest") or {}
         line += f" remote {remote.get('kind', '-')}/{(remote.get('metadata') or {}).get('name', '-')}"
         line += f" [{_conditions(remote)}]"
+    if "readyVerdict" in status:
+        line += f" readyVerdict={status.get('readyVerdict')}"
     if "readyReplicas" in status:
         line += f" readyReplicas={status.get('readyReplicas')}"
+    if obj.get("kind") == "InferenceCluster":
+        capacity = status.get("capacity") or {}
+        pools = ";".join(f"{p.get('name')}:{p.get('nodesByFree')}" for p in capacity.get("pools") or [])
+        line += f" pools {pools or '-'} overcommitted {capacity.get('overcommitted') or []}"
+    if obj.get("kind") == "ModelReplica":
+        line += f" on {((obj.get('spec') or {}).get('inferenceClusterRef') or {}).get('name', '-')}"
     return line
 
 

@@ -33,12 +33,22 @@ def _run(spec: dict[str, Any] | None) -> dict[str, Any]:
     ("spec", "status", "condition", "ready"),
     [
         pytest.param(
-            {"value": 1000}, {"value": 1000}, ("STATUS_CONDITION_TRUE", "Valid", "value 1000"), True, id="valid"
+            {"value": 1000},
+            {"value": 1000, "readyVerdict": True},
+            ("STATUS_CONDITION_TRUE", "Valid", "value 1000"),
+            True,
+            id="valid",
         ),
-        pytest.param(None, None, ("STATUS_CONDITION_FALSE", "InvalidSpec", "spec: required"), False, id="no-spec"),
+        pytest.param(
+            None,
+            {"readyVerdict": False},
+            ("STATUS_CONDITION_FALSE", "InvalidSpec", "spec: required"),
+            False,
+            id="no-spec",
+        ),
         pytest.param(
             {"value": "high"},
-            None,
+            {"readyVerdict": False},
             ("STATUS_CONDITION_FALSE", "InvalidSpec", "spec.value: Input should be a valid integer"),
             False,
             id="not-a-number",

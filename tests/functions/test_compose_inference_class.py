@@ -44,9 +44,10 @@ def _req(xr: dict[str, Any]) -> fnv1.RunFunctionRequest:
 
 
 def _want(*, status: dict[str, Any] | None, valid: bool, message: str) -> dict[str, Any]:
-    composite: dict[str, Any] = {"ready": "READY_TRUE" if valid else "READY_FALSE"}
-    if status is not None:
-        composite["resource"] = {"status": status}
+    composite: dict[str, Any] = {
+        "ready": "READY_TRUE" if valid else "READY_FALSE",
+        "resource": {"status": {**(status or {}), "readyVerdict": valid}},
+    }
     want: dict[str, Any] = {
         "meta": {"tag": "t", "ttl": "60s"},
         "desired": {"composite": composite},

@@ -182,6 +182,7 @@ def test_existing_cluster_composes_provider_configs_and_stack() -> None:
         "prometheus": "None",
     }
     assert _status(rsp) == {
+        "readyVerdict": False,
         "cordoned": False,
         "providerConfigRef": {"name": "c", "kind": "ClusterProviderConfig"},
         "capacity": {

@@ -115,7 +115,7 @@ def test_an_invalid_spec_keeps_and_publishes_what_it_keeps() -> None:
     xr = _cluster("GKE")
     xr["spec"]["nodePools"][0]["nodeCount"] = "many"
     rsp = _run(_req(xr, classes=[_class("h100", "GKE")], observed={"nodepool-old": _old_pool()}))
-    assert _status(rsp) == {"cloudResourceRefs": [_ref(GKE, "NodePool", "c-old", "old")]}
+    assert _status(rsp) == {"cloudResourceRefs": [_ref(GKE, "NodePool", "c-old", "old")], "readyVerdict": False}
 
 
 def test_the_refs_are_published_beside_the_rest_of_the_status() -> None:

@@ -164,6 +164,7 @@ def test_ready_once_every_object_is_applied() -> None:
     assert done["desired"]["composite"].get("ready") == "READY_TRUE"
     assert _deployed(done)["status"] == "STATUS_CONDITION_TRUE"
     assert done["desired"]["composite"]["resource"]["status"] == {
+        "readyVerdict": True,
         "poolName": "llm",
         "host": "llm.ml.pools.modelplane.ai",
     }

@@ -148,6 +148,7 @@ def test_gateway_https_and_address_from_the_observed_gateway() -> None:
     assert composed["certificate-grant"]["metadata"]["namespace"] == "crossplane-system"
     status = got["desired"]["composite"]["resource"]["status"]
     assert status == {
+        "readyVerdict": True,
         "address": "http://203.0.113.10:8080",
         "gateway": {"name": "default", "namespace": "envoy-gateway-system"},
     }
@@ -192,7 +193,7 @@ def test_endpoint_backend(url: str, endpoint: dict[str, Any], tls: dict[str, Any
     assert backend["metadata"] == {"name": "ep", "namespace": "ml"}
     assert backend["spec"]["endpoints"] == [endpoint]
     assert backend["spec"].get("tls") == tls
-    assert got["desired"]["composite"]["resource"]["status"] == {"backendName": "ep"}
+    assert got["desired"]["composite"]["resource"]["status"] == {"backendName": "ep", "readyVerdict": False}
     assert _condition(got, "Valid")["reason"] == "Valid"
     assert got["desired"]["composite"]["ready"] == "READY_FALSE"  # not Accepted yet
     _assert_valid(got)

@@ -154,6 +154,25 @@ def test_composed_xrs_join_the_fleet_and_leave_when_dropped(tmp_path: Path) -> N
             {"conditions": [{"type": "Ready", "status": "True"}, {"type": "Valid", "status": "True"}]},
             id="conditions-merge-by-type",
         ),
+        # A manifest's Ready stands for what a live system observed: its function would have said the same.
+        pytest.param(
+            {"conditions": [{"type": "Ready", "status": "True"}]},
+            {"readyVerdict": False, "conditions": [{"type": "Ready", "status": "False"}]},
+            {"readyVerdict": True, "conditions": [{"type": "Ready", "status": "True"}]},
+            id="simulated-ready-sets-the-rendered-verdict",
+        ),
+        pytest.param(
+            {"readyVerdict": False, "conditions": [{"type": "Ready", "status": "True"}]},
+            {"readyVerdict": True},
+            {"readyVerdict": False, "conditions": [{"type": "Ready", "status": "True"}]},
+            id="a-written-verdict-wins",
+        ),
+        pytest.param(
+            {"conditions": [{"type": "Ready", "status": "True"}]},
+            {"conditions": []},
+            {"conditions": [{"type": "Ready", "status": "True"}]},
+            id="no-verdict-rendered-none-added",
+        ),
     ],
 )
 def test_merge_status(simulated: dict[str, Any] | None, rendered: dict[str, Any], want: dict[str, Any]) -> None:

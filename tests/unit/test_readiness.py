@@ -51,7 +51,37 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("obj", "want"), CASES)
+def _xr(
+    verdict: bool | None, *conditions: dict[str, Any], api_version: str = "modelplane.ai/v1alpha1"
+) -> dict[str, Any]:
+    """A Modelplane XR whose function published ``verdict`` (None: not at all) beside ``conditions``."""
+    obj = {"apiVersion": api_version, **_obj(*conditions)}
+    if verdict is not None:
+        obj["status"]["readyVerdict"] = verdict
+    return obj
+
+
+# Crossplane core can write an XR's previous conditions back for a moment; the function's verdict, written
+# in the same apply, is fresh: it decides, and the condition's details are kept only when they agree.
+VERDICT_CASES = [
+    pytest.param(_xr(True, NOT_READY), Readiness("True", found=True), id="stale-false-condition-verdict-ready"),
+    pytest.param(_xr(False, READY), Readiness("False", found=True), id="stale-true-condition-verdict-not-ready"),
+    pytest.param(
+        _xr(False, NOT_READY),
+        Readiness("False", found=True, reason="Unavailable", message="down", since="t"),
+        id="verdict-agrees-details-kept",
+    ),
+    pytest.param(_xr(True), Readiness("True", found=True), id="verdict-before-any-condition"),
+    pytest.param(_xr(None, NOT_READY), CASES[1].values[1], id="no-verdict-the-condition-says"),
+    pytest.param(
+        _xr(True, NOT_READY, api_version="example.org/v1"),
+        Readiness("False", found=True, reason="Unavailable", message="down", since="t"),
+        id="another-group-field-of-that-name-not-read",
+    ),
+]
+
+
+@pytest.mark.parametrize(("obj", "want"), [*CASES, *VERDICT_CASES])
 def test_every_reader_reads_ready_alike(obj: dict[str, Any], want: Readiness) -> None:
     assert readiness_of(obj) == want
     assert readiness_at(resource.dict_to_struct(obj).fields) == want
@@ -59,7 +89,15 @@ def test_every_reader_reads_ready_alike(obj: dict[str, Any], want: Readiness) ->
     replica = ModelReplica.model_validate(obj)
     conditions = replica.status.conditions or [] if replica.status is not None else []
     generation = replica.metadata.generation if replica.metadata is not None else None
-    assert readiness([entry_of(c) for c in conditions], generation) == want
+    modelplane = str(obj.get("apiVersion", "")).startswith("modelplane.ai/")
+    verdict = replica.status.readyVerdict if replica.status is not None and modelplane else None
+    assert readiness([entry_of(c) for c in conditions], generation, verdict=verdict) == want
+
+
+def test_the_verdict_decides_ready_only() -> None:
+    obj = _xr(True, NOT_READY, {"type": "Synced", "status": "False", "reason": "ReconcileError"})
+    assert readiness_of(obj, "Synced") == Readiness("False", found=True, reason="ReconcileError")
+    assert readiness_at(resource.dict_to_struct(obj).fields, "Synced").status == "False"
 
 
 @pytest.mark.parametrize(
@@ -85,6 +123,10 @@ def test_what_a_reading_says(said: Readiness, settled: bool | None, why_not: str
         pytest.param({"status": {"conditions": [READY, 3]}}, id="entry-not-an-object"),
         pytest.param({"status": {"conditions": [{**READY, "observedGeneration": "two"}]}}, id="generation-a-word"),
         pytest.param({"metadata": {"generation": 1.5}, "status": {"conditions": [READY]}}, id="generation-a-fraction"),
+        pytest.param(
+            {"apiVersion": "modelplane.ai/v1alpha1", "status": {"readyVerdict": [True], "conditions": [READY]}},
+            id="verdict-not-a-boolean",
+        ),
     ],
 )
 def test_the_strict_reader_leaves_what_the_model_refuses_to_the_model(obj: dict[str, Any]) -> None:

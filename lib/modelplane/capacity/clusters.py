@@ -125,7 +125,8 @@ def cluster_info(cluster: InferenceCluster) -> ClusterInfo | None:
         return None
     conditions = (cluster.status.conditions or []) if cluster.status is not None else []
     # Whether the cluster is up: a Ready condition from before its latest spec change still says so.
-    ready = readiness([entry_of(c) for c in conditions], cluster.metadata.generation)
+    verdict = cluster.status.readyVerdict if cluster.status is not None else None
+    ready = readiness([entry_of(c) for c in conditions], cluster.metadata.generation, verdict=verdict)
     not_ready = ready.why_not()
     since = ready.since if not_ready else ""
     observed = observed_usage(cluster)

@@ -155,7 +155,11 @@ def replica_occupancy(replica: ModelReplica) -> Occupancy | None:
         cluster=spec.inferenceClusterRef.name,
         roles=roles,
         # Whether it serves: a Ready condition from before its latest spec change still says so.
-        ready=readiness([entry_of(c) for c in conditions], metadata.generation).true,
+        ready=readiness(
+            [entry_of(c) for c in conditions],
+            metadata.generation,
+            verdict=replica.status.readyVerdict if replica.status is not None else None,
+        ).true,
         priority=priority,
         priority_class=priority_class,
         preemptible=preemptible_of(metadata.annotations),

@@ -6,6 +6,7 @@ from crossplane.function import resource, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane.conditions import Condition
+from modelplane.readiness import VERDICT_FIELD
 
 
 def set_conditions(rsp: fnv1.RunFunctionResponse, *conditions: Condition) -> None:
@@ -20,5 +21,10 @@ def set_conditions(rsp: fnv1.RunFunctionResponse, *conditions: Condition) -> Non
 
 
 def set_ready(rsp: fnv1.RunFunctionResponse, *, ready: bool) -> None:
-    """Tell Crossplane whether the XR itself is ready."""
+    """Tell Crossplane whether the XR itself is ready, and publish it in ``status.readyVerdict``.
+
+    Readers of the XR read the verdict before its Ready condition, which Crossplane core can
+    write back stale for a moment (``modelplane.readiness``, rule 4).
+    """
     rsp.desired.composite.ready = fnv1.READY_TRUE if ready else fnv1.READY_FALSE
+    rsp.desired.composite.resource.get_or_create_struct("status")[VERDICT_FIELD] = ready

@@ -24,7 +24,7 @@ from google.protobuf import struct_pb2 as structpb
 
 from modelplane.layout import show
 from modelplane.problems import Problem
-from modelplane.readiness import READY, Entry, Readiness, readiness
+from modelplane.readiness import READY, VERDICT_FIELD, VERDICT_GROUP, Entry, Readiness, readiness
 
 _NULL = (None, "null_value")
 
@@ -274,7 +274,22 @@ def readiness_at(
     entries, generation = _entries(fields or {}, typ, out, strict=strict, check=strict or problems is not None)
     if strict and len(out) > before:
         raise UnclearError
-    return readiness(entries, generation, typ)
+    verdict = _verdict_at(fields, strict=strict) if typ == READY and fields else None
+    return readiness(entries, generation, typ, verdict=verdict)
+
+
+def _verdict_at(fields: Fields, *, strict: bool) -> bool | None:
+    """A Modelplane XR's ``status.readyVerdict`` (``modelplane.readiness``, rule 4); None elsewhere.
+
+    ``strict``: one that is neither a boolean nor null raises ``UnclearError``, as ``flag`` does.
+    """
+    api_version, status = fields.get("apiVersion"), fields.get("status")
+    if api_version is None or not api_version.string_value.startswith(VERDICT_GROUP) or status is None:
+        return None
+    found = status.struct_value.fields.get(VERDICT_FIELD) if status.HasField("struct_value") else None
+    if strict:
+        return flag(found)
+    return found.bool_value if found is not None and found.HasField("bool_value") else None
 
 
 # The string fields of a condition entry checked when present (the models check lastTransitionTime too).

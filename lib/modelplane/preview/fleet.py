@@ -26,6 +26,7 @@ from modelplane.kinds import BY_KIND
 from modelplane.preview.collector import paused
 from modelplane.preview.manifests import Key, Loaded, Manifest, is_modelplane, key_of
 from modelplane.preview.states import Functions, States, XRState, cluster_of, with_uid
+from modelplane.readiness import READY, TRUE, VERDICT_FIELD
 from modelplane.render import RenderInputs, RenderOutput, render
 from modelplane.render.store import Catalog
 
@@ -61,13 +62,20 @@ class Fleet:
 
 
 def merge_status(simulated: Mapping[str, Any] | None, rendered: Mapping[str, Any] | None) -> dict[str, Any]:
-    """Overlay a manifest's simulated status on a rendered one (simulated wins)."""
+    """Overlay a manifest's simulated status on a rendered one (simulated wins).
+
+    A simulated Ready condition also sets the rendered ``status.readyVerdict`` (unless the manifest
+    writes one): the live function whose Ready the manifest records would have said the same.
+    """
     merged = dict(rendered or {})
     for name, value in (simulated or {}).items():
         if name == "conditions":
             by_type = {c.get("type"): c for c in merged.get("conditions", [])}
             by_type.update({c.get("type"): c for c in value})
             merged["conditions"] = sorted(by_type.values(), key=lambda c: str(c.get("type")))
+            ready = next((c for c in value if c.get("type") == READY), None)
+            if ready is not None and VERDICT_FIELD in merged and VERDICT_FIELD not in (simulated or {}):
+                merged[VERDICT_FIELD] = ready.get("status") == TRUE
         else:
             merged[name] = value
     return merged
