@@ -228,6 +228,7 @@ def _unready(steady: Steady) -> Iterator[Injection]:
         for c in status.get("conditions", []):
             if c["type"] in ("Ready", "Serving"):
                 c.update({"status": "False", "reason": "Unavailable"})
+        status["readyVerdict"] = False  # its function's verdict, as it publishes it beside the condition
         yield Injection(replica["metadata"]["name"], call, unready=ordinal)
 
 

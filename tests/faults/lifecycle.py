@@ -118,6 +118,7 @@ def _observe(call: Call, got: dict[str, Any], play: Play, *, lost: str) -> None:
             status.setdefault("conditions", [])
             status["conditions"] = [c for c in status["conditions"] if c.get("type") != "Ready"]
             status["conditions"].append({"type": "Ready", "status": "True" if serves else "False"})
+            status["readyVerdict"] = serves  # its function's verdict, as it publishes it beside the condition
             if not serves:
                 status.pop("endpoint", None)
             item["status"] = status

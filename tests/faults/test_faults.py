@@ -68,6 +68,7 @@ def _serving(replica: dict[str, Any], observed_like: dict[str, Any]) -> dict[str
     name = replica["metadata"]["name"]
     status = {
         "conditions": [{"type": "Ready", "status": "True", "reason": "Available"}],
+        "readyVerdict": True,
         "endpoint": {"url": "http://198.51.100.7/", "host": f"{name}.{replica['metadata']['namespace']}.replicas"},
     }
     return {**replica, "metadata": {**observed_like["metadata"], **replica["metadata"]}, "status": status}
