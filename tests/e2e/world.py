@@ -9,8 +9,9 @@ from typing import Any, TypeVar
 
 from modelplane import kinds
 from modelplane.names import CONTROL_PLANE_NAMESPACE, DEPLOYMENT_LABEL
+from modelplane.readiness import readiness_of
 from tests.e2e.figures import WAITS
-from tests.e2e.kube import Kube, Manifest, condition, is_true
+from tests.e2e.kube import Kube, Manifest, condition
 from tests.e2e.procs import wait_for
 
 T = TypeVar("T")
@@ -107,8 +108,12 @@ def present(kube: Kube, manifest: Mapping[str, Any]) -> Manifest | None:
 
 
 def ready(obj: Mapping[str, Any] | None) -> bool:
-    """Whether ``obj`` reports Ready=True."""
-    return is_true(obj, "Ready")
+    """Whether ``obj`` reports Ready, as Modelplane reads it (``modelplane.readiness``).
+
+    For a Modelplane XR its function's ``status.readyVerdict`` decides: Crossplane core can write
+    the Ready condition back stale for a moment, and Modelplane's own readers do not follow that.
+    """
+    return readiness_of(obj).true
 
 
 def landed(control: Kube, workload: Kube, replica: str, namespace: str) -> list[Manifest]:
