@@ -90,7 +90,7 @@ class Capacity(BaseModel):
     """
     preempted: list[PreemptedItem] | None = None
     """
-    Serving ModelReplicas that give way to a replica of a higher priority here, sorted. A replica not Ready that does not fit takes the place of serving replicas of a strictly lower priority that share a pool with it and whose namespace's FleetQuotas all say preemption LowerPriority (annotated modelplane.ai/preemption: LowerPriority): the lowest priority first, then the newest, until it fits. Their GPUs are no longer counted here; their ModelDeployments replace them surge-first and retire them within maxUnavailable, and the replica that takes their place waits for them. Absent when none gives way.
+    Serving ModelReplicas that give way to a replica of a higher priority here, sorted. A replica not Ready that does not fit takes the place of serving replicas of a strictly lower priority that share a pool with it and whose namespace's FleetQuotas all say preemption LowerPriority (annotated modelplane.ai/preemption: LowerPriority): the fewest that make it fit, then the lowest priorities, then the newest. Their GPUs are no longer counted here; their ModelDeployments replace them surge-first and retire them within maxUnavailable, and the replica that takes their place waits for them. Absent when none gives way.
     """
 
 

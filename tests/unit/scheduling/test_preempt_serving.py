@@ -144,6 +144,19 @@ PACK_CASES = [
         preempted=(("ml/a-0", "ml/prod-0"), ("ml/b-0", "ml/prod-0")),
     ),
     PackCase(
+        # The fewest first: one 8-GPU replica of priority 10 rather than the two 4-GPU ones of priority 5
+        # (whose GPUs, given back, would not be known to sit on one node: modelplane.capacity.victims).
+        "the-fewest-then-the-lowest-priorities",
+        (
+            _replica("big-0", ready=True, priority=10, yields=True),
+            _replica("a-0", ready=True, priority=5, yields=True, created="T2", shape=TP4),
+            _replica("b-0", ready=True, priority=5, yields=True, created="T1", shape=TP4),
+            _replica("prod-0", priority=100),
+        ),
+        nodes=2,
+        preempted=(("ml/big-0", "ml/prod-0"),),
+    ),
+    PackCase(
         "none-taken-when-all-of-them-are-not-enough",
         (
             _replica("a-0", ready=True, priority=10, yields=True, shape=TP4),
