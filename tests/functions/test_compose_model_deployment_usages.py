@@ -274,3 +274,27 @@ def test_a_deleted_cluster_keeps_its_objects_until_its_replica_is_retired_then_l
         _observe(world, got)
         now += timedelta(seconds=30)
     assert retired, "llm-0 was never retired: the test proves nothing"
+
+
+@pytest.mark.parametrize(
+    ("listed", "kept"),
+    [
+        pytest.param(True, True, id="still-listed-kept"),
+        pytest.param(False, False, id="gone-retired"),
+    ],
+)
+def test_a_usage_of_a_replica_not_composed_stays_while_the_replica_exists(listed: bool, kept: bool) -> None:
+    # llm-0 is not among the observed resources and cannot be placed again (no class is listed): the call
+    # neither composes nor lets it go. While the API server lists it, it may run: its Usages stay; once it
+    # is not listed, a Usage of it would hold its object for ever, and goes.
+    world = _settled(_world())
+    replica = world.observed.pop("replica-0")
+    world.replicas = [replica, world.observed["replica-1"]] if listed else [world.observed["replica-1"]]
+    world.classes = []
+    got = _run(world)
+    assert "replica-0" not in _desired(got)
+    usages = {k for k in world.observed if k.startswith("usage-0-")}
+    assert usages
+    assert (usages <= set(_usages(got))) == kept
+    assert not (usages & set(_usages(got))) or kept
+    assert not [r for r in got.get("results", []) if "accounted for" in r["message"]]

@@ -11,14 +11,16 @@ refused while the replica exists and replayed once it is gone.
 A Usage lives exactly as long as its replica is desired, whatever way the call
 desires it (placed, held, kept unread, leaving): once composed, it is kept while the
 replica is, even if its cluster stops publishing the object or cannot be read, and it
-is retired in the same call as its replica, never before. Crossplane deletes both;
+is retired in the same call as its replica, never before. A replica the call neither
+composes nor lets go (not observed, and not placed again for want of an input) keeps
+its Usages while the API server lists it. Crossplane deletes both;
 the Usage waits for the replica to be gone (a composed Usage waits for its ``by``), so
 retiring them together never exposes the object.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2 as structpb
@@ -28,10 +30,11 @@ from modelplane import protojson
 from modelplane.clusters.usage import Replica, UsedRef, replica_usages
 from modelplane.fnkit.ledger import Ledger
 from modelplane.fnkit.structs import string_at
-from modelplane.names import replica_key, replica_key_ordinal, usage_key_ordinal
+from modelplane.names import replica_key, replica_key_ordinal, replica_name, usage_key_ordinal
 from modelplane.topology import Role
 
 _KEPT = "its ModelReplica is still desired: the Usage is kept as long as the replica is"
+_UNSURE = "its ModelReplica is not composed in this call but still exists: the Usage stays while it does"
 _RETIRED = "its ModelReplica goes: the Usage goes with it (Crossplane deletes it once the replica is gone)"
 # What a cluster publishes its replicas use: its cloud objects, its ServingStack's anchor.
 _PUBLISHED = ("cloudResourceRefs", "stackResourceRefs")
@@ -39,10 +42,16 @@ _PUBLISHED = ("cloudResourceRefs", "stackResourceRefs")
 _READY = True
 
 
-def write_usages(ledger: Ledger, deployment: Deployment, clusters: Mapping[str, structpb.Struct]) -> None:
+def write_usages(
+    ledger: Ledger, deployment: Deployment, clusters: Mapping[str, structpb.Struct], listed: Collection[str]
+) -> None:
     """Compose the Usages of each desired replica, keep those composed before, retire those of replicas gone.
 
-    ``clusters``: every InferenceCluster as it came, by name (``Fleet.clusters``).
+    Args:
+        ledger: The call's ledger, every replica desired, kept or removed already.
+        deployment: The deployment.
+        clusters: Every InferenceCluster as it came, by name (``Fleet.clusters``).
+        listed: The names of the deployment's ModelReplicas the API server lists (they exist).
     """
     desired = ledger.rsp.desired.resources
     replicas = dict(_desired_replicas(desired, deployment))
@@ -52,7 +61,16 @@ def write_usages(ledger: Ledger, deployment: Deployment, clusters: Mapping[str, 
             ledger.put(key, usage, ready=_READY)
     observed = sorted(k for k in ledger.req.observed.resources if usage_key_ordinal(k) is not None)
     kept = [k for k in observed if replica_key(_ordinal(k)) in desired]
-    for key in ledger.keep(kept, _KEPT):
+    # A replica neither desired nor let go in this call (not observed, and not placed again for want of an
+    # input) may still run: while it is listed, its Usages stay (one whose replica is gone would hold for ever).
+    unsure = [
+        k
+        for k in observed
+        if k not in kept
+        and replica_key(_ordinal(k)) not in ledger.removed
+        and replica_name(deployment.name, _ordinal(k)) in listed
+    ]
+    for key in ledger.keep(kept, _KEPT) + ledger.keep(unsure, _UNSURE):
         ledger.mark(key, ready=_READY)
     ledger.remove([k for k in observed if k not in desired], _RETIRED)
 
