@@ -249,6 +249,10 @@ def inference_cluster(index: int, nodes: int, replicas: Iterable[dict[str, Any]]
         "providerConfigRef": {"name": name, "kind": "ClusterProviderConfig"},
         "gateway": {"address": f"198.51.100.{index % 250}"},
         "capacity": capacity,
+        # The ServingStack's anchor every cluster publishes: each replica there composes a Usage of it.
+        "stackResourceRefs": [
+            {"apiVersion": "v1", "kind": "ConfigMap", "name": f"{name}-stack-anchor", "namespace": "crossplane-system"}
+        ],
         "conditions": [*_conditions(ready=index % 50 != 49), overcommitted],
     }
     return xr

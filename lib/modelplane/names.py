@@ -456,6 +456,16 @@ def is_probe_key(key: str) -> bool:
     return key.startswith(_PROBE_PREFIX)
 
 
+# The ConfigMap that co-owns everything a ServingStack composes in CONTROL_PLANE_NAMESPACE, which the
+# ModelReplicas on its cluster keep with Usages (compose_serving_stack.anchor).
+STACK_ANCHOR_KEY = "stack-anchor"
+
+
+def stack_anchor(stack: str) -> str:
+    """The ConfigMap (in ``CONTROL_PLANE_NAMESPACE``) that co-owns what ServingStack ``stack`` composes."""
+    return bounded_name(f"{stack}-stack-anchor", _MAX_SUBDOMAIN)
+
+
 # The workload cluster's Gateway: its Namespace (the GatewayClass and Gateway take the keys below).
 GATEWAY_NAMESPACE_KEY = "gateway-namespace"
 # Its TLS (modelplane.routing.workload_tls): the cert-manager Issuers and Certificates, in signing order.

@@ -90,7 +90,7 @@ class Capacity(BaseModel):
     """
     preempted: list[PreemptedItem] | None = None
     """
-    Serving ModelReplicas that give way to a replica of a higher priority here, sorted. A replica not Ready that does not fit takes the place of serving replicas of a strictly lower priority that share a pool with it and whose namespace's FleetQuotas all say preemption LowerPriority (annotated modelplane.ai/preemption: LowerPriority): the lowest priority first, then the newest, until it fits. Their GPUs are no longer counted here; their ModelDeployments replace them surge-first and retire them within maxUnavailable, and the replica that takes their place waits for them. Absent when none gives way.
+    Serving ModelReplicas that give way to a replica of a higher priority here, sorted. A replica not Ready that does not fit takes the place of serving replicas of a strictly lower priority that share a pool with it and whose namespace's FleetQuotas all say preemption LowerPriority (annotated modelplane.ai/preemption: LowerPriority): the fewest that make it fit, then the lowest priorities, then the newest. Their GPUs are no longer counted here; their ModelDeployments replace them surge-first and retire them within maxUnavailable, and the replica that takes their place waits for them. Absent when none gives way.
     """
 
 
@@ -922,6 +922,25 @@ class StackComponent(BaseModel):
     """
 
 
+class StackResourceRef(BaseModel):
+    apiVersion: str
+    """
+    The object's API version.
+    """
+    kind: str
+    """
+    The object's kind.
+    """
+    name: str
+    """
+    The object's name.
+    """
+    namespace: str
+    """
+    The object's namespace.
+    """
+
+
 class Status(BaseModel):
     """
     What the cluster function observed.
@@ -933,7 +952,7 @@ class Status(BaseModel):
     """
     cloudResourceRefs: list[CloudResourceRef] | None = None
     """
-    The cloud objects composed for a GKE, EKS or AKS cluster (the managed cluster, EKS's access entry, each node pool, those kept while being removed included), sorted by kind and name; absent for an Existing cluster. Each ModelDeployment composes, beside each of its ModelReplicas here, a Crossplane Usage of each object the replica depends on (those of no pool and those of its pools), so the object is not deleted, even with the cluster, before the replica is gone.
+    The cloud objects composed for a GKE, EKS or AKS cluster (the managed cluster, EKS's access entry, each node pool, those kept while being removed included), sorted by kind and name; absent for an Existing cluster. Each ModelDeployment composes, beside each of its ModelReplicas here, a Crossplane Usage of each object the replica depends on (those of no pool, the system pool the serving stack runs on, and those of its own pools), so the object is not deleted, even with the cluster, before the replica is gone.
     """
     components: list[ComponentStatus] | None = None
     """
@@ -970,6 +989,10 @@ class Status(BaseModel):
     removingPools: list[RemovingPool] | None = None
     """
     Pools taken out of spec.nodePools while ModelReplicas still run on them, sorted by name. Such a pool is kept (its cloud node pool is not deleted) and drained like spec.drain but for that pool only: it takes no new replicas, and its replicas' ModelDeployments place each one elsewhere before retiring it. It is deleted once no ModelReplica runs on it.
+    """
+    stackResourceRefs: list[StackResourceRef] | None = None
+    """
+    What keeps the cluster's ServingStack while ModelReplicas serve here, whatever the source: its anchor, the ConfigMap that co-owns every Helm release and gateway Object the stack composes (the ServingStack's status.anchorRef). Each ModelDeployment composes, beside each of its ModelReplicas here, a Crossplane Usage of it, so deleting the cluster uninstalls the stack only once the replicas have moved (the ServingStack itself is cluster-scoped: a replica's namespaced Usage cannot keep it). Absent until the stack reports its anchor.
     """
 
 

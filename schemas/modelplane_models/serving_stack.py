@@ -6,6 +6,29 @@ from pydantic import BaseModel, Field
 from typing import Annotated, Any, Literal
 
 
+class AnchorRef(BaseModel):
+    """
+    The stack's anchor: a ConfigMap in crossplane-system that co-owns every object the stack composes there (its Helm releases, its gateway's Objects), so that they are garbage-collected only once both the ServingStack and the anchor are gone. The ModelReplicas on the stack's InferenceCluster keep the anchor with Usages (the cluster republishes it in status.stackResourceRefs): deleting the cluster uninstalls the stack only once they have moved. A change to the stack itself (a component Disabled) still removes what it no longer composes at once. Absent until the anchor exists.
+    """
+
+    apiVersion: str | None = None
+    """
+    The anchor's API version (v1).
+    """
+    kind: str | None = None
+    """
+    The anchor's kind (ConfigMap).
+    """
+    name: str | None = None
+    """
+    The anchor's name, <stack>-stack-anchor.
+    """
+    namespace: str | None = None
+    """
+    The anchor's namespace (crossplane-system).
+    """
+
+
 class CaSecretRef(BaseModel):
     """
     The control-plane Secret holding the gateway's CA certificate under ca.crt (its key never leaves the workload cluster).
@@ -421,6 +444,10 @@ class Status(BaseModel):
     What the stack function observed.
     """
 
+    anchorRef: AnchorRef | None = None
+    """
+    The stack's anchor: a ConfigMap in crossplane-system that co-owns every object the stack composes there (its Helm releases, its gateway's Objects), so that they are garbage-collected only once both the ServingStack and the anchor are gone. The ModelReplicas on the stack's InferenceCluster keep the anchor with Usages (the cluster republishes it in status.stackResourceRefs): deleting the cluster uninstalls the stack only once they have moved. A change to the stack itself (a component Disabled) still removes what it no longer composes at once. Absent until the anchor exists.
+    """
     components: list[ComponentStatus] | None = None
     """
     Each component of the stack: its mode, whether it is there and, when it is not, what is missing and which replicas need it; sorted by name.

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 import yaml
 
-from modelplane.clusters.usage import CloudRef, Replica, replica_usages
+from modelplane.clusters.usage import Replica, UsedRef, replica_usages
 from tests.conformance.cli import Verdict, require_crds, resource_validate
 from tests.conformance.conftest import Rendered
 from tests.conformance.openapi_crds import GVK
@@ -135,9 +135,14 @@ _SERVICE = {
 
 
 # A replica's Usage of its cloud cluster, as compose-model-deployment writes it (modelplane.clusters.usage).
-_CLOUD_CLUSTER = CloudRef("Cluster", "gke-us-central1", "container.gcp.m.upbound.io/v1beta1", "crossplane-system")
+_CLOUD_CLUSTER = UsedRef("Cluster", "gke-us-central1", "container.gcp.m.upbound.io/v1beta1", "crossplane-system")
 (_USAGE,) = replica_usages(
     Replica(0, "qwen-0", "ml-team", "qwen", "gke-us-central1", frozenset({"h200"})), [_CLOUD_CLUSTER]
+).values()
+# And of its cluster's ServingStack anchor, the ConfigMap that co-owns the stack's releases and Objects.
+_ANCHOR = UsedRef("ConfigMap", "gke-us-central1-stack-anchor", "v1", "crossplane-system")
+(_STACK_USAGE,) = replica_usages(
+    Replica(0, "qwen-0", "ml-team", "qwen", "gke-us-central1", frozenset({"h200"})), [_ANCHOR]
 ).values()
 
 
@@ -221,6 +226,7 @@ CHECKS = [
     ),
     Check("service-int-or-string-ports", _SERVICE, {"": None}),
     Check("usage-of-a-cloud-cluster-by-a-replica-ok", _USAGE, {"": None}),
+    Check("usage-of-a-stack-anchor-by-a-replica-ok", _STACK_USAGE, {"": None}),
     Check(
         "usage-across-namespaces-without-by",
         _usage_without_by(),

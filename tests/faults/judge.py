@@ -7,7 +7,7 @@ from typing import Any
 
 from crossplane.function import resource
 
-from modelplane.names import replica_key, usage_key_ordinal
+from modelplane.names import replica_key, replica_key_ordinal, usage_key, usage_key_ordinal
 from tests.faults.faults import Injection
 
 _KINDS = ("replica-", "endpoint-")
@@ -18,8 +18,9 @@ class Verdict:
     """What one run did wrong ("" or empty when nothing).
 
     Attributes:
-        dropped: Observed replicas and endpoints missing from the desired state without a user reason, and
-            Usages missing while their replica stays.
+        dropped: Observed replicas and endpoints missing from the desired state without a user reason,
+            Usages missing while their replica stays, and a desired replica without a Usage of its cluster's
+            ServingStack anchor (``stack_unkept``).
         changed: Observed replicas and endpoints whose spec the run rewrote (what runs must not change).
         silent: Why the run did not report a fault it must report ("" when it did, or need not).
         extra: Anything else the fault's own rule requires and the run did not do.
@@ -51,7 +52,11 @@ def judge(injection: Injection, got: dict[str, Any]) -> Verdict:
     observed = injection.call.observed
     desired = {k: v["resource"] for k, v in got.get("desired", {}).get("resources", {}).items()}
     kept = [k for k in sorted(observed) if k.startswith(_KINDS) and k not in injection.removes]
-    dropped = tuple(k for k in kept if k not in desired) + _usages_dropped(observed, desired)
+    dropped = (
+        tuple(k for k in kept if k not in desired)
+        + _usages_dropped(observed, desired)
+        + stack_unkept(injection.call.required.get("clusters", []), desired)
+    )
     changed = tuple(
         k for k in kept if k in desired and _plain(desired[k].get("spec")) != _plain(observed[k].get("spec"))
     )
@@ -65,6 +70,35 @@ def _usages_dropped(observed: dict[str, Any], desired: dict[str, Any]) -> tuple[
         for k in sorted(observed)
         if (ordinal := usage_key_ordinal(k)) is not None and replica_key(ordinal) in desired and k not in desired
     )
+
+
+def stack_unkept(clusters: list[dict[str, Any]], desired: dict[str, Any]) -> tuple[str, ...]:
+    """Each desired replica's missing Usage of its cluster's ServingStack anchor (``status.stackResourceRefs``).
+
+    Without it, deleting the cluster uninstalls the stack (the workload gateway, KServe) under a replica
+    still serving there: a drop, whether the Usage was composed before or never was. Written here from
+    what the cluster publishes and the Usage's composition key, not from the function's own code.
+    """
+    published = {
+        str(c.get("metadata", {}).get("name", "")): (c.get("status") or {}).get("stackResourceRefs") or []
+        for c in clusters
+        if isinstance(c, dict)
+    }
+    out = []
+    for key in sorted(desired):
+        ordinal, body = replica_key_ordinal(key), desired[key]
+        if ordinal is None or body.get("kind") != "ModelReplica":
+            continue
+        name = body.get("metadata", {}).get("name", "")
+        cluster = ((body.get("spec") or {}).get("inferenceClusterRef") or {}).get("name", "")
+        for ref in published.get(cluster, []):
+            usage = desired.get(usage_key(ordinal, str(ref.get("kind", "")), str(ref.get("name", ""))), {})
+            spec = usage.get("spec", {})
+            of = spec.get("of", {}).get("resourceRef", {})
+            by = spec.get("by", {}).get("resourceRef", {})
+            if of != {"name": ref.get("name"), "namespace": ref.get("namespace")} or by != {"name": name}:
+                out.append(f"Usage of {ref.get('kind')} {ref.get('name')} by {name} (on {cluster})")
+    return tuple(out)
 
 
 def _silent(injection: Injection, got: dict[str, Any]) -> str:

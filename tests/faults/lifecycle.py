@@ -7,13 +7,15 @@ class starts from a steady state, changes the world at given calls, and plays
 compose-model-deployment: what a call composes is observed by the next (a new or
 rewritten replica turns Ready one call later, unless it cannot), the fleet's
 ModelReplicas follow, and the XR's conditions carry the lastTransitionTime
-Crossplane would stamp. Each call is judged: a replica removed without a user reason
-is a drop (the user's reasons: it leaves a draining cluster or a pool being removed,
-gives way to a higher priority its quota lets preempt it, runs an older revision, or
-is surplus once a lost cluster is back), and the Ready replicas the function keeps
-unchanged never fall below ``replicas - maxUnavailable`` (or below those Ready
-before the call, when fewer serve: a replica on a lost cluster cannot serve,
-whatever the function does).
+Crossplane would stamp. Each call is judged: a replica removed without a user
+reason is a drop (the user's reasons: it leaves a draining cluster or a pool being
+removed, gives way to a higher priority its quota lets preempt it, runs an older
+revision, or is surplus once a lost cluster is back), so is a Usage removed while
+its replica stays, or a replica desired without a Usage of its cluster's
+ServingStack anchor; and the Ready replicas the function keeps unchanged never
+fall below ``replicas - maxUnavailable`` (or below those Ready before the call,
+when fewer serve: a replica on a lost cluster cannot serve, whatever the function
+does).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from crossplane.function import resource
 from compose_inference_cluster.removing import removing_pools, removing_status
 from modelplane.names import replica_key, usage_key_ordinal
 from modelplane.scheduling.strategy import DEFAULT_FAILOVER
+from tests.faults.judge import stack_unkept
 from tests.faults.steady import Call, Steady
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -164,6 +167,9 @@ def play(p: Play) -> Outcome:
         desired = got.get("desired", {}).get("resources", {})
         # A replica's Usages keep its cloud cluster and pools: they go with it, never while it stays.
         out.drops += [f"call {index}: {k} removed, its replica kept" for k in sorted(usages) if _exposed(k, desired)]
+        # And its cluster's ServingStack, through the stack's anchor, as long as it is desired there.
+        bodies = {k: v["resource"] for k, v in desired.items()}
+        out.drops += [f"call {index}: {d} missing" for d in stack_unkept(call.required.get("clusters", []), bodies)]
         _stamp(call, got, now)
         _observe(call, got, p, lost=lost)
         after = _replicas(call)

@@ -131,6 +131,42 @@ def test_a_deleted_cloud_clusters_objects_stay_used_while_its_replicas_run_and_a
     assert checked, "no steady state runs a replica on a cloud cluster: the control proves nothing"
 
 
+def _stack_usages(desired: dict[str, Any]) -> list[str]:
+    """The Usages of a ServingStack anchor (a ConfigMap) among desired resources."""
+    return sorted(
+        k for k, v in desired.items() if k.startswith("usage-") and v["resource"]["spec"]["of"]["kind"] == "ConfigMap"
+    )
+
+
+def test_a_deleted_clusters_stack_stays_used_while_its_replicas_run_and_a_missing_usage_is_seen() -> None:
+    # Every cluster, Existing ones too, publishes its ServingStack's anchor (status.stackResourceRefs): each
+    # replica on a cluster being deleted keeps a Usage of it, which holds the stack's Helm releases and
+    # gateway until the replica has moved. The judge counts one missing as a drop: removed while its replica
+    # stays, and also never composed (which the rule on Usages observed before could not see).
+    checked = 0
+    for fleet in RUNNING:
+        for steady in _each(fleet):
+            for injection in FAULTS["cluster-deleting"](steady):
+                hosted = _hosted(injection.call, injection.target)
+                got = injection.call.run()
+                desired = got["desired"]["resources"]
+                used = [k for k in _stack_usages(desired) if replica_key(usage_key_ordinal(k) or 0) in hosted]
+                assert len(used) == len(hosted), f"{steady.id}[{injection.target}]: {used} for {sorted(hosted)}"
+                assert judge(injection, got).ok
+                desired.pop(used[0])
+                # Removed while its replica stays (observed before), and missing for a replica there.
+                dropped = judge(injection, got).dropped
+                assert used[0] in dropped, f"{steady.id}: {used[0]} removed, not seen"
+                missing = [d for d in dropped if d.startswith("Usage of ConfigMap")]
+                assert len(missing) == 1, f"{steady.id}: {used[0]} missing, not seen"
+                never = injection.call.copy()
+                never.observed.pop(used[0])
+                assert used[0] in never.run()["desired"]["resources"]  # composed then: no drop
+                assert judge(Injection(injection.target, never), got).dropped == tuple(missing)
+                checked += 1
+    assert checked >= 14, "too few replicas on a cluster publishing its stack's anchor: the control proves little"
+
+
 @pytest.mark.parametrize("lifecycle", [pytest.param(name, id=name) for name in LIFECYCLES])
 @pytest.mark.parametrize("fleet", [pytest.param(name, id=name) for name in RUNNING])
 def test_a_lifecycle_drops_nothing_and_keeps_ready_at_the_bound(fleet: str, lifecycle: str) -> None:

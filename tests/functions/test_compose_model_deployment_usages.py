@@ -1,10 +1,11 @@
-"""compose-model-deployment keeps the cloud objects each replica runs on with Crossplane Usages.
+"""compose-model-deployment keeps what each replica runs on and serves through with Crossplane Usages.
 
 From the steady state of ``test_compose_model_deployment_hold`` (llm-0 on east, llm-1 on west, south free),
-with east a cloud cluster publishing its objects (``status.cloudResourceRefs``) and west an Existing one:
-each replica on a cloud cluster gets one Usage per object it depends on (the cluster's objects of no pool,
-its own pools'), none on an Existing cluster; a replica that leaves keeps its Usages until it is deleted,
-and they go in the same call as the replica, never before.
+with east a cloud cluster publishing its objects (``status.cloudResourceRefs``), west an Existing one, and
+both publishing their ServingStack's anchor (``status.stackResourceRefs``): each replica gets one Usage per
+object it depends on (its cluster's objects of no pool, the stack's anchor, the system pool, its own
+pools'); a replica that leaves keeps its Usages until it is deleted, and they go in the same call as the
+replica, never before.
 """
 
 from __future__ import annotations
@@ -43,14 +44,22 @@ EKS_EAST = [
 ]
 
 
-def _publish(world: World, cluster: str, refs: list[dict[str, str]]) -> None:
-    _cluster_named(world, cluster).setdefault("status", {})["cloudResourceRefs"] = refs
+def _anchor(cluster: str) -> dict[str, str]:
+    """The ServingStack anchor ``cluster`` publishes in ``status.stackResourceRefs``."""
+    return {"apiVersion": "v1", "kind": "ConfigMap", "name": f"{cluster}-stack-anchor", "namespace": NS}
 
 
-def _world(refs: list[dict[str, str]] | None = GKE_EAST) -> World:
+def _publish(world: World, cluster: str, refs: list[dict[str, str]], field: str = "cloudResourceRefs") -> None:
+    _cluster_named(world, cluster).setdefault("status", {})[field] = refs
+
+
+def _world(refs: list[dict[str, str]] | None = GKE_EAST, *, stacks: bool = True) -> World:
     world = World()
     if refs is not None:
         _publish(world, "east", refs)
+    if stacks:
+        for cluster in ("east", "west"):
+            _publish(world, cluster, [_anchor(cluster)], "stackResourceRefs")
     return world
 
 
@@ -96,41 +105,79 @@ def _disaggregated(world: World) -> None:
     spec["decode"] = {"poolName": "other"}
 
 
+# Every replica keeps its cluster's ServingStack anchor; llm-1 (on west, an Existing cluster) nothing else.
+STACKS = ["usage-0-configmap-east-stack-anchor", "usage-1-configmap-west-stack-anchor"]
+
+
 @pytest.mark.parametrize(
-    ("refs", "change", "want"),
+    ("refs", "change", "stacks", "want"),
     [
         pytest.param(
-            GKE_EAST, None, ["usage-0-cluster-east", "usage-0-nodepool-east-gpu"], id="gke-cluster-and-its-pool"
+            GKE_EAST,
+            None,
+            True,
+            ["usage-0-cluster-east", "usage-0-nodepool-east-gpu", "usage-0-nodepool-east-system", *STACKS],
+            id="gke-cluster-its-pool-the-system-pool-and-the-stack",
         ),
         pytest.param(
             EKS_EAST,
             None,
-            ["usage-0-cluster-east", "usage-0-clusterauth-east", "usage-0-nodegroup-east-gpu"],
+            True,
+            [
+                "usage-0-cluster-east",
+                "usage-0-clusterauth-east",
+                "usage-0-nodegroup-east-gpu",
+                "usage-0-nodegroup-east-system",
+                *STACKS,
+            ],
             id="eks-with-its-access-entry",
         ),
-        pytest.param(None, None, [], id="existing-cluster-none"),
-        pytest.param([], None, [], id="nothing-published-none"),
+        pytest.param(None, None, True, STACKS, id="existing-clusters-keep-their-stack"),
+        pytest.param(None, None, False, [], id="nothing-published-none"),
+        pytest.param([], None, False, [], id="empty-lists-none"),
+        pytest.param(
+            GKE_EAST,
+            None,
+            False,
+            ["usage-0-cluster-east", "usage-0-nodepool-east-gpu", "usage-0-nodepool-east-system"],
+            id="no-stack-anchor-reported-yet",
+        ),
         pytest.param(
             GKE_EAST,
             _disaggregated,
-            ["usage-0-cluster-east", "usage-0-nodepool-east-gpu", "usage-0-nodepool-east-other"],
+            True,
+            [
+                "usage-0-cluster-east",
+                "usage-0-nodepool-east-gpu",
+                "usage-0-nodepool-east-other",
+                "usage-0-nodepool-east-system",
+                *STACKS,
+            ],
             id="disaggregated-both-roles-pools",
         ),
     ],
 )
-def test_each_replica_on_a_cloud_cluster_uses_what_it_runs_on(
-    refs: list[dict[str, str]] | None, change: Callable[[World], None] | None, want: list[str]
+def test_each_replica_uses_what_it_runs_on_and_serves_through(
+    refs: list[dict[str, str]] | None, change: Callable[[World], None] | None, stacks: bool, want: list[str]
 ) -> None:
-    world = _world(refs)
+    world = _world(refs, stacks=stacks)
     if change is not None:
         change(world)
     got = _run(world)
     usages = _usages(got)
-    # west is an Existing cluster: llm-1 has none.
-    assert sorted(usages) == want
+    assert sorted(usages) == sorted(want)
     for key, usage in usages.items():
         result = xrds.validate(usage)
         assert result.ok, f"{key}: {result.errors}"
+
+
+def test_a_usage_keeps_the_stack_anchor_of_an_existing_cluster_until_the_replica_is_gone() -> None:
+    got = _run(_world(None))
+    assert _usages(got)["usage-1-configmap-west-stack-anchor"]["spec"] == {
+        "of": {"apiVersion": "v1", "kind": "ConfigMap", "resourceRef": {"name": "west-stack-anchor", "namespace": NS}},
+        "by": {"apiVersion": "modelplane.ai/v1alpha1", "kind": "ModelReplica", "resourceRef": {"name": "llm-1"}},
+        "replayDeletion": True,
+    }
 
 
 def _delete_east(world: World) -> None:
@@ -149,6 +196,7 @@ def _remove_east_pool(world: World) -> None:
 
 def _unpublish_east(world: World) -> None:
     del _cluster_named(world, "east")["status"]["cloudResourceRefs"]
+    del _cluster_named(world, "east")["status"]["stackResourceRefs"]
 
 
 def _drop_east(world: World) -> None:
@@ -193,7 +241,12 @@ def test_usages_go_with_their_replica_when_scaled_down() -> None:
     got = _run(world)
     desired = _desired(got)
     assert "replica-1" not in desired
-    assert sorted(_usages(got)) == ["usage-0-cluster-east", "usage-0-nodepool-east-gpu"]
+    assert sorted(_usages(got)) == [
+        "usage-0-cluster-east",
+        "usage-0-configmap-east-stack-anchor",
+        "usage-0-nodepool-east-gpu",
+        "usage-0-nodepool-east-system",
+    ]
     assert not [r for r in got.get("results", []) if "accounted for" in r["message"]]
 
 
@@ -207,7 +260,12 @@ def test_a_deleted_cluster_keeps_its_objects_until_its_replica_is_retired_then_l
         desired = _desired(got)
         usages = sorted(k for k in desired if k.startswith("usage-0-"))
         if "replica-0" in desired and desired["replica-0"]["spec"]["inferenceClusterRef"] == {"name": "east"}:
-            assert usages == ["usage-0-cluster-east", "usage-0-nodepool-east-gpu"]
+            assert usages == [
+                "usage-0-cluster-east",
+                "usage-0-configmap-east-stack-anchor",
+                "usage-0-nodepool-east-gpu",
+                "usage-0-nodepool-east-system",
+            ]
         else:
             retired = True
             assert usages == []
@@ -216,3 +274,27 @@ def test_a_deleted_cluster_keeps_its_objects_until_its_replica_is_retired_then_l
         _observe(world, got)
         now += timedelta(seconds=30)
     assert retired, "llm-0 was never retired: the test proves nothing"
+
+
+@pytest.mark.parametrize(
+    ("listed", "kept"),
+    [
+        pytest.param(True, True, id="still-listed-kept"),
+        pytest.param(False, False, id="gone-retired"),
+    ],
+)
+def test_a_usage_of_a_replica_not_composed_stays_while_the_replica_exists(listed: bool, kept: bool) -> None:
+    # llm-0 is not among the observed resources and cannot be placed again (no class is listed): the call
+    # neither composes nor lets it go. While the API server lists it, it may run: its Usages stay; once it
+    # is not listed, a Usage of it would hold its object for ever, and goes.
+    world = _settled(_world())
+    replica = world.observed.pop("replica-0")
+    world.replicas = [replica, world.observed["replica-1"]] if listed else [world.observed["replica-1"]]
+    world.classes = []
+    got = _run(world)
+    assert "replica-0" not in _desired(got)
+    usages = {k for k in world.observed if k.startswith("usage-0-")}
+    assert usages
+    assert (usages <= set(_usages(got))) == kept
+    assert not (usages & set(_usages(got))) or kept
+    assert not [r for r in got.get("results", []) if "accounted for" in r["message"]]

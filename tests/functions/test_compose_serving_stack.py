@@ -115,7 +115,8 @@ def _all_ready(
 def test_first_pass_composes_only_what_has_no_dependencies(backend: str, scheduler: str, first: set[str]) -> None:
     rsp = _run(_req(_stack(backend, scheduler)))
     desired = _desired(rsp)
-    assert {k.removeprefix("release-") for k in desired} == first
+    # The stack's anchor first, whatever waits (test_compose_serving_stack_anchor).
+    assert {k.removeprefix("release-") for k in desired} == {*first, "stack-anchor"}
     assert rsp.desired.composite.ready == fnv1.READY_FALSE
     assert rsp.conditions[0].reason == "WaitingForDependencies"
 
@@ -289,11 +290,21 @@ def _flat(xr: dict[str, Any], desired: dict[str, dict[str, Any]]) -> list[dict[s
     return [t.obj for t in targets(xr, [xr, *desired.values()])][1:]
 
 
+# The stack's anchor as observed, with the UID that makes it a second owner of everything else.
+_ANCHOR_UID = "a11c0000-0000-4000-8000-000000000001"
+_ANCHOR = {
+    "apiVersion": "v1",
+    "kind": "ConfigMap",
+    "metadata": {"name": "c-stack-anchor", "namespace": "crossplane-system", "uid": _ANCHOR_UID},
+}
+
+
 def _composed_documents() -> list[dict[str, Any]]:
     docs: list[dict[str, Any]] = []
     for backend, scheduler in (("KServe", "KAI"), ("Native", "Kueue"), ("KServe", "None")):
         xr = _stack(backend, scheduler)
-        docs.extend(_flat(xr, _desired(_run(_req(xr, _all_ready(backend, scheduler, listeners=("https", "http")))))))
+        observed = {**_all_ready(backend, scheduler, listeners=("https", "http")), "stack-anchor": _ANCHOR}
+        docs.extend(_flat(xr, _desired(_run(_req(xr, observed)))))
     kueue: dict[str, Any] = {"type": "Kueue", "kueue": {"localQueueName": "q", "clusterQueueName": "cq"}}
     kai: dict[str, Any] = {"type": "KAI", "kai": {"queue": "inference"}}
     for source in ("GKE", "EKS", "AKS"):
@@ -314,7 +325,10 @@ def test_every_composed_object_validates_against_its_crd(tmp_path: Path) -> None
     assert [f"{v.gvk} {v.name}: {v.errors}" for v in verdicts if not v.ok] == []
     kinds = {d["kind"] for d in docs}
     assert {"Release", "Object", "ClusterProviderConfig", "NodePool", "NodeGroup", "KubernetesClusterNodePool"} <= kinds
-    assert {"Issuer", "Certificate", "Gateway"} <= kinds
+    assert {"Issuer", "Certificate", "Gateway", "ConfigMap"} <= kinds
+    # The stack's objects name the anchor as an owner (Crossplane adds the ServingStack as their controller).
+    anchor = {"apiVersion": "v1", "kind": "ConfigMap", "name": "c-stack-anchor", "uid": _ANCHOR_UID}
+    assert all(d["metadata"]["ownerReferences"] == [anchor] for d in docs if d["kind"] == "Release")
 
 
 @pytest.mark.parametrize(

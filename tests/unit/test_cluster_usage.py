@@ -9,14 +9,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from modelplane.clusters.usage import CloudRef, Replica, published, replica_usages
+from modelplane.clusters.usage import Replica, UsedRef, published, replica_usages
 from modelplane.names import pool_key, pool_of_key, replica_key, usage_key, usage_key_ordinal, usage_name
 
 SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
 GKE = "container.gcp.m.upbound.io/v1beta1"
-CLUSTER = CloudRef("Cluster", "east", GKE, "crossplane-system")
-GPU = CloudRef("NodePool", "east-gpu", GKE, "crossplane-system", "gpu")
-OTHER = CloudRef("NodePool", "east-other", GKE, "crossplane-system", "other")
+CLUSTER = UsedRef("Cluster", "east", GKE, "crossplane-system")
+GPU = UsedRef("NodePool", "east-gpu", GKE, "crossplane-system", "gpu")
+OTHER = UsedRef("NodePool", "east-other", GKE, "crossplane-system", "other")
+# The serving stack's controllers and the workload gateway run on the system pool: every replica uses it.
+SYSTEM = UsedRef("NodePool", "east-system", GKE, "crossplane-system", "system")
+ANCHOR = UsedRef("ConfigMap", "east-stack-anchor", "v1", "crossplane-system")
 
 
 def _replica(*pools: str) -> Replica:
@@ -35,11 +38,20 @@ def _replica(*pools: str) -> Replica:
             ["usage-3-cluster-east", "usage-3-nodepool-east-gpu", "usage-3-nodepool-east-other"],
             id="two-roles-any-order-once-each",
         ),
-        pytest.param(_replica("gpu"), [], [], id="existing-cluster"),
+        pytest.param(
+            _replica("gpu"),
+            [CLUSTER, GPU, OTHER, SYSTEM],
+            ["usage-3-cluster-east", "usage-3-nodepool-east-gpu", "usage-3-nodepool-east-system"],
+            id="the-system-pool-too",
+        ),
+        pytest.param(
+            _replica("gpu"), [ANCHOR], ["usage-3-configmap-east-stack-anchor"], id="existing-cluster-its-stack"
+        ),
+        pytest.param(_replica("gpu"), [], [], id="nothing-published"),
         pytest.param(_replica(), [CLUSTER, GPU], ["usage-3-cluster-east"], id="no-pool-read"),
     ],
 )
-def test_replica_usages(replica: Replica, refs: list[CloudRef], want: list[str]) -> None:
+def test_replica_usages(replica: Replica, refs: list[UsedRef], want: list[str]) -> None:
     assert list(replica_usages(replica, refs)) == want
 
 
@@ -64,13 +76,13 @@ def test_a_usage_is_of_the_object_by_the_replica() -> None:
         pytest.param({**CLUSTER.status(), "name": 7}, None, id="name-not-a-string"),
         pytest.param(
             {**GPU.status(), "pool": ["gpu"]},
-            CloudRef("NodePool", "east-gpu", GKE, "crossplane-system"),
+            UsedRef("NodePool", "east-gpu", GKE, "crossplane-system"),
             id="pool-not-a-string",
         ),
     ],
 )
-def test_a_published_entry_reads_back(entry: dict[str, Any], want: CloudRef | None) -> None:
-    assert CloudRef.of(entry) == want
+def test_a_published_entry_reads_back(entry: dict[str, Any], want: UsedRef | None) -> None:
+    assert UsedRef.of(entry) == want
 
 
 def test_published_is_sorted_and_unique() -> None:

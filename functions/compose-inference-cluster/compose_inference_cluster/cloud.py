@@ -17,7 +17,7 @@ from collections.abc import Collection, Mapping
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane.clusters import compose_cloud, plan_pools
-from modelplane.clusters.usage import CloudRef, published
+from modelplane.clusters.usage import UsedRef, published
 from modelplane.conditions import Condition, Reason, Status, Type
 from modelplane.fnkit import inputs
 from modelplane.fnkit.ledger import Ledger
@@ -83,7 +83,7 @@ def published_refs(rsp: fnv1.RunFunctionResponse) -> list[dict[str, str]]:
         if not is_cloud_key(key):
             continue
         body = desired.resource
-        ref = CloudRef(
+        ref = UsedRef(
             kind=string_at(body, "kind"),
             name=string_at(body, "metadata", "name"),
             api_version=string_at(body, "apiVersion"),

@@ -32,7 +32,7 @@ from compose_inference_cluster.capacity import REPLICAS, cluster_capacity, reque
 from compose_inference_cluster.cloud import published_refs, write_cloud
 from compose_inference_cluster.drain import drain_status, drained_condition
 from compose_inference_cluster.removing import published_classes, removed_condition, removing_pools, removing_status
-from compose_inference_cluster.stack import write_stack
+from compose_inference_cluster.stack import published_stack_refs, write_stack
 from compose_inference_cluster.watches import write_watches
 from modelplane.conditions import Condition, Reason, Status, Type
 from modelplane.fnkit import inputs
@@ -57,16 +57,17 @@ _CLASS: Layout = {"metadata": METADATA}
 def compose(
     req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, ledger: Ledger, log: structlog.stdlib.BoundLogger
 ) -> None:
-    """Compose the cluster (``_compose``), then publish its cloud objects whatever path the call took.
+    """Compose the cluster (``_compose``), then publish what its replicas use whatever path the call took.
 
-    ModelReplicas' Usages keep those objects until the replicas are gone (``modelplane.clusters.usage``):
-    a call that waits for an input or keeps everything for an invalid spec still publishes what it keeps.
+    ModelReplicas' Usages keep its cloud objects and its ServingStack's anchor until the replicas are
+    gone (``modelplane.clusters.usage``): a call that waits for an input or keeps everything for an
+    invalid spec still publishes what it keeps.
     """
     _compose(req, rsp, ledger, log)
-    refs = published_refs(rsp)
-    if refs:
+    used = {"cloudResourceRefs": published_refs(rsp), "stackResourceRefs": published_stack_refs(req, rsp)}
+    if any(used.values()):
         # Beside whatever status the call wrote, not instead of it.
-        rsp.desired.composite.resource.fields["status"].struct_value.update({"cloudResourceRefs": refs})
+        rsp.desired.composite.resource.fields["status"].struct_value.update({k: v for k, v in used.items() if v})
 
 
 def _compose(

@@ -2,8 +2,9 @@
 
 The cluster passes its ``spec.servingStack.components`` and ``spec.registry`` through as
 they are, and publishes what the stack reports of its components (``status.components``:
-what the fleet scheduler reads to keep replicas off a cluster that lacks what they need)
-and its ComponentsReady and GatewayTLS conditions.
+what the fleet scheduler reads to keep replicas off a cluster that lacks what they need),
+its ComponentsReady and GatewayTLS conditions, and its anchor (``status.stackResourceRefs``,
+``published_stack_refs``: what the ModelReplicas here keep the stack with).
 """
 
 from __future__ import annotations
@@ -11,6 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+
+from modelplane.clusters.usage import UsedRef, published
 from modelplane.conditions import Condition, Reason, Status, Type
 from modelplane.fnkit import inputs
 from modelplane.fnkit.ledger import Ledger
@@ -40,6 +44,8 @@ _STACK: Layout = {
         "components": [_COMPONENT],
     }
 }
+# The stack's anchor, which the ModelReplicas on the cluster keep with Usages.
+_ANCHOR: Layout = {"status": {"anchorRef": {"apiVersion": str, "kind": str, "name": str, "namespace": str}}}
 _MODES = frozenset({"Managed", "Existing", "Disabled"})
 _NEEDED_BY = frozenset({"All", "MultiNode", "PoolRouting", "None"})
 
@@ -149,3 +155,14 @@ def _tls(ledger: Ledger, name: str) -> Condition:
     status = Status.TRUE if said.status == "True" else Status.FALSE
     reason = Reason(said.reason) if said.reason in Reason.__members__.values() else Reason.TLS_PENDING
     return Condition(Type.GATEWAY_TLS, status, reason, said.message)
+
+
+def published_stack_refs(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> list[dict[str, str]]:
+    """``status.stackResourceRefs``: the anchor the ServingStack reports (``status.anchorRef``), once it does.
+
+    Read from the observed stack whatever path the call took (an input it waits for, an invalid spec):
+    the replicas' Usages of it are composed from what the cluster publishes.
+    """
+    observed = inputs.observed(req, rsp, SERVING_STACK_KEY, _ANCHOR) or {}
+    ref = UsedRef.of((observed.get("status") or {}).get("anchorRef") or {})
+    return published([ref]) if ref is not None else []

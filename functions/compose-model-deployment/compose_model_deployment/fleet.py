@@ -14,12 +14,13 @@ changed, and reuses the view itself when no cluster or class changed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import pydantic
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from google.protobuf import struct_pb2 as structpb
 
 from compose_model_deployment.clusters import cluster_facts, model_facts
 from compose_model_deployment.replicas import occupancy_of
@@ -61,12 +62,15 @@ class Fleet:
         listed: The deployment's ModelReplicas as the API server lists them.
         going: Those of ``listed`` being deleted (they hold GPUs until gone).
         skipped: The objects left out because they do not validate, each with why.
+        clusters: Every InferenceCluster as it came, by name, those that do not read included (what
+            a cluster publishes for its replicas' Usages is read from its status whatever its spec says).
     """
 
     view: FleetView
     listed: list[Occupancy] = field(default_factory=list)
     going: list[Occupancy] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    clusters: Mapping[str, structpb.Struct] = field(default_factory=dict)
 
 
 class FleetReader:
@@ -85,9 +89,9 @@ class FleetReader:
 
     def read(self, req: fnv1.RunFunctionRequest, key: DeploymentKey) -> Fleet:
         """Read the fetched InferenceClusters, InferenceClasses and the ModelReplicas of deployment ``key``."""
-        clusters, cluster_ids = self._read_each(CLUSTERS, req, cluster_facts, InferenceCluster, model_facts)
-        classes, class_ids = self._read_each(CLASSES, req, None, InferenceClass, _same)
-        replicas, _ = self._read_each(OWN_REPLICAS, req, occupancy_of, ModelReplica, replica_occupancy)
+        clusters, cluster_ids, structs = self._read_each(CLUSTERS, req, cluster_facts, InferenceCluster, model_facts)
+        classes, class_ids, _ = self._read_each(CLASSES, req, None, InferenceClass, _same)
+        replicas, _, _ = self._read_each(OWN_REPLICAS, req, occupancy_of, ModelReplica, replica_occupancy)
         skipped = [r.skipped for reads in (clusters, classes, replicas) for r in reads if r.skipped is not None]
         ids = [*cluster_ids, *class_ids]
         identities = tuple(i for i in ids if i is not None) if None not in ids else None
@@ -100,7 +104,13 @@ class FleetReader:
         mine = [h for h in _values(replicas) if h.deployment == key and h.namespace == key.namespace]
         deleting = {name for name, gone in map(name_and_deleting, _fields(OWN_REPLICAS, req)) if gone}
         going = [h for h in mine if h.name in deleting]
-        return Fleet(view, mine, going, skipped)
+        # The name a cluster read with (remembered by uid and resourceVersion), else read in place: every
+        # cluster of the fleet is named at every call, so not by reading its struct again.
+        named = {
+            read.value.info.name if read.value is not None else name_and_deleting(struct.fields)[0]: struct
+            for struct, read in zip(structs, clusters, strict=True)
+        }
+        return Fleet(view, mine, going, skipped, named)
 
     def _read_each(
         self,
@@ -109,12 +119,13 @@ class FleetReader:
         fast: Callable[[Fields], T | None] | None,
         model: type[M],
         of_model: Callable[[M], T | None],
-    ) -> tuple[list[Read[T]], list[_Identity | None]]:
+    ) -> tuple[list[Read[T]], list[_Identity | None], list[structpb.Struct]]:
         previous = self._previous.get(requirement.name, {})
         current: dict[_Identity, Read[Any]] = {}
         reads: list[Read[T]] = []
         identities: list[_Identity | None] = []
-        for struct in requirement.structs(req):
+        structs = list(requirement.structs(req))
+        for struct in structs:
             found = identity(struct.fields)
             read = previous.get(found) if found is not None else None
             if read is None:
@@ -124,7 +135,7 @@ class FleetReader:
             reads.append(read)
             identities.append(found)
         self._previous[requirement.name] = current
-        return reads, identities
+        return reads, identities, structs
 
 
 def _view(

@@ -186,7 +186,7 @@ def compose(
         response.warning(rsp, f"{orphan} is kept without traffic: its ModelReplica is neither observed nor listed")
     _removals(ledger, plan, own)
     # Once every replica is desired, kept or let go: each one's Usages follow it (none on an Existing cluster).
-    write_usages(ledger, deployment)
+    write_usages(ledger, deployment, fleet.clusters, {h.name for h in fleet.listed})
     _mark_cannot_move(rsp, plan)
     waiting = waiting_replicas(req, plan, cache, ready, deployment.spec) if cache is not None else {}
     _write_status(rsp, plan, deployment, ready, own, waiting)

@@ -24,6 +24,7 @@ import structlog
 from crossplane.function import resource
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
+from compose_serving_stack.anchor import anchor_stack, write_anchor
 from compose_serving_stack.existing import hand_over, write_probes
 from compose_serving_stack.settings import registry_of, settings_of
 from modelplane.charts import Component
@@ -86,7 +87,24 @@ _ACCEPTED = ReadinessRule(
 def compose(
     req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, ledger: Ledger, log: structlog.stdlib.BoundLogger
 ) -> None:
+    """Compose the stack (``_compose``), then anchor what it composed or kept, whatever path the call took.
+
+    The anchor (``anchor``) co-owns everything the stack composes; the ModelReplicas on its cluster keep
+    it with Usages, so the stack outlives its cluster's deletion until they have moved.
+    """
+    _compose(req, rsp, ledger, log)
+    ref = anchor_stack(ledger)
+    if ref is not None:
+        # Beside whatever status the call wrote, not instead of it.
+        rsp.desired.composite.resource.fields["status"].struct_value.update({"anchorRef": ref})
+
+
+def _compose(
+    req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse, ledger: Ledger, log: structlog.stdlib.BoundLogger
+) -> None:
     """Plan the components, check the Existing ones, compose the Managed releases whose dependencies are Ready.
+
+    The stack's anchor (``anchor.write_anchor``) is composed first, whatever the plan.
 
     1. The plan (``modelplane.stack.plan``): each component Managed, Existing or Disabled.
     2. Existing components: their probes; a component no longer Managed hands its releases over.
@@ -102,6 +120,7 @@ def compose(
     name = name_of(xr)
     provider_config = spec.providerConfigRef.name
     gateway_spec = spec.gateway or Gateway()
+    write_anchor(ledger, name)
     scheduler = (spec.scheduler.type if spec.scheduler else None) or "None"
     # 1. The plan.
     plan = plan_stack(

@@ -14,6 +14,7 @@ from modelplane.capacity.clusters import ClusterInfo, PoolInfo
 from modelplane.capacity.nodes import NodeFree
 from modelplane.capacity.observed import Observed
 from modelplane.capacity.occupancy import Occupancy, RoleOccupancy
+from modelplane.capacity.victims import choose_victims, take_roles
 
 
 @dataclass(frozen=True)
@@ -124,7 +125,8 @@ def summarize(cluster: ClusterInfo, per_node: Mapping[str, int], replicas: Itera
        Before that, a replica that does not fit takes the place of serving replicas
        of a strictly lower priority that may give way (``Occupancy.preemptible``:
        their FleetQuotas allow ``preemption: LowerPriority``) and share a pool with
-       it: the lowest priority first, then the newest, until it fits. Those are
+       it: the fewest that make it fit, then the lowest priorities, then the newest
+       (``modelplane.capacity.victims``). Those are
        *preempted* (listed with it in ``preempted``): their GPUs are its, no longer
        counted, and their ModelDeployments move them surge-first; while none frees
        enough, none is taken and it is overcommitted.
@@ -172,10 +174,12 @@ def summarize(cluster: ClusterInfo, per_node: Mapping[str, int], replicas: Itera
     taker: dict[str, _Replica] = {}  # by a serving replica that gives way, the replica taking its place
     for replica in waiting:
         before.setdefault(replica.priority, dict(nodes))
-        after = _take(nodes, replica.roles)
+        after = take_roles(nodes, replica.roles)
         if after is None:
-            after, chosen = _preempt(nodes, replica, [v for v in yielding if v.key not in taker])
-            for victim in chosen:
+            free = [v for v in yielding if v.key not in taker]
+            victims = choose_victims(nodes, replica.priority, replica.roles, free)
+            after = victims.nodes if victims is not None else None
+            for victim in victims.chosen if victims is not None else ():
                 taker[victim.key] = replica
                 for role in victim.roles:
                     counted[role.pool].discard(victim.key)
@@ -205,33 +209,6 @@ def summarize(cluster: ClusterInfo, per_node: Mapping[str, int], replicas: Itera
     }
     preempted = tuple(sorted((v, t.key) for v, t in taker.items()))
     return ClusterSummary(summaries, tuple(sorted(overcommitted)), preempted)
-
-
-def _preempt(
-    nodes: Mapping[str, NodeFree], replica: _Replica, candidates: Iterable[_Replica]
-) -> tuple[dict[str, NodeFree] | None, list[_Replica]]:
-    """Step 4's preemption: the pools with ``replica`` in the place of serving replicas that give way, and which.
-
-    Candidates of a strictly lower priority with a role on one of its pools give their GPUs back
-    (``NodeFree.release``) the lowest priority first, then the newest, then by name, until it fits;
-    (None, []) when all of them would not make it fit: then none is taken.
-    """
-    pools = {r.pool for r in replica.roles}
-    eligible = [v for v in candidates if v.priority < replica.priority and any(r.pool in pools for r in v.roles)]
-    # Newest first within a priority (a stable sort on each key, the last one sorted by first).
-    ordered = sorted(eligible, key=lambda v: v.key, reverse=True)
-    ordered = sorted(ordered, key=lambda v: v.created, reverse=True)
-    ordered = sorted(ordered, key=lambda v: v.priority)
-    freed = dict(nodes)
-    chosen: list[_Replica] = []
-    for victim in ordered:
-        for role in victim.roles:
-            freed[role.pool] = freed[role.pool].release(role.footprint)
-        chosen.append(victim)
-        after = _take(freed, replica.roles)
-        if after is not None:
-            return {**freed, **after}, chosen
-    return None, []
 
 
 def _preemptible_serving(
@@ -309,14 +286,3 @@ def _rank(replica: _Replica) -> _Rank:
         for r in replica.roles
     )
     return (not replica.ready, replica.created, roles)
-
-
-def _take(nodes: Mapping[str, NodeFree], roles: Iterable[RoleOccupancy]) -> dict[str, NodeFree] | None:
-    """The pools with every role placed, larger shapes first when roles share a pool; None if one does not fit."""
-    after: dict[str, NodeFree] = {}
-    for role in sorted(roles, key=lambda r: (-r.footprint.gpus_per_node, -r.footprint.nodes_per_worker)):
-        taken = after.get(role.pool, nodes[role.pool]).take(role.footprint)
-        if taken is None:
-            return None
-        after[role.pool] = taken
-    return after

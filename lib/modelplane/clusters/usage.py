@@ -1,4 +1,4 @@
-"""Keep a cloud cluster and its node pools until the ModelReplicas on them are gone: Crossplane Usages.
+"""Keep what the ModelReplicas on a cluster run on and serve through until they are gone: Crossplane Usages.
 
 Crossplane deletes an InferenceCluster's composed resources by garbage collection,
 without calling its function, so the function cannot keep them as it keeps a pool
@@ -6,14 +6,19 @@ taken out of the spec. A ``protection.crossplane.io`` Usage can: Crossplane's us
 webhook refuses to delete the object it is ``of`` while the object it is ``by``
 exists, and with ``replayDeletion`` deletes it once that object is gone.
 
-The InferenceCluster publishes its cloud objects (``CloudRef``, its
-``status.cloudResourceRefs``); the ModelDeployment composes, beside each replica on
-the cluster, one Usage per object the replica depends on (``replica_usages``): every
-object of no pool (the cluster, EKS's access entry, which writes the kubeconfig the
-replica's remote objects are deleted through) and the node pools the replica runs
-on. The Usage lives in the replica's namespace (``by`` must), and names the cloud
-object's namespace in ``of``, which a namespaced Usage allows together with ``by``;
-a ClusterUsage cannot, as its ``by`` has no namespace and a ModelReplica is namespaced.
+The InferenceCluster publishes what its replicas use (``UsedRef``): its cloud objects
+(``status.cloudResourceRefs``) and its ServingStack's anchor, the ConfigMap that co-owns
+every object the stack composes (``status.stackResourceRefs``). The ModelDeployment
+composes, beside each replica on the cluster, one Usage per object the replica depends
+on (``replica_usages``): every object of no pool (the cluster, EKS's access entry, which
+writes the kubeconfig the replica's remote objects are deleted through, the stack's
+anchor), the system pool the stack runs on, and the node pools the replica runs on. The
+Usage lives in the replica's namespace (``by`` must), and names the object's namespace
+in ``of``, which a namespaced Usage allows together with ``by``. Only a namespaced object
+can be kept so: a namespaced Usage does not protect a cluster-scoped one (Crossplane looks
+a cluster-scoped object's Usages up among ClusterUsages only), and a ClusterUsage's ``by``
+has no namespace, so it cannot be a ModelReplica. Hence the anchor, and not the
+cluster-scoped ServingStack itself.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from modelplane.clusters.types import SYSTEM_POOL
 from modelplane.kinds import API_VERSION
 from modelplane.names import CLUSTER_LABEL, DEPLOYMENT_LABEL, cluster_label, usage_key, usage_name
 
@@ -30,15 +36,15 @@ USAGE_KIND = "Usage"
 
 
 @dataclass(frozen=True, order=True)
-class CloudRef:
-    """One cloud object an InferenceCluster composes, as its status publishes it.
+class UsedRef:
+    """One object the ModelReplicas on an InferenceCluster use, as the cluster's status publishes it.
 
     Attributes:
-        kind: The object's kind (first: the published list is sorted by kind, then name).
+        kind: The object's kind (first: a published list is sorted by kind, then name).
         name: Its name.
         api_version: Its API version.
-        namespace: Its namespace.
-        pool: The pool it is the node pool of; "" for the cluster and its access entry.
+        namespace: Its namespace (only a namespaced object can be kept by a replica's Usage).
+        pool: The pool it is the node pool of; "" for what every replica on the cluster uses.
     """
 
     kind: str
@@ -48,14 +54,14 @@ class CloudRef:
     pool: str = ""
 
     def status(self) -> dict[str, str]:
-        """The ``status.cloudResourceRefs[]`` entry."""
+        """The ``status.cloudResourceRefs[]`` or ``status.stackResourceRefs[]`` entry."""
         out = {"apiVersion": self.api_version, "kind": self.kind, "name": self.name, "namespace": self.namespace}
         if self.pool:
             out["pool"] = self.pool
         return out
 
     @classmethod
-    def of(cls, entry: Mapping[str, Any]) -> CloudRef | None:
+    def of(cls, entry: Mapping[str, Any]) -> UsedRef | None:
         """A published entry read back; None when a required field is missing or not a string."""
         fields = [entry.get(k) for k in ("kind", "name", "apiVersion", "namespace")]
         if not all(isinstance(f, str) and f for f in fields):
@@ -65,8 +71,8 @@ class CloudRef:
         return cls(kind, name, api_version, namespace, pool if isinstance(pool, str) else "")
 
 
-def published(refs: Iterable[CloudRef]) -> list[dict[str, str]]:
-    """``status.cloudResourceRefs``: each object once, sorted by kind and name."""
+def published(refs: Iterable[UsedRef]) -> list[dict[str, str]]:
+    """A published list: each object once, sorted by kind and name."""
     return [r.status() for r in sorted(set(refs))]
 
 
@@ -91,16 +97,19 @@ class Replica:
     pools: Collection[str]
 
 
-def replica_usages(replica: Replica, refs: Iterable[CloudRef]) -> dict[str, dict[str, Any]]:
-    """The Usages keeping what ``replica`` runs on, by composition key: its cluster's objects of no pool and its pools'.
+def replica_usages(replica: Replica, refs: Iterable[UsedRef]) -> dict[str, dict[str, Any]]:
+    """The Usages keeping what ``replica`` uses, by composition key.
+
+    Its cluster's objects of no pool, the system pool (the serving stack's controllers and the
+    workload gateway run there) and the node pools of its own pools.
 
     Args:
         replica: The replica.
-        refs: Its cluster's published cloud objects (none for an Existing cluster: no Usage).
+        refs: What its cluster publishes (its cloud objects, its stack's anchor).
     """
     out: dict[str, dict[str, Any]] = {}
     for ref in sorted(set(refs)):
-        if ref.pool and ref.pool not in replica.pools:
+        if ref.pool and ref.pool != SYSTEM_POOL and ref.pool not in replica.pools:
             continue
         out[usage_key(replica.ordinal, ref.kind, ref.name)] = {
             "apiVersion": USAGE_API_VERSION,
@@ -117,7 +126,8 @@ def replica_usages(replica: Replica, refs: Iterable[CloudRef]) -> dict[str, dict
                     "resourceRef": {"name": ref.name, "namespace": ref.namespace},
                 },
                 "by": {"apiVersion": API_VERSION, "kind": "ModelReplica", "resourceRef": {"name": replica.name}},
-                # Deleting the cluster (or the pool) while the replica runs is refused, and done once it is gone.
+                # Deleting the object (with the cluster, or a pool) while the replica runs is refused, and done
+                # once it is gone.
                 "replayDeletion": True,
             },
         }

@@ -9,7 +9,8 @@ replica, the first that applies:
    cluster's ``spec.nodePools`` and is kept only while replicas run on it
    (``status.removingPools``; the user's act), or a replica of a higher
    priority takes its place (its cluster, or a FleetQuota, lists it as
-   preempted; its quota's ``preemption: LowerPriority``): it is
+   preempted; its quota's ``preemption: LowerPriority``; unless step 2's
+   input is missing, which holds it): it is
    *leaving*, kept unchanged while a replacement is placed elsewhere, and
    retired by the scheduler once enough replicas are Ready without it; or its
    cluster is *lost* past the failover grace: kept unchanged, not counted, and
@@ -106,7 +107,9 @@ def existing_placement(  # noqa: PLR0913 - the replica, what it is judged agains
     if held is None or not held.leaving:
         if occupancy.cluster in draining:
             held = Held(HoldReason.CLUSTER_DRAINING, f"InferenceCluster {occupancy.cluster} drains")
-        elif preempted:
+        elif preempted and held is None:
+            # Not while an input it runs on is missing (its pool's class): that its place is given away
+            # cannot be checked then, and an absent input never shrinks what runs (step 2 holds it).
             held = Held(HoldReason.PREEMPTED, preempted)
         elif lost:
             held = Held(HoldReason.CLUSTER_LOST, lost)

@@ -19,6 +19,7 @@ from modelplane.capacity.published import PoolClass, capacity_status
 from modelplane.preview.explain import _step_lines
 from modelplane.scheduling import Existing, Schedule, Strategy, schedule
 from modelplane.scheduling.explain import explain
+from modelplane.scheduling.placement import HoldReason
 from modelplane.scheduling.quotas import Quotas
 from modelplane.scheduling.view import FleetView, build_view, summary_facts
 from modelplane.topology import Role
@@ -59,12 +60,12 @@ def _replica(
     return Listed(replace(occupancy, preemptible=yields), created)
 
 
-def _view(clusters: Sequence[ClusterInfo], listed: Sequence[Listed]) -> FleetView:
+def _view(clusters: Sequence[ClusterInfo], listed: Sequence[Listed], *, classes: bool = True) -> FleetView:
     facts = [
         summary_facts(c, summarize(c, {"h100": 8}, [r for r in listed if r.occupancy.cluster == c.name]))
         for c in clusters
     ]
-    return build_view(facts, [H100], matcher=fake_matcher)
+    return build_view(facts, [H100] if classes else [], matcher=fake_matcher)
 
 
 def _schedule(
@@ -75,6 +76,7 @@ def _schedule(
     priority: int,
     replicas: int = 1,
     max_unavailable: int = 0,
+    classes: bool = True,
 ) -> Schedule:
     """Deployment ``name`` of 8-GPU replicas, with its own replicas as listed, on the fleet as it is published."""
     own = {int(r.occupancy.name.rsplit("-", 1)[1]): r.occupancy for r in listed if r.occupancy.name.startswith(name)}
@@ -85,7 +87,7 @@ def _schedule(
         strategy=Strategy(max_surge=1, max_unavailable=max_unavailable),
     )
     dep = deployment(name, replicas=replicas, shape=TP8)
-    return schedule(dep, _view(clusters, listed), existing=existing, quotas=Quotas((), priority))
+    return schedule(dep, _view(clusters, listed, classes=classes), existing=existing, quotas=Quotas((), priority))
 
 
 # --- Which serving replicas the cluster gives to a higher priority ---
@@ -142,6 +144,19 @@ PACK_CASES = [
             _replica("prod-0", priority=100),
         ),
         preempted=(("ml/a-0", "ml/prod-0"), ("ml/b-0", "ml/prod-0")),
+    ),
+    PackCase(
+        # The fewest first: one 8-GPU replica of priority 10 rather than the two 4-GPU ones of priority 5
+        # (whose GPUs, given back, would not be known to sit on one node: modelplane.capacity.victims).
+        "the-fewest-then-the-lowest-priorities",
+        (
+            _replica("big-0", ready=True, priority=10, yields=True),
+            _replica("a-0", ready=True, priority=5, yields=True, created="T2", shape=TP4),
+            _replica("b-0", ready=True, priority=5, yields=True, created="T1", shape=TP4),
+            _replica("prod-0", priority=100),
+        ),
+        nodes=2,
+        preempted=(("ml/big-0", "ml/prod-0"),),
     ),
     PackCase(
         "none-taken-when-all-of-them-are-not-enough",
@@ -296,6 +311,23 @@ def test_a_serving_replica_gives_way_surge_first_and_the_newcomer_waits_for_it()
     after = summarize(east, {"h100": 8}, [llm])
     assert after.preempted == ()
     assert after.overcommitted == ()
+
+
+def test_a_victim_whose_class_is_missing_is_held_where_it_is_not_retired() -> None:
+    # As in step 3 above, batch-0 gives way with no room anywhere, and goes one at a time; with its pool's
+    # InferenceClass missing, that its place is given away cannot be checked: it is held, not retired.
+    east, west = _info("east", 1), _info("west", 1)
+    fleet = [
+        _replica("batch-0", ready=True, priority=10, yields=True, created="T1"),
+        _replica("other-0", "west", ready=True, priority=10, created="T1"),
+        _replica("llm-0", priority=100, created="T2"),
+    ]
+    assert _schedule("batch", [east, west], fleet, priority=10).retired == ("batch-0",)
+    got = _schedule("batch", [east, west], fleet, priority=10, classes=False)
+    assert got.retired == ()
+    (held,) = [p.held for p in got.placements if p.replica == "batch-0"]
+    assert held is not None
+    assert held.reason == HoldReason.CLASS_NOT_FOUND
 
 
 @pytest.mark.parametrize(
