@@ -27,6 +27,7 @@ from modelplane.preview.collector import paused
 from modelplane.preview.manifests import Key, Loaded, Manifest, is_modelplane, key_of
 from modelplane.preview.states import Functions, States, XRState, cluster_of, with_uid
 from modelplane.render import RenderInputs, RenderOutput, render
+from modelplane.render.requests import KeptRequests
 from modelplane.render.store import Catalog
 
 DEFAULT_MAX_PASSES = 20  # a healthy world (--assume-ready) of examples/platform + models settles in 4
@@ -100,8 +101,19 @@ def _children(composed: Iterable[Manifest]) -> list[Manifest]:
     Endpoints, composed once replicas report where they are reachable, decide nothing: counting
     them would move ``decided`` to a later fleet than the one the replicas were placed on.
     """
-    replicas = (c for c in composed if is_modelplane(c) and c.get("kind") == "ModelReplica")
-    return sorted(replicas, key=lambda c: json.dumps(c, sort_keys=True))
+    return [c for c in composed if is_modelplane(c) and c.get("kind") == "ModelReplica"]
+
+
+def _placed(now: Iterable[Manifest], before: Iterable[Manifest]) -> bool:
+    """Whether the ModelReplicas composed ``now`` differ from those ``before``, in any order."""
+    mine, theirs = _children(now), _children(before)
+    if mine == theirs:
+        return False  # the same, in the same order (a render composes them in a stable one)
+    return sorted(mine, key=_canonical) != sorted(theirs, key=_canonical)
+
+
+def _canonical(obj: Manifest) -> str:
+    return json.dumps(obj, sort_keys=True)
 
 
 @dataclass(frozen=True)
@@ -158,6 +170,7 @@ def simulate(  # noqa: PLR0913, PLR0915 - optional keywords; one loop whose step
         states.put(k, s)
     last: dict[Key, _Rendered] = {}
     functions = Functions()
+    requests = KeptRequests()  # Modelplane's functions never write their request
     changed: list[Key] = []
     decided: dict[Key, tuple[Manifest, ...]] = {}
     errors: dict[Key, str] = {}  # the XRs that failed to render in the pass under way
@@ -204,6 +217,7 @@ def simulate(  # noqa: PLR0913, PLR0915 - optional keywords; one loop whose step
                         catalog=states.catalog,
                         functions=functions,
                         requirements=previous.out.requirements if previous is not None else {},
+                        requests=requests,
                     )
                 )
             except Exception as err:  # noqa: BLE001 - a failing XR is reported, the rest goes on
@@ -214,7 +228,7 @@ def simulate(  # noqa: PLR0913, PLR0915 - optional keywords; one loop whose step
             errors.pop(key, None)
             rendered = True
         # Whether a deployment's placements changed (its replicas as composed): worked out once a step.
-        placed = key[0] == "ModelDeployment" and _children(out.composed) != _children(state.composed)
+        placed = key[0] == "ModelDeployment" and _placed(out.composed, state.composed)
         if key[0] == "ModelDeployment" and (placed or key not in decided):
             decided[key] = _read(out, states.catalog)
         _apply(sources, states, key, out, observe)

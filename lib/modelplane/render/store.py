@@ -403,6 +403,44 @@ class Store:
             out.items.add().resource.CopyFrom(items[key])
         return out
 
+    def refill(self, rs: fnv1.ResourceSelector, into: fnv1.Resources, held: Hashable | None) -> Hashable | None:
+        """Answer ``rs`` in ``into``, which holds the answer ``held`` (``refill``'s return): rewritten if it changed.
+
+        The read is recorded either way. Returns what identifies the answer written: the query and
+        the catalog's versions of what it matched, when the catalog alone answers it; else None (an
+        answer that involves this store's own objects is rewritten every time).
+        """
+        answer = self._catalog_answer(rs)
+        if answer is None or answer != held:
+            into.Clear()
+            self.fetch(rs, into)
+        return answer
+
+    def _catalog_answer(self, rs: fnv1.ResourceSelector) -> Hashable | None:
+        """What identifies the catalog's answer to ``rs`` (the read recorded); None if not the catalog's alone."""
+        catalog = self._catalog
+        if catalog is None:
+            return None
+        group, version = _group_version(rs.api_version)
+        if rs.WhichOneof("match") == "match_name":
+            key = (group, version, rs.kind, rs.namespace, rs.match_name)
+            if key in self._objects or key == self._hidden:
+                return None
+            query: Query = (*key, None)
+        else:
+            if any((k[0], k[2]) == (group, rs.kind) for k in self._objects):
+                return None
+            labels = dict(rs.match_labels.labels) if rs.WhichOneof("match") == "match_labels" else {}
+            query = (group, version, rs.kind, rs.namespace, "", tuple(sorted(labels.items())))
+        self._reads.seen[query] = catalog.answer(query, self._reads.reader)
+        hidden = (
+            self._hidden
+            if self._hidden is not None and (self._hidden[0], self._hidden[2]) == (group, rs.kind)
+            else None
+        )
+        # The versions of the objects themselves (a reader's view may stay while an object changes).
+        return (catalog, query, hidden, catalog.answer(query))
+
     def _catalog_matches(
         self, group: str, version: str, kind: str, namespace: str, labels: Mapping[str, str]
     ) -> dict[Key, struct_pb2.Struct]:
