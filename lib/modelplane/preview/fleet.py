@@ -179,13 +179,17 @@ def simulate(  # noqa: PLR0913, PLR0915 - optional keywords; one loop whose step
 
     # What each composed resource (or composed XR) was last observed as, by the object's identity: the
     # simulation replaces an object it changes, and ``world`` observes the same object the same way.
+    # Those of the pass under way, and of the pass before (moved up when observed again): an object
+    # observed unchanged is observed as the very same object, whose render then stands at a glance.
     observed_as: dict[int, tuple[Manifest, str, Manifest]] = {}
+    observed_before: dict[int, tuple[Manifest, str, Manifest]] = {}
 
     def seen_as(obj: Manifest, xr: Manifest) -> Manifest:
         """``obj`` as ``xr`` observes it: through ``world`` unless it is an XR, owned by ``xr``."""
         uid = str(xr["metadata"]["uid"])
-        found = observed_as.get(id(obj))
+        found = observed_as.get(id(obj)) or observed_before.get(id(obj))
         if found is not None and found[0] is obj and found[1] == uid:
+            observed_as[id(obj)] = found
             return found[2]
         seen = obj if is_modelplane(obj) or world is None else world(obj)
         out = _owned(seen, xr)
@@ -261,7 +265,7 @@ def simulate(  # noqa: PLR0913, PLR0915 - optional keywords; one loop whose step
         for n in range(1, max_passes + 1):
             before = dict(states.items())
             errors.clear()
-            observed_as.clear()  # what the last pass observed, and no more, is held
+            observed_before, observed_as = observed_as, {}  # what the last pass observed, and no more, is held
             # One XR at a time, each seeing what the ones before it composed, as a
             # control plane that reconciles them one by one would.
             for key in sorted(before):
