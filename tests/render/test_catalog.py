@@ -174,6 +174,13 @@ _B = _selector(api_version="v1", kind="ConfigMap", match_name="b")
     ("selector", "change", "rewritten"),
     [
         pytest.param(_GPU, lambda _: None, False, id="unchanged"),
+        pytest.param(
+            _GPU,
+            lambda c: (c.put(_with("b", {"k": "1"}, tier="gpu")), c.put(_with("c", {"k": "2"}, tier="gpu"))),
+            True,
+            id="two-read-objects-changed",
+        ),
+        pytest.param(_GPU, lambda c: c.put(_cm("b", tier="cpu")), True, id="read-object-relabelled-out"),
         pytest.param(_GPU, lambda c: c.put(_cm("x", tier="cpu")), False, id="unrelated-object"),
         pytest.param(_GPU, lambda c: c.put(_with("b", {"k": "1"}, tier="gpu")), True, id="read-object-changed"),
         pytest.param(_GPU, lambda c: c.put(_cm("e", tier="gpu")), True, id="new-object-matches"),

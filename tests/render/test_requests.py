@@ -51,6 +51,7 @@ CASES = [
     pytest.param(
         [
             (_base("x", context=False), lambda _: None, _requirements(gpu=_GPU)),
+            (_base("x", context=False), lambda c: c.put(_cm("c", tier="gpu", extra="1")), _requirements(gpu=_GPU)),
             (_base("x", context=False), lambda c: c.put(_cm("d", tier="gpu")), _requirements(gpu=_GPU)),
             (_base("x", context=False), lambda c: c.delete(key_of(_cm("b"))), _requirements(gpu=_GPU, b=_BY_NAME)),
         ],

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable
-
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
-from modelplane.render.store import Store
+from modelplane.render.store import Answered, Store
 
 __all__ = ["KeptRequests", "with_required"]
 
@@ -40,7 +38,7 @@ class KeptRequests:
 
     def __init__(self) -> None:
         """None kept yet."""
-        self._kept: dict[str, tuple[fnv1.RunFunctionRequest, dict[str, Hashable | None]]] = {}
+        self._kept: dict[str, tuple[fnv1.RunFunctionRequest, dict[str, Answered | None]]] = {}
 
     def with_required(
         self, ref: str, base: fnv1.RunFunctionRequest, store: Store, current: fnv1.Requirements
