@@ -44,7 +44,7 @@ from pathlib import Path
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from bench.fleet import FleetSize, request
-from compose_model_deployment import clusters, replicas
+from compose_model_deployment import clusters, own, replicas
 from compose_model_deployment.fn import FunctionRunner
 from modelplane.capacity import occupancy
 from modelplane.fnkit import serve, structs
@@ -129,17 +129,19 @@ def _forget() -> None:
     """Drop what earlier calls left: the read path's process-wide caches, and the runners they ran on.
 
     The caches are those of pure functions, keyed by content: the Struct readers' field checks,
-    the replicas' role occupancies, the footprints of their shapes, how a shape fits a pool and the
-    clusters' parts already read. The compiled CEL expressions and RE2 patterns stay (compiling
-    is once per process). A runner refers to itself (its compose callback), so what an earlier
-    runner read is freed only by a full collection: it is collected here, outside the timing, as
-    a served function, with its one runner, never has such garbage.
+    the replicas' role occupancies, the footprints of their shapes, how a shape fits a pool, the
+    clusters' parts already read and the revisions of the shapes hashed. The compiled CEL
+    expressions and RE2 patterns stay (compiling is once per process). A runner refers to itself
+    (its compose callback), so what an earlier runner read is freed only by a full collection: it
+    is collected here, outside the timing, as a served function, with its one runner, never has
+    such garbage.
     """
     structs.forget()
     replicas._role_occupancy.cache_clear()
     occupancy._footprint.cache_clear()
     fit.pool_fit.cache_clear()
     clusters.forget()
+    own.forget()
     gc.collect()
 
 

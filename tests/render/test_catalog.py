@@ -164,3 +164,68 @@ def test_an_answer_asked_again_by_readers_of_other_kinds_is_the_same() -> None:
     gpu = _selector(api_version="v1", kind="ConfigMap", labels={"tier": "gpu"})
     readers = [("example.org", "v1", "XR", "", f"xr-{i}") for i in range(3)]
     assert [_names(Store([], catalog=catalog, hidden=r).fetch(gpu)) for r in readers] == [["/b", "/c", "team-b/a"]] * 3
+
+
+_GPU = _selector(api_version="v1", kind="ConfigMap", labels={"tier": "gpu"})
+_B = _selector(api_version="v1", kind="ConfigMap", match_name="b")
+
+
+@pytest.mark.parametrize(
+    ("selector", "change", "rewritten"),
+    [
+        pytest.param(_GPU, lambda _: None, False, id="unchanged"),
+        pytest.param(
+            _GPU,
+            lambda c: (c.put(_with("b", {"k": "1"}, tier="gpu")), c.put(_with("c", {"k": "2"}, tier="gpu"))),
+            True,
+            id="two-read-objects-changed",
+        ),
+        pytest.param(_GPU, lambda c: c.put(_cm("b", tier="cpu")), True, id="read-object-relabelled-out"),
+        pytest.param(_GPU, lambda c: c.put(_cm("x", tier="cpu")), False, id="unrelated-object"),
+        pytest.param(_GPU, lambda c: c.put(_with("b", {"k": "1"}, tier="gpu")), True, id="read-object-changed"),
+        pytest.param(_GPU, lambda c: c.put(_cm("e", tier="gpu")), True, id="new-object-matches"),
+        pytest.param(_GPU, lambda c: c.delete(key_of(_cm("c"))), True, id="read-object-deleted"),
+        pytest.param(_B, lambda _: None, False, id="by-name-unchanged"),
+        pytest.param(_B, lambda c: c.put(_with("b", {"k": "1"}, tier="gpu")), True, id="by-name-changed"),
+        pytest.param(_B, lambda c: c.delete(key_of(_cm("b"))), True, id="by-name-deleted"),
+    ],
+)
+def test_a_refilled_answer_is_what_a_fetch_gives_now(
+    selector: fnv1.ResourceSelector, change: Callable[[Catalog], object], rewritten: bool
+) -> None:
+    # Viewers see only data: a change they do not see must still be written (the content is the object's).
+    catalog = Catalog(OBJECTS, views={("", "ConfigMap"): {"Viewer": _data_view}})
+    held = fnv1.Resources()
+    answer = Store([], catalog=catalog).refill(selector, held, None)
+    assert answer is not None
+    change(catalog)
+    reads = Reads(reader="Viewer")
+    again = Store([], catalog=catalog, reads=reads).refill(selector, held, answer)
+    fetched = Reads(reader="Viewer")
+    assert held == Store([], catalog=catalog, reads=fetched).fetch(selector)
+    assert reads.seen == fetched.seen  # the read is recorded as a fetch records it
+    assert (again != answer) is rewritten
+
+
+@pytest.mark.parametrize(
+    ("objects", "hidden", "selector"),
+    [
+        pytest.param([_cm("d", tier="gpu")], None, _GPU, id="store-holds-one-of-the-kind"),
+        pytest.param([_cm("b", tier="cpu")], key_of(_cm("b")), _B, id="by-name-the-xr"),
+        pytest.param(
+            [_cm("n", tier="cpu")],
+            None,
+            _selector(api_version="v1", kind="ConfigMap", match_name="n"),
+            id="by-name-the-stores-own",
+        ),
+    ],
+)
+def test_an_answer_not_the_catalogs_alone_is_rewritten_every_time(
+    objects: list[dict[str, Any]], hidden: Any, selector: fnv1.ResourceSelector
+) -> None:
+    catalog = Catalog(OBJECTS)
+    held = fnv1.Resources()
+    held.items.add().resource.update({"stale": True})
+    store = Store(objects, catalog=catalog, hidden=hidden)
+    assert store.refill(selector, held, None) is None
+    assert held == Store(objects, catalog=catalog, hidden=hidden).fetch(selector)

@@ -26,7 +26,7 @@ from compose_model_deployment.cache import CACHE, Cache, cache_ref, read_cache, 
 from compose_model_deployment.cache_status import cache_condition, engine_warnings, waiting_replicas
 from compose_model_deployment.desired import Deployment, ReplicaRouting, write_desired
 from compose_model_deployment.fleet import REQUIREMENTS, FleetReader, request_requirements
-from compose_model_deployment.own import Own, add_going, read_own, struct_shape
+from compose_model_deployment.own import Own, add_going, read_own, spec_revision
 from compose_model_deployment.pools import (
     PoolCluster,
     cluster_routing,
@@ -77,7 +77,6 @@ from modelplane.scheduling import (
     State,
     replica_name,
     schedule,
-    shape_revision,
     strategy_of,
 )
 from modelplane.scheduling.strategy import Strategy
@@ -127,7 +126,7 @@ def compose(
         name=name_of(xr),
         namespace=namespace_of(xr),
         spec=fields,
-        revision=shape_revision(struct_shape(fields)),
+        revision=spec_revision(fields),
         priority=answer.priority,
         preemptible=answer.quotas.preemptible,
     )

@@ -115,11 +115,30 @@ def struct_shape(spec: Mapping[str, Any]) -> dict[str, Any]:
     return serving_shape({k: json_format.MessageToDict(spec[k]) for k in _KEYS if k in spec})
 
 
+# Revisions by the exact bytes of the shape's fields: a fleet's deployments and replicas share a few shapes.
+_REVISIONS: dict[tuple[bytes, ...], str] = {}
+_MAX_REVISIONS = 4096
+
+
+def spec_revision(spec: Mapping[str, Any]) -> str:
+    """``shape_revision`` of a spec's Struct ``fields``, hashed once per distinct shape."""
+    exact = tuple(spec[k].SerializeToString(deterministic=True) if k in spec else b"" for k in _KEYS)
+    found = _REVISIONS.get(exact)
+    if found is None:
+        if len(_REVISIONS) >= _MAX_REVISIONS:
+            _REVISIONS.clear()
+        found = _REVISIONS[exact] = shape_revision(struct_shape(spec))
+    return found
+
+
+def forget() -> None:
+    """Forget the revisions already hashed (a cold read, for the bench)."""
+    _REVISIONS.clear()
+
+
 def read_own(req: fnv1.RunFunctionRequest, key: DeploymentKey) -> Own:
     """Read the deployment ``key``'s composed ModelReplicas from ``req``'s observed resources."""
     own = Own()
-    # A deployment's replicas share a shape or two: hash each distinct one once (1,000 replicas: 0.35 s).
-    revisions: dict[tuple[bytes, ...], str] = {}
     for name in sorted(req.observed.resources):
         ordinal = replica_key_ordinal(name)
         if ordinal is None:
@@ -140,12 +159,10 @@ def read_own(req: fnv1.RunFunctionRequest, key: DeploymentKey) -> Own:
             continue
         spec = struct.fields["spec"].struct_value
         endpoint = _object(struct.fields.get("status"), "endpoint")
-        exact = tuple(spec.fields[k].SerializeToString(deterministic=True) if k in spec.fields else b"" for k in _KEYS)
-        if exact not in revisions:
-            revisions[exact] = shape_revision(struct_shape(spec.fields))
+        revision = spec_revision(spec.fields)  # a deployment's replicas share a shape or two: hashed once
         # The revision label is written with the spec: a spec that does not hash to it was changed (or
         # corrupted) behind the deployment's back, so what it runs is not known: keep it as it is.
-        why = _revision_problem(metadata, revisions[exact])
+        why = _revision_problem(metadata, revision)
         if why:
             own.unreadable[ordinal] = why
             continue
@@ -156,9 +173,7 @@ def read_own(req: fnv1.RunFunctionRequest, key: DeploymentKey) -> Own:
         annotations = _object(metadata.fields.get("annotations"), "") if metadata else None
         replaces = _text(annotations, REPLACES_ANNOTATION)
         own.replicas[ordinal] = OwnReplica(
-            occupancy=replace(
-                occupancy, deployment=key, revision=revisions[exact], replaces=replaces or "", ready=bool(ready)
-            ),
+            occupancy=replace(occupancy, deployment=key, revision=revision, replaces=replaces or "", ready=bool(ready)),
             spec=spec,
             url=_text(endpoint, "url"),
             host=_text(endpoint, "host"),

@@ -82,8 +82,10 @@ def cluster_routing(req: fnv1.RunFunctionRequest, names: set[str]) -> dict[str, 
     out = {}
     for struct in CLUSTERS.structs(req):
         name = string_at(struct, "metadata", "name")
+        if name not in names or name in out:
+            continue  # the fleet's other clusters: their name is all that is read
         provider_config = string_at(struct, "status", "providerConfigRef", "name")
-        if name in names and provider_config and name not in out:
+        if provider_config:
             out[name] = ClusterRouting(
                 provider_config=provider_config,
                 backend=string_at(struct, "spec", "serving", "backend") or "KServe",

@@ -28,6 +28,7 @@ from modelplane.preview.manifests import Key, Loaded, Manifest, is_modelplane, k
 from modelplane.preview.states import Functions, States, XRState, cluster_of, with_uid
 from modelplane.readiness import READY, TRUE, VERDICT_FIELD
 from modelplane.render import RenderInputs, RenderOutput, render
+from modelplane.render.requests import KeptRequests
 from modelplane.render.store import Catalog
 
 DEFAULT_MAX_PASSES = 20  # a healthy world (--assume-ready) of examples/platform + models settles in 4
@@ -108,8 +109,19 @@ def _children(composed: Iterable[Manifest]) -> list[Manifest]:
     Endpoints, composed once replicas report where they are reachable, decide nothing: counting
     them would move ``decided`` to a later fleet than the one the replicas were placed on.
     """
-    replicas = (c for c in composed if is_modelplane(c) and c.get("kind") == "ModelReplica")
-    return sorted(replicas, key=lambda c: json.dumps(c, sort_keys=True))
+    return [c for c in composed if is_modelplane(c) and c.get("kind") == "ModelReplica"]
+
+
+def _placed(now: Iterable[Manifest], before: Iterable[Manifest]) -> bool:
+    """Whether the ModelReplicas composed ``now`` differ from those ``before``, in any order."""
+    mine, theirs = _children(now), _children(before)
+    if mine == theirs:
+        return False  # the same, in the same order (a render composes them in a stable one)
+    return sorted(mine, key=_canonical) != sorted(theirs, key=_canonical)
+
+
+def _canonical(obj: Manifest) -> str:
+    return json.dumps(obj, sort_keys=True)
 
 
 @dataclass(frozen=True)
@@ -166,6 +178,7 @@ def simulate(  # noqa: PLR0913, PLR0915 - optional keywords; one loop whose step
         states.put(k, s)
     last: dict[Key, _Rendered] = {}
     functions = Functions()
+    requests = KeptRequests()  # Modelplane's functions never write their request
     changed: list[Key] = []
     decided: dict[Key, tuple[Manifest, ...]] = {}
     errors: dict[Key, str] = {}  # the XRs that failed to render in the pass under way
@@ -174,13 +187,17 @@ def simulate(  # noqa: PLR0913, PLR0915 - optional keywords; one loop whose step
 
     # What each composed resource (or composed XR) was last observed as, by the object's identity: the
     # simulation replaces an object it changes, and ``world`` observes the same object the same way.
+    # Those of the pass under way, and of the pass before (moved up when observed again): an object
+    # observed unchanged is observed as the very same object, whose render then stands at a glance.
     observed_as: dict[int, tuple[Manifest, str, Manifest]] = {}
+    observed_before: dict[int, tuple[Manifest, str, Manifest]] = {}
 
     def seen_as(obj: Manifest, xr: Manifest) -> Manifest:
         """``obj`` as ``xr`` observes it: through ``world`` unless it is an XR, owned by ``xr``."""
         uid = str(xr["metadata"]["uid"])
-        found = observed_as.get(id(obj))
+        found = observed_as.get(id(obj)) or observed_before.get(id(obj))
         if found is not None and found[0] is obj and found[1] == uid:
+            observed_as[id(obj)] = found
             return found[2]
         seen = obj if is_modelplane(obj) or world is None else world(obj)
         out = _owned(seen, xr)
@@ -212,6 +229,7 @@ def simulate(  # noqa: PLR0913, PLR0915 - optional keywords; one loop whose step
                         catalog=states.catalog,
                         functions=functions,
                         requirements=previous.out.requirements if previous is not None else {},
+                        requests=requests,
                     )
                 )
             except Exception as err:  # noqa: BLE001 - a failing XR is reported, the rest goes on
@@ -222,7 +240,7 @@ def simulate(  # noqa: PLR0913, PLR0915 - optional keywords; one loop whose step
             errors.pop(key, None)
             rendered = True
         # Whether a deployment's placements changed (its replicas as composed): worked out once a step.
-        placed = key[0] == "ModelDeployment" and _children(out.composed) != _children(state.composed)
+        placed = key[0] == "ModelDeployment" and _placed(out.composed, state.composed)
         if key[0] == "ModelDeployment" and (placed or key not in decided):
             decided[key] = _read(out, states.catalog)
         _apply(sources, states, key, out, observe)
@@ -255,7 +273,7 @@ def simulate(  # noqa: PLR0913, PLR0915 - optional keywords; one loop whose step
         for n in range(1, max_passes + 1):
             before = dict(states.items())
             errors.clear()
-            observed_as.clear()  # what the last pass observed, and no more, is held
+            observed_before, observed_as = observed_as, {}  # what the last pass observed, and no more, is held
             # One XR at a time, each seeing what the ones before it composed, as a
             # control plane that reconciles them one by one would.
             for key in sorted(before):

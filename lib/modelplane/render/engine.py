@@ -125,7 +125,7 @@ async def _render(inputs: RenderInputs) -> RenderOutput:
         inputs.composition,
         context_struct(inputs.context),
         store,
-        Runners(inputs.functions),
+        Runners(inputs.functions, inputs.requests),
         hints=inputs.requirements,
     )
     # The reconcile's XR and composed resources are its own (read out of the store, or made from what

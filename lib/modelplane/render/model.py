@@ -9,6 +9,7 @@ from typing import Any
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 
+from modelplane.render.requests import KeptRequests
 from modelplane.render.store import Catalog, Reads
 
 __all__ = [
@@ -61,6 +62,10 @@ class RenderInputs:
         requirements: What each step required when this XR was last rendered
             (``RenderOutput.requirements``): a step that requires the same again is called
             once. Only for functions that leave the context alone (Modelplane's).
+        requests: Each function's request, kept from render to render of one ``catalog``
+            (``modelplane.render.requests.KeptRequests``): a call with ``requirements`` is made
+            in it, so what it holds of an unchanged answer is not parsed again. Only for
+            functions that never write their request (Modelplane's).
     """
 
     xr: dict[str, Any]
@@ -72,6 +77,7 @@ class RenderInputs:
     credentials: Sequence[dict[str, Any]] = ()
     catalog: Catalog | None = None
     requirements: Mapping[str, fnv1.Requirements] = field(default_factory=dict)
+    requests: KeptRequests | None = None
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from google.protobuf import json_format, struct_pb2
 
 from modelplane.render.events import REASON_COMPOSE, Event, normal, warning
 from modelplane.render.model import RenderError, Runner
+from modelplane.render.requests import KeptRequests, with_required
 from modelplane.render.store import Store
 
 __all__ = ["MAX_REQUIREMENTS_ITERATIONS", "PipelineFatalError", "PipelineResult", "Runners", "run_pipeline"]
@@ -74,10 +75,11 @@ def _loader() -> Callable[[str], Runner]:
 class Runners:
     """The runner of each functionRef: the ones given, else Modelplane's own, loaded once."""
 
-    def __init__(self, given: Mapping[str, Runner] | None) -> None:
-        """Use ``given`` runners only, or when None load Modelplane's."""
+    def __init__(self, given: Mapping[str, Runner] | None, requests: KeptRequests | None = None) -> None:
+        """Use ``given`` runners only, or when None load Modelplane's; keep their requests in ``requests``, if any."""
         self._given = given
         self._loaded: dict[str, Runner] = {}
+        self.requests = requests
 
     def get(self, ref: str) -> Runner:
         """The runner for ``ref``."""
@@ -164,27 +166,11 @@ def _next_request(
     rsp: fnv1.RunFunctionResponse,
 ) -> fnv1.RunFunctionRequest:
     """The request of the next call: ``base`` with what ``current`` requires, fetched straight into it."""
-    nxt = _with_required(base, store, current)
+    nxt = with_required(base, store, current)
     if rsp.HasField("context"):
         nxt.context.CopyFrom(rsp.context)
     else:
         nxt.ClearField("context")
-    return nxt
-
-
-def _with_required(base: fnv1.RunFunctionRequest, store: Store, current: fnv1.Requirements) -> fnv1.RunFunctionRequest:
-    """``base`` with what ``current`` requires fetched into it."""
-    nxt = fnv1.RunFunctionRequest()
-    nxt.CopyFrom(base)  # the bootstrap resources and schemas of the step stay
-    for name, rs in current.resources.items():
-        target = nxt.required_resources[name]
-        target.Clear()
-        store.fetch(rs, into=target)
-    for name, rs in current.extra_resources.items():
-        store.fetch(rs, into=nxt.extra_resources[name])
-    # No schemas are supplied to render, so every required schema is empty.
-    for name in current.schemas:
-        nxt.required_schemas[name].SetInParent()
     return nxt
 
 
@@ -213,18 +199,23 @@ def _settled_on(hint: fnv1.Requirements, call: fnv1.RunFunctionRequest, rsp: fnv
 
 
 async def _run_step(
-    runner: Runner, ref: str, req: fnv1.RunFunctionRequest, store: Store, hint: fnv1.Requirements | None = None
+    runner: Runner,
+    ref: str,
+    req: fnv1.RunFunctionRequest,
+    store: Store,
+    hint: fnv1.Requirements | None = None,
+    kept: KeptRequests | None = None,
 ) -> fnv1.RunFunctionResponse:
     """Call a function until its requirements stabilise (xfn.FetchingFunctionRunner).
 
     Each call gets a request of its own (a function may touch what it is given), built once:
     the step's request with what the previous call required fetched straight into it. With a
     ``hint`` (what the step required when it last ran), the first call is given what it
-    requires; when that call requires the same again, it is the answer, else the calls start
-    over from the step's own request.
+    requires, in the request ``kept`` holds for the function when given; when that call requires
+    the same again, it is the answer, else the calls start over from the step's own request.
     """
     if hint is not None:
-        call = _with_required(req, store, hint)
+        call = with_required(req, store, hint) if kept is None else kept.with_required(ref, req, store, hint)
         rsp = await _call(runner, ref, call)
         if _settled_on(hint, call, rsp):
             return rsp
@@ -289,7 +280,7 @@ async def run_pipeline(
         ref = str((step.get("functionRef") or {}).get("name", ""))
         req = _step_request(step, store, observed, out.desired, out.context)
         try:
-            rsp = await _run_step(runners.get(ref), ref, req, store, (hints or {}).get(name))
+            rsp = await _run_step(runners.get(ref), ref, req, store, (hints or {}).get(name), runners.requests)
         except PipelineFatalError:
             raise
         except RenderError as e:

@@ -28,13 +28,15 @@ from google.protobuf import struct_pb2
 from modelplane.protojson import copy_json
 from modelplane.render.structs import to_struct, to_wire
 
-__all__ = ["Catalog", "Key", "Query", "Reads", "Store", "View", "key_of"]
+__all__ = ["Answered", "Catalog", "Key", "Query", "Reads", "Store", "View", "key_of"]
 
 Key = tuple[str, str, str, str, str]  # group, version, kind, namespace, name
 # One catalog read: what was asked (a name, or a group/kind/namespace/labels query) and the versions it saw.
 Query = tuple[str, str, str, str, str, tuple[tuple[str, str], ...] | None]
 # What a reader's output depends on, of an object it reads: equal views, equal output. When in doubt, the whole object.
 View = Callable[[Mapping[str, Any]], Hashable]
+# A catalog's whole answer to a query (``Store.refill``): the catalog, the query, the object left out, what it matched.
+Answered = tuple["Catalog", Query, Key | None, tuple[tuple[Key, int], ...]]
 
 
 def _group_version(api_version: str) -> tuple[str, str]:
@@ -68,6 +70,7 @@ class _Entry:
     version: int
     source: Mapping[str, Any]  # as put, before any resourceVersion was stamped on it
     struct: struct_pb2.Struct | None = None  # built on first read, shared by every render that reads it
+    resource: bytes | None = None  # the same, as a Resource message's bytes (``_resource``)
     item: bytes | None = None  # the same, as an item of a Resources message's bytes (``_item``)
     # By reader kind (``Catalog`` views): what the reader sees of the object, and the version since when it has.
     seen: dict[str, tuple[Hashable, int]] = field(default_factory=dict)
@@ -188,10 +191,35 @@ class Catalog:
         into.MergeFromString(kept[1])
 
     def _items(self, answer: tuple[tuple[Key, int], ...], hidden: Key | None) -> Iterator[bytes]:
-        for key, _ in sorted(answer, key=lambda found: "/".join(found[0][3:])):
+        for key, _ in _listed(answer, hidden):
             entry = self.entry(key)
-            if key != hidden and entry is not None:
+            if entry is not None:
                 yield _item(entry)
+
+    def update(
+        self,
+        before: tuple[tuple[Key, int], ...],
+        now: tuple[tuple[Key, int], ...],
+        into: fnv1.Resources,
+        hidden: Key | None = None,
+    ) -> bool:
+        """Bring ``into`` from what ``fill`` wrote for the answer ``before`` to the answer ``now``, item by item.
+
+        Only the objects whose version changed are written again. Returns False, writing nothing,
+        when ``now`` does not list the same objects in the same order (``fill`` then writes it anew).
+        """
+        was, listed = _listed(before, hidden), _listed(now, hidden)
+        if len(into.items) != len(was) or [k for k, _ in was] != [k for k, _ in listed]:
+            return False
+        entries = [self.entry(key) for key, _ in listed]
+        if any(e is None for e in entries):
+            return False
+        for i, ((_, old), (_, new), entry) in enumerate(zip(was, listed, entries, strict=True)):
+            if old != new and entry is not None:
+                item = into.items[i]
+                item.Clear()
+                item.MergeFromString(_resource(entry))
+        return True
 
     def kind(self, group: str, kind: str) -> Iterator[tuple[Key, _Entry]]:
         """Every entry of ``group`` and ``kind``."""
@@ -271,15 +299,26 @@ def _struct(entry: _Entry) -> struct_pb2.Struct:
     return entry.struct
 
 
+def _listed(answer: tuple[tuple[Key, int], ...], hidden: Key | None) -> list[tuple[Key, int]]:
+    """An answer's objects as ``Catalog.fill`` lists them: by namespace and name, without ``hidden``."""
+    return [found for found in sorted(answer, key=lambda found: "/".join(found[0][3:])) if found[0] != hidden]
+
+
+def _resource(entry: _Entry) -> bytes:
+    """The bytes of a ``Resource`` message holding ``entry``'s object. Its functions read it back."""
+    if entry.resource is None:
+        entry.resource = _length_delimited(_RESOURCE_STRUCT, to_wire(entry.obj))
+    return entry.resource
+
+
 def _item(entry: _Entry) -> bytes:
     """The bytes of a ``Resources`` message whose one item holds ``entry``'s object.
 
     A message's bytes are its fields one after another, so these joined are the bytes of a
-    ``Resources`` holding every one of them, in that order. Its functions read it back.
+    ``Resources`` holding every one of them, in that order.
     """
     if entry.item is None:
-        resource = _length_delimited(_RESOURCE_STRUCT, to_wire(entry.obj))
-        entry.item = _length_delimited(_RESOURCES_ITEMS, resource)
+        entry.item = _length_delimited(_RESOURCES_ITEMS, _resource(entry))
     return entry.item
 
 
@@ -402,6 +441,50 @@ class Store:
         for key in sorted(items, key=lambda k: "/".join(k[3:])):
             out.items.add().resource.CopyFrom(items[key])
         return out
+
+    def refill(self, rs: fnv1.ResourceSelector, into: fnv1.Resources, held: Answered | None) -> Answered | None:
+        """Answer ``rs`` in ``into``, which holds the answer ``held`` (``refill``'s return): rewritten if it changed.
+
+        The read is recorded either way. Returns what identifies the answer written: the query and
+        the catalog's versions of what it matched, when the catalog alone answers it; else None (an
+        answer that involves this store's own objects is rewritten every time).
+        """
+        answer = self._catalog_answer(rs)
+        if answer is not None and answer == held:
+            return answer
+        if answer is not None and held is not None and held[:3] == answer[:3]:
+            # The same query of the same catalog: the objects that changed are written again, if no more.
+            catalog, _, hidden, now = answer
+            if catalog.update(held[3], now, into, hidden):
+                return answer
+        into.Clear()
+        self.fetch(rs, into)
+        return answer
+
+    def _catalog_answer(self, rs: fnv1.ResourceSelector) -> Answered | None:
+        """What identifies the catalog's answer to ``rs`` (the read recorded); None if not the catalog's alone."""
+        catalog = self._catalog
+        if catalog is None:
+            return None
+        group, version = _group_version(rs.api_version)
+        if rs.WhichOneof("match") == "match_name":
+            key = (group, version, rs.kind, rs.namespace, rs.match_name)
+            if key in self._objects or key == self._hidden:
+                return None
+            query: Query = (*key, None)
+        else:
+            if any((k[0], k[2]) == (group, rs.kind) for k in self._objects):
+                return None
+            labels = dict(rs.match_labels.labels) if rs.WhichOneof("match") == "match_labels" else {}
+            query = (group, version, rs.kind, rs.namespace, "", tuple(sorted(labels.items())))
+        self._reads.seen[query] = catalog.answer(query, self._reads.reader)
+        hidden = (
+            self._hidden
+            if self._hidden is not None and (self._hidden[0], self._hidden[2]) == (group, rs.kind)
+            else None
+        )
+        # The versions of the objects themselves (a reader's view may stay while an object changes).
+        return (catalog, query, hidden, catalog.answer(query))
 
     def _catalog_matches(
         self, group: str, version: str, kind: str, namespace: str, labels: Mapping[str, str]
