@@ -253,7 +253,7 @@ def simulate(  # noqa: PLR0913, PLR0915 - optional keywords; one loop whose step
                 step(quota)
         return rendered
 
-    def visit(key: Key, *, composed: bool) -> None:
+    def visit(key: Key, *, composed: bool) -> bool:
         """Bring ``key`` up to date, then what it composes, settling each composed XR in turn.
 
         A composed XR (a replica, its endpoint, a cluster's stack) is rendered again as soon as
@@ -262,12 +262,20 @@ def simulate(  # noqa: PLR0913, PLR0915 - optional keywords; one loop whose step
         most once a pass: a rollout advances one step a pass. A plan (``on_pass``) sees the
         fleet between passes only, so there every XR changes at most once a pass: a replica
         surged in a wave is seen not yet Ready, and the wave's minimum Ready is the true one.
+
+        Returns whether any render (of ``key`` or below it) changed something. A round in which
+        none did leaves every input of the next one as it was, so the next would stand: settling stops.
         """
+        moved = False
         for round_ in range(_SETTLE_ROUNDS if composed and on_pass is None else 1):
-            if not step(key) and round_ > 0:
-                return
-            for child in states.children(key):
-                visit(child, composed=True)
+            rendered = step(key)
+            if not rendered and round_ > 0:
+                return moved
+            below = [visit(child, composed=True) for child in states.children(key)]
+            moved = moved or rendered or any(below)
+            if not rendered and not any(below):
+                return moved
+        return moved
 
     with paused():
         for n in range(1, max_passes + 1):
