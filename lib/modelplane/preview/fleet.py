@@ -182,6 +182,8 @@ def simulate(  # noqa: PLR0913, PLR0915 - optional keywords; one loop whose step
     changed: list[Key] = []
     decided: dict[Key, tuple[Manifest, ...]] = {}
     errors: dict[Key, str] = {}  # the XRs that failed to render in the pass under way
+    # The state each XR's last render left it in: a composed XR still in it, whose render stands, is up to date.
+    applied: dict[Key, XRState] = {}
     # Only Modelplane's own render is known to compose the same from the status it wrote (``_echoed``).
     skips_echoes = renderer is render
 
@@ -217,6 +219,8 @@ def simulate(  # noqa: PLR0913, PLR0915 - optional keywords; one loop whose step
             # as rendered, so the pass goes as it would.
             out, rendered = previous.out, previous.xr != xr
             last[key] = _Rendered(xr, observed, out)
+            if not rendered and key not in sources and applied.get(key) is state:
+                return False  # applying the same render to the state it left would leave it as it is
         else:
             try:
                 # The rest of the fleet is read through the catalog; never the XR itself: the render
@@ -244,6 +248,7 @@ def simulate(  # noqa: PLR0913, PLR0915 - optional keywords; one loop whose step
         if key[0] == "ModelDeployment" and (placed or key not in decided):
             decided[key] = _read(out, states.catalog)
         _apply(sources, states, key, out, observe)
+        applied[key] = states[key]
         if observe is not None and key[0] == "ModelDeployment":
             # Its replicas' clusters publish what they now hold before the next deployment reads them.
             _refresh(sources, states, _hosts(state.composed) | _hosts(out.composed), observe)
@@ -253,7 +258,7 @@ def simulate(  # noqa: PLR0913, PLR0915 - optional keywords; one loop whose step
                 step(quota)
         return rendered
 
-    def visit(key: Key, *, composed: bool) -> None:
+    def visit(key: Key, *, composed: bool) -> bool:
         """Bring ``key`` up to date, then what it composes, settling each composed XR in turn.
 
         A composed XR (a replica, its endpoint, a cluster's stack) is rendered again as soon as
@@ -262,12 +267,20 @@ def simulate(  # noqa: PLR0913, PLR0915 - optional keywords; one loop whose step
         most once a pass: a rollout advances one step a pass. A plan (``on_pass``) sees the
         fleet between passes only, so there every XR changes at most once a pass: a replica
         surged in a wave is seen not yet Ready, and the wave's minimum Ready is the true one.
+
+        Returns whether any render (of ``key`` or below it) changed something. A round in which
+        none did leaves every input of the next one as it was, so the next would stand: settling stops.
         """
+        moved = False
         for round_ in range(_SETTLE_ROUNDS if composed and on_pass is None else 1):
-            if not step(key) and round_ > 0:
-                return
-            for child in states.children(key):
-                visit(child, composed=True)
+            rendered = step(key)
+            if not rendered and round_ > 0:
+                return moved
+            below = [visit(child, composed=True) for child in states.children(key)]
+            moved = moved or rendered or any(below)
+            if not rendered and not any(below):
+                return moved
+        return moved
 
     with paused():
         for n in range(1, max_passes + 1):
@@ -422,7 +435,9 @@ def _apply(
     composed = tuple(_named(c, key) if is_modelplane(c) else c for c in out.composed)
     if xr == state.xr:
         xr = state.xr  # unchanged: keep the object, so the catalog need not compare it again
-    states.put(key, XRState(xr=xr, composed=composed, results=tuple(out.results), parent=state.parent))
+    now = XRState(xr=xr, composed=composed, results=tuple(out.results), parent=state.parent)
+    if now != state:
+        states.put(key, now)  # else the state stays the very same object (``simulate``'s ``applied``)
     children = {key_of(c): c for c in composed if is_modelplane(c)}
     # A composed XR its parent no longer composes is gone, as Crossplane would delete it.
     for gone in states.children(key):
@@ -434,6 +449,8 @@ def _apply(
         status = own.xr.get("status") if own else None
         child_xr = {**child, "status": status} if status else child
         if own is not None and own.xr == child_xr:
+            if own.parent == key:
+                continue  # as it is
             child_xr = own.xr
         states.put(
             ckey,
