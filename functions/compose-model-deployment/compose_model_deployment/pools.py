@@ -280,6 +280,11 @@ _SHAPES: dict[tuple[str, bytes | None], _Shape] = {}
 _SHAPES_LIMIT = 4096
 
 
+def forget() -> None:
+    """Forget the serving shapes already read (a cold read, for the bench)."""
+    _SHAPES.clear()
+
+
 def _serving_shape(spec: Mapping[str, Any]) -> _Shape:
     """The serving role of the deployment's spec (Struct fields): its pods' port, nodes per worker and engine."""
     role = "decode" if "decode" in spec else "unified"
