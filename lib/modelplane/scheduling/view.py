@@ -103,6 +103,14 @@ class FleetView:
             ("selected", selector), lambda: tuple(c for c in self.clusters.values() if selector.matches(c.labels))
         )
 
+    def deleting(self) -> frozenset[str]:
+        """The clusters being deleted."""
+        return self._once(("deleting", None), lambda: frozenset(c.name for c in self.clusters.values() if c.deleting))
+
+    def draining(self) -> frozenset[str]:
+        """The clusters that drain (``spec.drain``)."""
+        return self._once(("draining", None), lambda: frozenset(c.name for c in self.clusters.values() if c.draining))
+
     def free(self) -> Mapping[PoolKey, NodeFree]:
         """Each pool's free GPUs per node, as published."""
         return self._once(("free", None), lambda: {k: s.free for k, s in self.pools.items()})
