@@ -44,7 +44,7 @@ from pathlib import Path
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from bench.fleet import FleetSize, request
-from compose_model_deployment import clusters, own, replicas
+from compose_model_deployment import clusters, own, pools, replicas
 from compose_model_deployment.fn import FunctionRunner
 from modelplane.capacity import occupancy
 from modelplane.fnkit import serve, structs
@@ -142,6 +142,7 @@ def _forget() -> None:
     fit.pool_fit.cache_clear()
     clusters.forget()
     own.forget()
+    pools.forget()
     gc.collect()
 
 

@@ -14,7 +14,7 @@ changed, and reuses the view itself when no cluster or class changed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -64,6 +64,7 @@ class Fleet:
         skipped: The objects left out because they do not validate, each with why.
         clusters: Every InferenceCluster as it came, by name, those that do not read included (what
             a cluster publishes for its replicas' Usages is read from its status whatever its spec says).
+        named: The same, each with its name, in the order they came (a name listed twice, twice).
     """
 
     view: FleetView
@@ -71,6 +72,7 @@ class Fleet:
     going: list[Occupancy] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     clusters: Mapping[str, structpb.Struct] = field(default_factory=dict)
+    named: Sequence[tuple[str, structpb.Struct]] = ()
 
 
 class FleetReader:
@@ -106,11 +108,11 @@ class FleetReader:
         going = [h for h in mine if h.name in deleting]
         # The name a cluster read with (remembered by uid and resourceVersion), else read in place: every
         # cluster of the fleet is named at every call, so not by reading its struct again.
-        named = {
-            read.value.info.name if read.value is not None else name_and_deleting(struct.fields)[0]: struct
+        named = [
+            (read.value.info.name if read.value is not None else name_and_deleting(struct.fields)[0], struct)
             for struct, read in zip(structs, clusters, strict=True)
-        }
-        return Fleet(view, mine, going, skipped, named)
+        ]
+        return Fleet(view, mine, going, skipped, dict(named), named)
 
     def _read_each(
         self,

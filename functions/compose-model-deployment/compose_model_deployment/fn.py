@@ -14,13 +14,14 @@ the cluster it runs on, and then only once its replacement is Ready).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 import structlog
 from crossplane.function import resource, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from google.protobuf.struct_pb2 import Struct
 
 from compose_model_deployment.cache import CACHE, Cache, cache_ref, read_cache, request_cache
 from compose_model_deployment.cache_status import cache_condition, engine_warnings, waiting_replicas
@@ -180,7 +181,7 @@ def compose(
     pooled = pool_clusters([p.cluster for p in plan.placements], own)
     replica_routing = _replica_routing(req, routing, pooled, own)
     ready = write_desired(ledger, plan, deployment, own, replica_routing)
-    routed = _write_routing(ledger, deployment, routing, pooled, own, sorted(replica_routing.joined))
+    routed = _write_routing(ledger, deployment, routing, pooled, own, sorted(replica_routing.joined), fleet=fleet.named)
     for orphan in _keep_orphan_endpoints(ledger, plan):
         response.warning(rsp, f"{orphan} is kept without traffic: its ModelReplica is neither observed nor listed")
     _removals(ledger, plan, own)
@@ -291,16 +292,25 @@ def _own_endpoint(req: fnv1.RunFunctionRequest, routing: Routing) -> Callable[[P
     """
     if routing.mode is Mode.REPLICA:
         return lambda _: True
-    return lambda p: not pool_endpoint_ready(req, p.cluster)
+    served: dict[str, bool] = {}  # by cluster: read once per call, not once per replica
+
+    def own(p: Placement) -> bool:
+        if p.cluster not in served:
+            served[p.cluster] = pool_endpoint_ready(req, p.cluster)
+        return not served[p.cluster]
+
+    return own
 
 
-def _write_routing(
+def _write_routing(  # noqa: PLR0913 - what routing reads
     ledger: Ledger,
     deployment: Deployment,
     routing: Routing,
     clusters: dict[str, PoolCluster],
     own: Own,
     still: list[str],
+    *,
+    fleet: Sequence[tuple[str, Struct]],
 ) -> Condition:
     """Compose (mode Pool) or release (mode Replica) the deployment's pool on each cluster; say how it routes."""
     unsure = bool(own.unreadable)
@@ -310,7 +320,7 @@ def _write_routing(
         if still:
             message += f"; the pools on {', '.join(still)} serve until their replicas' own endpoints are Ready"
         return Condition(Type.ROUTED, Status.TRUE, Reason.ROUTED, message)
-    readable = cluster_routing(ledger.req, set(clusters))
+    readable = cluster_routing(fleet, set(clusters))
     try:
         write_pools(ledger, deployment, routing, clusters, readable)
     except InvalidPickerConfigError as err:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Any
 
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
@@ -93,6 +94,7 @@ def placed_by(decision: Decision) -> str:
     return json.dumps(body, sort_keys=True, separators=(",", ":"))
 
 
+@lru_cache(maxsize=4096)  # a replica's record is read at every call of its deployment: once per distinct text
 def read_placed_by(text: str) -> Decision | None:
     """The decision a ``PLACED_BY_ANNOTATION`` value records; None when it does not read as one (edited by hand)."""
     try:
@@ -131,9 +133,28 @@ def spec_revision(spec: Mapping[str, Any]) -> str:
     return found
 
 
+# What each composed replica reads as, by its exact bytes: a deployment reads its replicas at every call,
+# mostly unchanged since the last.
+_REPLICAS: dict[bytes, tuple[Occupancy | None, str]] = {}
+_MAX_REPLICAS = 8192
+
+
+def _read_replica(struct: structpb.Struct) -> tuple[Occupancy | None, str]:
+    """``read_replica``, once per distinct replica (the results are shared, read-only)."""
+    exact = struct.SerializeToString()
+    found = _REPLICAS.get(exact)
+    if found is None:
+        if len(_REPLICAS) >= _MAX_REPLICAS:
+            _REPLICAS.clear()
+        found = _REPLICAS[exact] = read_replica(struct)
+    return found
+
+
 def forget() -> None:
-    """Forget the revisions already hashed (a cold read, for the bench)."""
+    """Forget the revisions already hashed and the replicas already read (a cold read, for the bench)."""
     _REVISIONS.clear()
+    _REPLICAS.clear()
+    read_placed_by.cache_clear()
 
 
 def read_own(req: fnv1.RunFunctionRequest, key: DeploymentKey) -> Own:
@@ -144,7 +165,7 @@ def read_own(req: fnv1.RunFunctionRequest, key: DeploymentKey) -> Own:
         if ordinal is None:
             continue
         struct = req.observed.resources[name].resource
-        occupancy, why = read_replica(struct)
+        occupancy, why = _read_replica(struct)
         metadata = _object_of(struct.fields.get("metadata"))
         if _deleting(metadata):
             # Its GPUs are held as it reads; one that does not read still keeps its ordinal.

@@ -20,15 +20,15 @@ has a backend; once both are Ready they go.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import json_format
+from google.protobuf import struct_pb2 as structpb
 
 from compose_model_deployment.desired import Deployment
-from compose_model_deployment.fleet import CLUSTERS
 from compose_model_deployment.own import Own
 from modelplane.backends.monitor import SGLANG_PORT
 from modelplane.fnkit import inputs
@@ -77,11 +77,13 @@ class PoolCluster:
     tls: UpstreamTLS | None = None
 
 
-def cluster_routing(req: fnv1.RunFunctionRequest, names: set[str]) -> dict[str, ClusterRouting]:
-    """The clusters ``names`` that publish a ProviderConfig, as a pool reads them (from the fleet's structs)."""
+def cluster_routing(fleet: Iterable[tuple[str, structpb.Struct]], names: set[str]) -> dict[str, ClusterRouting]:
+    """The clusters ``names`` that publish a ProviderConfig, as a pool reads them.
+
+    ``fleet``: every InferenceCluster as it came with its name (``Fleet.named``); the first of a name counts.
+    """
     out = {}
-    for struct in CLUSTERS.structs(req):
-        name = string_at(struct, "metadata", "name")
+    for name, struct in fleet:
         if name not in names or name in out:
             continue  # the fleet's other clusters: their name is all that is read
         provider_config = string_at(struct, "status", "providerConfigRef", "name")
@@ -273,9 +275,30 @@ class _Shape:
     engine: Engine
 
 
+# A fleet's deployments mostly serve a few shapes: each is read once per process, keyed by its bytes.
+_SHAPES: dict[tuple[str, bytes | None], _Shape] = {}
+_SHAPES_LIMIT = 4096
+
+
+def forget() -> None:
+    """Forget the serving shapes already read (a cold read, for the bench)."""
+    _SHAPES.clear()
+
+
 def _serving_shape(spec: Mapping[str, Any]) -> _Shape:
     """The serving role of the deployment's spec (Struct fields): its pods' port, nodes per worker and engine."""
     role = "decode" if "decode" in spec else "unified"
+    block = spec["decode"] if role == "decode" else spec.get("workers")
+    key = (role, block.SerializeToString() if block is not None else None)
+    found = _SHAPES.get(key)
+    if found is None:
+        if len(_SHAPES) >= _SHAPES_LIMIT:
+            _SHAPES.clear()
+        found = _SHAPES[key] = _read_shape(spec, role)
+    return found
+
+
+def _read_shape(spec: Mapping[str, Any], role: str) -> _Shape:
     if role == "decode":
         block = json_format.MessageToDict(spec["decode"])
         workers = block.get("workers") if isinstance(block, dict) else None

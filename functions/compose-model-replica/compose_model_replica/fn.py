@@ -19,6 +19,7 @@ import pydantic
 import structlog
 from crossplane.function import resource, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from google.protobuf.struct_pb2 import Struct
 
 from compose_model_replica import current
 from compose_model_replica.cache import CACHE, read_cache
@@ -255,11 +256,6 @@ def _shape_problems(xr: ModelReplica) -> list[Problem]:
     return [Problem(f"spec.{f}", "required with unified serving") for f in missing]
 
 
-def _first_raw(req: fnv1.RunFunctionRequest, requirement: Requirement) -> dict[str, Any] | None:
-    found = requirement.first(req)
-    return protojson.struct_to_dict(found) if found is not None else None
-
-
 def _classes(req: fnv1.RunFunctionRequest, names: set[str]) -> dict[str, InferenceClass]:
     """The readable InferenceClasses among ``names``; a missing or unreadable one is left out."""
     out = {}
@@ -282,15 +278,14 @@ def _cluster(
     if not CLUSTER.fetched(req):
         wait(ledger, log, Type.DEPLOYED, Reason.WAITING_FOR_CLUSTER, "reading the cluster")
         return None
-    raw = _first_raw(req, CLUSTER)
-    if raw is None:
+    found = CLUSTER.first(req)
+    if found is None:
         message = f"spec.inferenceClusterRef: InferenceCluster {name} not found"
         keep_all(ledger, log, _undeployed(Reason.CLUSTER_NOT_FOUND, message))
         return None
-    try:
-        cluster = InferenceCluster.model_validate(raw)
-    except pydantic.ValidationError as err:
-        message = f"spec.inferenceClusterRef: InferenceCluster {name} is invalid: {describe(invalid(err))}"
+    cluster = _read_cluster(found)
+    if isinstance(cluster, str):
+        message = f"spec.inferenceClusterRef: InferenceCluster {name} is invalid: {cluster}"
         keep_all(ledger, log, _undeployed(Reason.CLUSTER_NOT_READY, message))
         return None
     if cluster.status is None or cluster.status.providerConfigRef is None or not cluster.status.providerConfigRef.name:
@@ -298,6 +293,27 @@ def _cluster(
         keep_all(ledger, log, _undeployed(Reason.CLUSTER_NOT_READY, message))
         return None
     return cluster
+
+
+# Each cluster as read, by its exact bytes: a cluster's replicas read it at every call, mostly unchanged.
+# The models are shared: read, never changed.
+_CLUSTERS: dict[bytes, InferenceCluster | str] = {}
+_MAX_CLUSTERS = 1024
+
+
+def _read_cluster(struct: Struct) -> InferenceCluster | str:
+    """The cluster's model, or what makes it invalid; once per distinct cluster."""
+    exact = struct.SerializeToString()
+    found = _CLUSTERS.get(exact)
+    if found is None:
+        try:
+            found = InferenceCluster.model_validate(protojson.struct_to_dict(struct))
+        except pydantic.ValidationError as err:
+            found = describe(invalid(err))
+        if len(_CLUSTERS) >= _MAX_CLUSTERS:
+            _CLUSTERS.clear()
+        _CLUSTERS[exact] = found
+    return found
 
 
 def _pools(spec: Mapping[str, Any]) -> list[str]:

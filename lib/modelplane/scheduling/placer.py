@@ -148,6 +148,7 @@ class Placer:
         gate: QuotaGate | None = None,
         preemptible: Mapping[PoolKey, NodeFree] | None = None,
         preemptible_serving: Mapping[PoolKey, NodeFree] | None = None,
+        selected: Sequence[ClusterInfo] | None = None,
     ) -> None:
         """Start from ``free``, the free GPUs per node of each pool as its cluster published them.
 
@@ -174,11 +175,15 @@ class Placer:
                 allow it would give way too (``FleetView.preemptible_serving``): a replica that fits
                 nowhere even by ``preemptible`` is placed there, its cluster lists them as preempted,
                 and their deployments move them surge-first.
+            selected: The clusters of ``clusters`` the request's cluster selector matches, when the caller
+                knows them (``FleetView.selected``); else they are matched here.
         """
         self.request = request
         self.judge = judge
         self.clusters = clusters
-        self.selected = [c for c in clusters if request.selector.matches(c.labels)]
+        self.selected = (
+            selected if selected is not None else [c for c in clusters if request.selector.matches(c.labels)]
+        )
         self._free = dict(free)
         self._counted = counted or {}
         memo = {} if memo is None else memo

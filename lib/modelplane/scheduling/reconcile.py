@@ -174,8 +174,7 @@ def keep_existing(  # noqa: PLR0913 - the fleet, the deployment and what it runs
 ) -> Kept:
     """Steps 2 and 3: each existing replica's placement, which are leaving or lost, and which scaling down removes."""
     replaced = frozenset(o.occupancy.replaces for o in own if o.occupancy.replaces)
-    deleting = frozenset(c.name for c in view.clusters.values() if c.deleting)
-    draining = frozenset(c.name for c in view.clusters.values() if c.draining)
+    deleting, draining = view.deleting(), view.draining()
     sure = [o for o in own if o.ordinal not in existing.unsure]
     moved = _overcommitting(view, sure)
     exceeded = frozenset(o.ordinal for o in _beyond_quota(quotas, sure, serving=False) if o.ordinal not in moved)

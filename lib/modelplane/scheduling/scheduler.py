@@ -96,7 +96,7 @@ def schedule(
     resolved = objective_of(request.policy, request.selector, fleet.clusters, fleet.classes)
     # 2. Free capacity as published; the placer knows which of its replicas that already counts.
     free, counted = fleet.free(), fleet.counted()
-    clusters = fleet.cluster_list()
+    clusters, selected = fleet.cluster_list(), fleet.selected(request.selector)
     judge = fleet.judge()
 
     quotas = quotas or Quotas()
@@ -117,6 +117,7 @@ def schedule(
             gate=gate,
             preemptible=preemptible,
             preemptible_serving=preemptible_serving,
+            selected=selected,
         )
         return place_pass(placer, kept_now, add, own, taken, existing, release=release)
 

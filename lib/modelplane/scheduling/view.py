@@ -22,19 +22,23 @@ the preview and the bench all read this view; none builds its own.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Protocol
+from typing import Protocol, TypeVar, cast
 
 from modelplane.capacity import ClusterInfo, DeploymentKey, NodeFree, Occupancy, PoolInfo, PoolKey, cluster_info
 from modelplane.capacity.pools import as_cluster_info, as_occupancy
 from modelplane.capacity.summary import ClusterSummary, Listed, summarize
 from modelplane.scheduling.celmatch import match_cel
 from modelplane.scheduling.devices import ClassJudge, ClassView, DeviceMatcher, SelectorError, class_view
+from modelplane.scheduling.labels import LabelSelector
 from modelplane.scheduling.placer import Memo
 from modelplane_models.inference_class import InferenceClass
 from modelplane_models.inference_cluster import InferenceCluster
 from modelplane_models.model_replica import ModelReplica
+
+T = TypeVar("T")
+_DERIVED_LIMIT = 256  # derived figures per view (selectors, priorities): beyond it start again rather than grow
 
 
 @dataclass(frozen=True)
@@ -81,39 +85,63 @@ class FleetView:
     _verdicts: dict[tuple[str, str, int], bool | SelectorError] = field(default_factory=dict, compare=False, repr=False)
     # Clusters judged per set of roles on this view's published figures (``Placer``'s memo).
     memo: Memo = field(default_factory=dict, compare=False, repr=False)
+    # What the methods below derive from the view, once per view (a fleet's calls share one view while
+    # no cluster or class changes): read-only, by the method and its argument.
+    _derived: dict[tuple[str, object], object] = field(default_factory=dict, compare=False, repr=False)
 
     def judge(self) -> ClassJudge:
         """A judge of this view's classes (one per deployment: its fits are per role)."""
         return ClassJudge(self.matcher, self.classes, self._verdicts)
 
-    def cluster_list(self) -> list[ClusterInfo]:
+    def cluster_list(self) -> Sequence[ClusterInfo]:
         """The clusters, sorted by name."""
-        return list(self.clusters.values())
+        return self._once(("clusters", None), lambda: tuple(self.clusters.values()))
 
-    def free(self) -> dict[PoolKey, NodeFree]:
+    def selected(self, selector: LabelSelector) -> Sequence[ClusterInfo]:
+        """The clusters whose labels ``selector`` matches, sorted by name."""
+        return self._once(
+            ("selected", selector), lambda: tuple(c for c in self.clusters.values() if selector.matches(c.labels))
+        )
+
+    def deleting(self) -> frozenset[str]:
+        """The clusters being deleted."""
+        return self._once(("deleting", None), lambda: frozenset(c.name for c in self.clusters.values() if c.deleting))
+
+    def draining(self) -> frozenset[str]:
+        """The clusters that drain (``spec.drain``)."""
+        return self._once(("draining", None), lambda: frozenset(c.name for c in self.clusters.values() if c.draining))
+
+    def free(self) -> Mapping[PoolKey, NodeFree]:
         """Each pool's free GPUs per node, as published."""
-        return {k: s.free for k, s in self.pools.items()}
+        return self._once(("free", None), lambda: {k: s.free for k, s in self.pools.items()})
 
-    def preemptible(self, priority: int) -> dict[PoolKey, NodeFree]:
+    def preemptible(self, priority: int) -> Mapping[PoolKey, NodeFree]:
         """Each pool where a new replica of ``priority`` may take the place of lower ones not serving yet.
 
         Its free GPUs per node once replicas not serving yet of a lower priority give way (the
         largest published ``q`` below ``priority``); pools where none would are left out.
         """
-        return _deeper(self.pools, priority, serving=False)
+        return self._once(("preemptible", priority), lambda: _deeper(self.pools, priority, serving=False))
 
-    def preemptible_serving(self, priority: int) -> dict[PoolKey, NodeFree]:
+    def preemptible_serving(self, priority: int) -> Mapping[PoolKey, NodeFree]:
         """Each pool where a new replica of ``priority`` may take the place of lower ones, serving ones too.
 
         Its free GPUs per node once every replica of a lower priority that may give way does (the
         largest published ``q`` below ``priority`` of ``preemptibleServing``); pools where none would are
         left out.
         """
-        return _deeper(self.pools, priority, serving=True)
+        return self._once(("serving", priority), lambda: _deeper(self.pools, priority, serving=True))
 
-    def counted(self) -> dict[PoolKey, frozenset[str]]:
+    def counted(self) -> Mapping[PoolKey, frozenset[str]]:
         """Each pool's replicas ("namespace/name") its published figure counts."""
-        return {k: s.counted for k, s in self.pools.items() if s.counted}
+        return self._once(("counted", None), lambda: {k: s.counted for k, s in self.pools.items() if s.counted})
+
+    def _once(self, key: tuple[str, object], derive: Callable[[], T]) -> T:
+        if key not in self._derived:
+            if len(self._derived) >= _DERIVED_LIMIT:
+                self._derived.clear()
+            self._derived[key] = derive()
+        return cast(T, self._derived[key])
 
     def free_for(self, key: DeploymentKey, own: Iterable[Occupancy]) -> dict[PoolKey, NodeFree]:
         """Each pool's free GPUs per node before any of deployment ``key``'s replicas.
