@@ -15,6 +15,7 @@ from modelplane.render import RenderError, RenderInputs, RenderOutput, render
 from modelplane.render.composed import child_name
 from modelplane.render.model import CONDITION_TIME
 from modelplane.render.reconciler import xr_uid
+from modelplane.render.requests import KeptRequests
 from tests.render.toys import ToyRunner, toy_composition
 
 XR: dict[str, Any] = {
@@ -428,16 +429,23 @@ _REQUIRE_B = {"require": {"b": {"apiVersion": "v1", "kind": "ConfigMap", "name":
         pytest.param({}, _REQUIRE_A, 2, id="required-nothing-before-no-hint"),
     ],
 )
+@pytest.mark.parametrize("kept", [False, True], ids=["built-anew", "in-a-kept-request"])
 def test_a_step_given_what_it_required_last_renders_as_without(
-    before: dict[str, Any], now: dict[str, Any], calls: int
+    before: dict[str, Any], now: dict[str, Any], calls: int, kept: bool
 ) -> None:
     required = [_cm("a"), _cm("b")]
     first = render(RenderInputs(xr=XR, composition=_comp(before), required=required, functions={"toy": ToyRunner()}))
+    requests = KeptRequests() if kept else None
 
     def again(hints: Mapping[str, Any]) -> tuple[RenderOutput | str, int]:
         toy = ToyRunner()
         inputs = RenderInputs(
-            xr=XR, composition=_comp(now), required=required, functions={"toy": toy}, requirements=hints
+            xr=XR,
+            composition=_comp(now),
+            required=required,
+            functions={"toy": toy},
+            requirements=hints,
+            requests=requests,
         )
         try:
             return render(inputs), toy.calls
@@ -445,8 +453,9 @@ def test_a_step_given_what_it_required_last_renders_as_without(
             return str(err), toy.calls
 
     hinted, hinted_calls = again(first.requirements)
+    hinted_again, _ = again(first.requirements)  # in what the first left in the kept request, if any
     plain, _ = again({})
-    assert hinted == plain
+    assert hinted == hinted_again == plain
     assert hinted_calls == calls
 
 

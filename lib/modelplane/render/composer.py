@@ -22,6 +22,7 @@ from google.protobuf import struct_pb2
 
 from modelplane.protojson import copy_json
 from modelplane.render import composed as cdmeta
+from modelplane.render import wire
 from modelplane.render.conditions import get_conditions, set_conditions
 from modelplane.render.events import REASON_NAMESPACE_OVERRIDDEN, Event, warning
 from modelplane.render.model import ANNOTATION_RESOURCE_NAME, RenderError
@@ -88,12 +89,9 @@ def _observe(xr: Mapping[str, Any], store: Store) -> dict[str, Mapping[str, Any]
     return out
 
 
-def _observed_state(xr: Mapping[str, Any], observed: Mapping[str, Mapping[str, Any]]) -> fnv1.State:
-    state = fnv1.State()
-    state.composite.resource.MergeFromString(to_wire(xr))
-    for name, o in observed.items():
-        state.resources[name].resource.MergeFromString(to_wire(o))
-    return state
+def _observed_state(xr: Mapping[str, Any], observed: Mapping[str, Mapping[str, Any]]) -> bytes:
+    """The observed state's wire bytes: each step's request parses them, never a copy of a parsed one."""
+    return wire.state(to_wire(xr), ((name, to_wire(o)) for name, o in observed.items()))
 
 
 def _desired(
