@@ -113,16 +113,17 @@ def _secret(s: Mapping[str, Any]) -> dict[str, Any]:
 async def _render(inputs: RenderInputs) -> RenderOutput:
     _check(inputs)
     xr = _engine_xr(inputs)
+    key = key_of(xr)
     reads = Reads(reader=str(xr.get("kind", "")))
     store = Store(
         [xr, *inputs.observed, *inputs.required],
         catalog=inputs.catalog,
-        hidden=key_of(xr),
+        hidden=key,
         credentials=map(_secret, inputs.credentials),
         reads=reads,
     )
     done = await reconcile(
-        key_of(xr),
+        key,
         inputs.composition,
         context_struct(inputs.context),
         store,
@@ -135,7 +136,7 @@ async def _render(inputs: RenderInputs) -> RenderOutput:
     replace_condition_times(out_xr)
     composed = []
     for c in done.composed.composed:
-        if key_of(c.resource) == key_of(xr):
+        if key_of(c.resource) == key:
             continue  # The engine takes it for the XR.
         resource = c.resource
         replace_condition_times(resource)
