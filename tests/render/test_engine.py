@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import asyncio
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import grpc
 import pytest
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane.render import RenderError, RenderInputs, RenderOutput, render
 from modelplane.render.composed import child_name
 from modelplane.render.model import CONDITION_TIME
 from modelplane.render.reconciler import xr_uid
+from modelplane.render.requests import KeptRequests
 from tests.render.toys import ToyRunner, toy_composition
 
 XR: dict[str, Any] = {
@@ -425,16 +429,23 @@ _REQUIRE_B = {"require": {"b": {"apiVersion": "v1", "kind": "ConfigMap", "name":
         pytest.param({}, _REQUIRE_A, 2, id="required-nothing-before-no-hint"),
     ],
 )
+@pytest.mark.parametrize("kept", [False, True], ids=["built-anew", "in-a-kept-request"])
 def test_a_step_given_what_it_required_last_renders_as_without(
-    before: dict[str, Any], now: dict[str, Any], calls: int
+    before: dict[str, Any], now: dict[str, Any], calls: int, kept: bool
 ) -> None:
     required = [_cm("a"), _cm("b")]
     first = render(RenderInputs(xr=XR, composition=_comp(before), required=required, functions={"toy": ToyRunner()}))
+    requests = KeptRequests() if kept else None
 
     def again(hints: Mapping[str, Any]) -> tuple[RenderOutput | str, int]:
         toy = ToyRunner()
         inputs = RenderInputs(
-            xr=XR, composition=_comp(now), required=required, functions={"toy": toy}, requirements=hints
+            xr=XR,
+            composition=_comp(now),
+            required=required,
+            functions={"toy": toy},
+            requirements=hints,
+            requests=requests,
         )
         try:
             return render(inputs), toy.calls
@@ -442,6 +453,121 @@ def test_a_step_given_what_it_required_last_renders_as_without(
             return str(err), toy.calls
 
     hinted, hinted_calls = again(first.requirements)
+    hinted_again, _ = again(first.requirements)  # in what the first left in the kept request, if any
     plain, _ = again({})
-    assert hinted == plain
+    assert hinted == hinted_again == plain
     assert hinted_calls == calls
+
+
+async def _sleep() -> None:
+    await asyncio.sleep(0)
+
+
+async def _future() -> None:
+    # A future the loop resolves later, from a callback it runs.
+    waiting = asyncio.get_running_loop().create_future()
+    asyncio.get_running_loop().call_soon(waiting.set_result, None)
+    await waiting
+
+
+async def _thread() -> None:
+    await asyncio.get_running_loop().run_in_executor(None, lambda: None)
+
+
+async def _loop_only() -> None:
+    asyncio.get_running_loop()  # asks for the loop, never waits
+
+
+async def _fails() -> None:
+    # A future that fails once the loop runs: the error is thrown into the function where it waits.
+    waiting = asyncio.get_running_loop().create_future()
+    asyncio.get_running_loop().call_soon(waiting.set_exception, ValueError("late"))
+    await waiting
+
+
+class WaitingRunner(ToyRunner):
+    """The toy, waiting on ``wait`` (on its event loop) before every call."""
+
+    def __init__(self, wait: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        super().__init__()
+        self._wait = wait
+
+    async def RunFunction(
+        self, req: fnv1.RunFunctionRequest, ctx: grpc.aio.ServicerContext | None
+    ) -> fnv1.RunFunctionResponse:
+        await self._wait()
+        return await super().RunFunction(req, ctx)
+
+
+_WAITS = [
+    pytest.param(_sleep, id="sleeps"),
+    pytest.param(_future, id="waits-on-a-future"),
+    pytest.param(_thread, id="waits-on-a-thread"),
+    pytest.param(_loop_only, id="asks-for-the-loop"),
+]
+
+
+@pytest.mark.parametrize("wait", _WAITS)
+@pytest.mark.parametrize("case", CASES)
+def test_a_function_that_waits_renders_as_one_that_does_not(
+    case: Case, wait: Callable[[], Coroutine[Any, Any, None]]
+) -> None:
+    toy = WaitingRunner(wait)
+    got = render(
+        RenderInputs(
+            xr=XR,
+            composition=_comp(*case.scripts),
+            observed=case.observed,
+            required=case.required,
+            context=case.context,
+            functions={"toy": toy},
+        )
+    )
+    assert got == case.want
+    assert toy.calls == case.calls
+
+
+@pytest.mark.parametrize(
+    ("wait", "message"),
+    [
+        pytest.param(
+            _fails,
+            'reconcile failed: cannot compose resources: cannot run Composition pipeline step "s0": '
+            "function toy raised ValueError: late",
+            id="what-it-waits-on-fails",
+        ),
+        pytest.param(
+            _sleep,
+            'cannot compose resources: pipeline step "s0" returned a fatal result: never',
+            id="fatal-result-after-waiting",
+        ),
+    ],
+)
+def test_a_function_that_waits_fails_as_one_that_does_not(
+    wait: Callable[[], Coroutine[Any, Any, None]], message: str
+) -> None:
+    script = {"results": [{"severity": "Fatal", "message": "never"}]}
+    with pytest.raises(RenderError) as err:
+        render(RenderInputs(xr=XR, composition=_comp(script), functions={"toy": WaitingRunner(wait)}))
+    assert str(err.value) == message
+
+
+@pytest.mark.parametrize("wait", _WAITS)
+def test_renders_after_a_waiting_one_run_straight_through(wait: Callable[[], Coroutine[Any, Any, None]]) -> None:
+    before = render(RenderInputs(xr=XR, composition=_comp(), functions={"toy": ToyRunner()}))
+    waited = render(RenderInputs(xr=XR, composition=_comp(), functions={"toy": WaitingRunner(wait)}))
+    assert asyncio.events._get_running_loop() is None  # left as it was found
+    after = render(RenderInputs(xr=XR, composition=_comp(), functions={"toy": ToyRunner()}))
+    assert before == waited == after
+
+
+async def _in_a_loop() -> str:
+    try:
+        render(RenderInputs(xr=XR, composition=_comp(), functions={"toy": ToyRunner()}))
+    except RuntimeError as err:
+        return str(err)
+    return "rendered"
+
+
+def test_render_inside_a_running_loop_is_refused_as_ever() -> None:
+    assert asyncio.run(_in_a_loop()) == "Cannot run the event loop while another loop is running"

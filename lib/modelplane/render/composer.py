@@ -22,6 +22,7 @@ from google.protobuf import struct_pb2
 
 from modelplane.protojson import copy_json
 from modelplane.render import composed as cdmeta
+from modelplane.render import wire
 from modelplane.render.conditions import get_conditions, set_conditions
 from modelplane.render.events import REASON_NAMESPACE_OVERRIDDEN, Event, warning
 from modelplane.render.model import ANNOTATION_RESOURCE_NAME, RenderError
@@ -88,12 +89,9 @@ def _observe(xr: Mapping[str, Any], store: Store) -> dict[str, Mapping[str, Any]
     return out
 
 
-def _observed_state(xr: Mapping[str, Any], observed: Mapping[str, Mapping[str, Any]]) -> fnv1.State:
-    state = fnv1.State()
-    state.composite.resource.MergeFromString(to_wire(xr))
-    for name, o in observed.items():
-        state.resources[name].resource.MergeFromString(to_wire(o))
-    return state
+def _observed_state(xr: Mapping[str, Any], observed: Mapping[str, Mapping[str, Any]]) -> bytes:
+    """The observed state's wire bytes: each step's request parses them, never a copy of a parsed one."""
+    return wire.state(to_wire(xr), ((name, to_wire(o)) for name, o in observed.items()))
 
 
 def _desired(
@@ -174,16 +172,31 @@ def _resource_refs(xr: Mapping[str, Any], desired: Sequence[ComposedResource]) -
     }
 
 
-def status_patch(store: Store, obj: Mapping[str, Any]) -> dict[str, Any]:
-    """A status update or patch in the render engine's client: the stored object with ``obj``'s status."""
-    stored = store.get(key_of(obj))
-    merged = copy_json(dict(obj)) if stored is None else stored
-    if stored is not None:
+def status_patch(store: Store, obj: dict[str, Any]) -> dict[str, Any]:
+    """A status update or patch in the render engine's client: the stored object with ``obj``'s status.
+
+    ``obj`` is handed over (its caller changes it no more). Returns the object as stored, but
+    for a top level and a ``status`` of its own: its caller may set their keys, and nothing else.
+    """
+    stored = store.peek(key_of(obj))
+    if stored is None:
+        merged = copy_json(obj)
+    else:
+        merged = dict(stored)  # the store never changes what it holds: the rest is shared
         for key in ("status", "conditions"):
             if key in obj:
-                merged[key] = copy_json(obj[key])
-    store.put(merged)
-    return merged
+                merged[key] = obj[key]
+    store.put(merged, copy=False)
+    return _own_status(merged)
+
+
+def _own_status(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """``obj`` with a top level and a ``status`` (when an object) of its own, the rest shared."""
+    out = dict(obj)
+    status = out.get("status")
+    if isinstance(status, dict):
+        out["status"] = dict(status)
+    return out
 
 
 def _patch_xr_status(xr: Mapping[str, Any], desired: fnv1.State, store: Store) -> dict[str, Any]:

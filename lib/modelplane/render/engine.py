@@ -10,7 +10,8 @@ from __future__ import annotations
 import asyncio
 import atexit
 import threading
-from collections.abc import Mapping
+import types
+from collections.abc import Coroutine, Generator, Mapping
 from typing import Any
 
 from modelplane.render import composed as cdmeta
@@ -112,16 +113,17 @@ def _secret(s: Mapping[str, Any]) -> dict[str, Any]:
 async def _render(inputs: RenderInputs) -> RenderOutput:
     _check(inputs)
     xr = _engine_xr(inputs)
+    key = key_of(xr)
     reads = Reads(reader=str(xr.get("kind", "")))
     store = Store(
         [xr, *inputs.observed, *inputs.required],
         catalog=inputs.catalog,
-        hidden=key_of(xr),
+        hidden=key,
         credentials=map(_secret, inputs.credentials),
         reads=reads,
     )
     done = await reconcile(
-        key_of(xr),
+        key,
         inputs.composition,
         context_struct(inputs.context),
         store,
@@ -134,7 +136,7 @@ async def _render(inputs: RenderInputs) -> RenderOutput:
     replace_condition_times(out_xr)
     composed = []
     for c in done.composed.composed:
-        if key_of(c.resource) == key_of(xr):
+        if key_of(c.resource) == key:
             continue  # The engine takes it for the XR.
         resource = c.resource
         replace_condition_times(resource)
@@ -170,11 +172,53 @@ def _loop() -> asyncio.AbstractEventLoop:
     return loop
 
 
+@types.coroutine
+def _resume(coro: Coroutine[Any, Any, RenderOutput], waiting: Any) -> Generator[Any, Any, RenderOutput]:  # noqa: ANN401 - what a coroutine yields to its loop
+    """The rest of ``coro``, which yielded ``waiting`` to an event loop: it gets what it waits for, then runs on."""
+    while True:
+        try:
+            got = yield waiting
+        except GeneratorExit:
+            coro.close()
+            raise
+        except BaseException as e:  # noqa: BLE001 - thrown into the coroutine, as a loop would
+            try:
+                waiting = coro.throw(e)
+            except StopIteration as done:
+                return done.value  # type: ignore[no-any-return]
+            continue
+        try:
+            waiting = coro.send(got)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
+
+
+async def _finish(coro: Coroutine[Any, Any, RenderOutput], waiting: Any) -> RenderOutput:  # noqa: ANN401 - as _resume
+    return await _resume(coro, waiting)
+
+
 def render(inputs: RenderInputs) -> RenderOutput:
     """Render ``inputs`` as ``crossplane render`` with Crossplane's render engine does.
+
+    The render runs straight through while nothing it awaits waits (Modelplane's functions,
+    called in-process, never do): driving an event loop costs more than a small render. The
+    first time something waits, the rest runs on this thread's event loop, as all of it did,
+    from where it stopped. The loop counts as running from the start, so a function that
+    asks for it finds it (though not a task of its own until something waited).
 
     Raises:
         RenderError: The inputs are invalid, a function is unknown or fails, a
             step returns a fatal result or its requirements never stabilise.
     """
-    return _loop().run_until_complete(_render(inputs))
+    loop = _loop()
+    if asyncio.events._get_running_loop() is not None:  # as run_until_complete checks it
+        return loop.run_until_complete(_render(inputs))  # refused as ever
+    coro = _render(inputs)
+    asyncio.events._set_running_loop(loop)  # what run_until_complete sets
+    try:
+        waiting = coro.send(None)
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
+    finally:
+        asyncio.events._set_running_loop(None)
+    return loop.run_until_complete(_finish(coro, waiting))

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import base64
+import functools
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,7 +23,7 @@ from google.protobuf import json_format, struct_pb2
 
 from modelplane.render.events import REASON_COMPOSE, Event, normal, warning
 from modelplane.render.model import RenderError, Runner
-from modelplane.render.requests import KeptRequests, with_required
+from modelplane.render.requests import KeptRequests, require, with_required
 from modelplane.render.store import Store
 
 __all__ = ["MAX_REQUIREMENTS_ITERATIONS", "PipelineFatalError", "PipelineResult", "Runners", "run_pipeline"]
@@ -126,9 +127,18 @@ def _credentials(step: Mapping[str, Any], store: Store, req: fnv1.RunFunctionReq
 
 
 def _step_request(
-    step: Mapping[str, Any], store: Store, observed: fnv1.State, desired: fnv1.State, ctx: struct_pb2.Struct | None
+    step: Mapping[str, Any],
+    store: Store,
+    observed: bytes,
+    desired: fnv1.State,
+    ctx: struct_pb2.Struct | None,
+    into: fnv1.RunFunctionRequest | None = None,
 ) -> fnv1.RunFunctionRequest:
-    req = fnv1.RunFunctionRequest(observed=observed, desired=desired)
+    """The step's request (``observed`` a State's wire bytes), written ``into`` one holding no more than answers."""
+    req = fnv1.RunFunctionRequest() if into is None else into
+    req.observed.MergeFromString(observed)
+    req.observed.SetInParent()
+    req.desired.CopyFrom(desired)
     if ctx is not None:
         req.context.CopyFrom(ctx)
     if step.get("input") is not None:
@@ -201,27 +211,27 @@ def _settled_on(hint: fnv1.Requirements, call: fnv1.RunFunctionRequest, rsp: fnv
 async def _run_step(
     runner: Runner,
     ref: str,
-    req: fnv1.RunFunctionRequest,
+    first: fnv1.RunFunctionRequest,
+    build: Callable[[], fnv1.RunFunctionRequest],
     store: Store,
     hint: fnv1.Requirements | None = None,
-    kept: KeptRequests | None = None,
 ) -> fnv1.RunFunctionResponse:
     """Call a function until its requirements stabilise (xfn.FetchingFunctionRunner).
 
-    Each call gets a request of its own (a function may touch what it is given), built once:
-    the step's request with what the previous call required fetched straight into it. With a
-    ``hint`` (what the step required when it last ran), the first call is given what it
-    requires, in the request ``kept`` holds for the function when given; when that call requires
-    the same again, it is the answer, else the calls start over from the step's own request.
+    Each call gets a request of its own (a function may touch what it is given): ``first``, then
+    the step's request ``build`` makes anew with what the previous call required fetched
+    straight into it. With a ``hint`` (what the step required when it last ran), ``first`` holds
+    what the hint requires; when that call requires the same again, it is the answer, else the
+    calls start over from the step's own request.
     """
+    call = first
     if hint is not None:
-        call = with_required(req, store, hint) if kept is None else kept.with_required(ref, req, store, hint)
         rsp = await _call(runner, ref, call)
         if _settled_on(hint, call, rsp):
             return rsp
+        call = build()
     previous: fnv1.Requirements | None = None
-    call = fnv1.RunFunctionRequest()
-    call.CopyFrom(req)
+    base: fnv1.RunFunctionRequest | None = None
     for i in range(MAX_REQUIREMENTS_ITERATIONS + 1):
         rsp = await _call(runner, ref, call)
         if any(r.severity == fnv1.SEVERITY_FATAL for r in rsp.results):
@@ -229,8 +239,10 @@ async def _run_step(
         current = rsp.requirements if rsp.HasField("requirements") else None
         if current == previous:
             return rsp
-        nxt = _next_request(req, store, current or fnv1.Requirements(), rsp)
-        if i == 0 and _sees_the_same(req, nxt):
+        if base is None:
+            base = build()  # untouched by any call
+        nxt = _next_request(base, store, current or fnv1.Requirements(), rsp)
+        if i == 0 and _sees_the_same(base, nxt):
             # The first call already saw everything its requirements resolve to.
             return rsp
         previous, call = current, nxt
@@ -257,13 +269,13 @@ def _conditions(rsp: fnv1.RunFunctionResponse) -> list[dict[str, Any]]:
 
 async def run_pipeline(
     pipeline: Sequence[Mapping[str, Any]],
-    observed: fnv1.State,
+    observed: bytes,
     context: struct_pb2.Struct,
     store: Store,
     runners: Runners,
     hints: Mapping[str, fnv1.Requirements] | None = None,
 ) -> PipelineResult:
-    """Run every step in order; return the last desired state, the events and the conditions.
+    """Run every step in order over ``observed`` (a State's bytes); return the last desired state, events, conditions.
 
     ``hints`` are what steps required when they last ran (``PipelineResult.requirements``), by
     step name: a step whose function requires the same again is called once, not twice. Only
@@ -278,9 +290,18 @@ async def run_pipeline(
     for step in pipeline:
         name = str(step.get("step", ""))
         ref = str((step.get("functionRef") or {}).get("name", ""))
-        req = _step_request(step, store, observed, out.desired, out.context)
+        hint = (hints or {}).get(name)
+        build = functools.partial(_step_request, step, store, observed, out.desired, out.context)
+        # A step's request that holds answers of its own (bootstrap required resources) is never kept.
+        bootstrap = (step.get("requirements") or {}).get("requiredResources")
+        kept = runners.requests if hint is not None and not bootstrap and not hint.extra_resources else None
+        req = build(None if kept is None else kept.start(ref))
         try:
-            rsp = await _run_step(runners.get(ref), ref, req, store, (hints or {}).get(name), runners.requests)
+            runner = runners.get(ref)
+            if hint is not None:
+                # The first call is given what the step required last, in the kept request if any.
+                req = require(req, store, hint) if kept is None else kept.fill(ref, store, hint)
+            rsp = await _run_step(runner, ref, req, build, store, hint)
         except PipelineFatalError:
             raise
         except RenderError as e:

@@ -58,10 +58,33 @@ def xr_uid(xr: Mapping[str, Any]) -> str:
     return str(uuid.uuid5(uuid.UUID(int=0), f"{gvk}\x00{meta.get('namespace', '')}\x00{meta.get('name', '')}"))
 
 
+def _writable(xr: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of ``xr`` along the paths a reconcile writes before composing, sharing the rest.
+
+    Its top level, metadata and labels, spec and ``spec.crossplane``, status (each copied when
+    an object): the store's XR stays as it was, so its status is the one before.
+    """
+    out = dict(xr)
+    for key, inner in (("metadata", "labels"), ("spec", "crossplane")):
+        parent = out.get(key)
+        if isinstance(parent, dict):
+            parent = out[key] = dict(parent)
+            if isinstance(parent.get(inner), dict):
+                parent[inner] = dict(parent[inner])
+    if isinstance(out.get("status"), dict):
+        out["status"] = dict(out["status"])
+    return out
+
+
+def _stamped(xr: Mapping[str, Any], conditions: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``conditions`` stamped with the XR's generation, as the conditions manager's MarkConditions sets them."""
+    generation = (xr.get("metadata") or {}).get("generation")
+    return [{**c, "observedGeneration": generation} if generation else c for c in conditions]
+
+
 def _mark(xr: dict[str, Any], conditions: Sequence[dict[str, Any]]) -> None:
     """The conditions manager's MarkConditions: stamp the XR's generation, then set."""
-    generation = (xr.get("metadata") or {}).get("generation")
-    set_conditions(xr, [{**c, "observedGeneration": generation} if generation else c for c in conditions])
+    set_conditions(xr, _stamped(xr, conditions))
 
 
 def _select_composition(xr: dict[str, Any], name: str) -> list[Event]:
@@ -95,19 +118,20 @@ async def reconcile(
     Raises:
         RenderError: Composing failed (the message is the reconciler's).
     """
-    xr = store.get(key)
-    if xr is None:
+    stored = store.peek(key)
+    if stored is None:
         msg = "reconcile failed: cannot get composite resource"
         raise RenderError(msg)
-    status_before = copy_json(xr.get("status"))
+    xr = _writable(stored)
+    status_before = stored.get("status")  # the store's, which never changes
     _mark(xr, [condition("Responsive", "True", "WatchCircuitClosed")])
     events = _select_composition(xr, str((composition.get("metadata") or {}).get("name", "")))
     updated: dict[str, Any] | None = None
     labels = xr.setdefault("metadata", {}).setdefault("labels", {})
     if not labels.get(LABEL_COMPOSITE):
         labels[LABEL_COMPOSITE] = xr["metadata"].get("name", "")
-        store.put(xr)
-        updated = copy_json(xr)
+        store.put(xr, copy=False)  # composing only reads it
+        updated = xr
     pipeline = (composition.get("spec") or {}).get("pipeline") or ()
     try:
         xr, result = await compose(xr, pipeline, context, store, runners, hints)
@@ -118,16 +142,23 @@ async def reconcile(
         msg = f"reconcile failed: cannot compose resources: {e}"
         raise RenderError(msg) from e
     events.extend(result.events)
-    for c in result.conditions:
-        if c["type"] not in SYSTEM_TYPES:
-            set_conditions(xr, [condition(c["type"], c["status"], c["reason"], c["message"])])
+    custom = [
+        condition(c["type"], c["status"], c["reason"], c["message"])
+        for c in result.conditions
+        if c["type"] not in SYSTEM_TYPES
+    ]
     unready = [c.name for c in result.composed if not c.ready]
     events.extend(normal(REASON_COMPOSE, f'Composed resource "{n}" is not yet ready') for n in unready)
-    _mark(xr, [condition("Synced", "True", "ReconcileSuccess"), _ready(result, unready)])
+    # The functions' conditions set one by one, then marked: set at once, as setting each in turn would.
+    marked = _stamped(xr, [condition("Synced", "True", "ReconcileSuccess"), _ready(result, unready)])
+    set_conditions(xr, [*custom, *marked])
     if xr.get("status") != status_before:
         updated = status_patch(store, xr)
-    final = updated if updated is not None else store.get(key)
-    return Reconciled(xr=final or xr, composed=result, events=events, context=result.context)
+    elif updated is not None:
+        updated = copy_json(updated)  # it shares what it did not change with the input XR
+    # The XR as stored, which the store, going with this render, no longer needs.
+    final = updated if updated is not None else store.peek(key)
+    return Reconciled(xr=dict(final) if final else xr, composed=result, events=events, context=result.context)
 
 
 def context_struct(values: Mapping[str, Any]) -> struct_pb2.Struct:

@@ -6,23 +6,31 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from modelplane.render.store import Answered, Store
 
-__all__ = ["KeptRequests", "with_required"]
+__all__ = ["KeptRequests", "require", "with_required"]
+
+# What a kept request takes from the step's request anew: everything but its answers.
+_ALL_BUT_REQUIRED = tuple(f.name for f in fnv1.RunFunctionRequest.DESCRIPTOR.fields if f.name != "required_resources")
 
 
 def with_required(base: fnv1.RunFunctionRequest, store: Store, current: fnv1.Requirements) -> fnv1.RunFunctionRequest:
     """``base`` with what ``current`` requires fetched into it."""
     nxt = fnv1.RunFunctionRequest()
     nxt.CopyFrom(base)  # the bootstrap resources and schemas of the step stay
+    return require(nxt, store, current)
+
+
+def require(call: fnv1.RunFunctionRequest, store: Store, current: fnv1.Requirements) -> fnv1.RunFunctionRequest:
+    """``call`` itself, with what ``current`` requires fetched into it (its other answers stay)."""
     for name, rs in current.resources.items():
-        target = nxt.required_resources[name]
+        target = call.required_resources[name]
         target.Clear()
         store.fetch(rs, into=target)
     for name, rs in current.extra_resources.items():
-        store.fetch(rs, into=nxt.extra_resources[name])
+        store.fetch(rs, into=call.extra_resources[name])
     # No schemas are supplied to render, so every required schema is empty.
     for name in current.schemas:
-        nxt.required_schemas[name].SetInParent()
-    return nxt
+        call.required_schemas[name].SetInParent()
+    return call
 
 
 class KeptRequests:
@@ -34,22 +42,32 @@ class KeptRequests:
     (``Store.refill``) and takes everything else from the step's request anew. Only for
     functions that never write their request (Modelplane's), rendered one at a time against
     one catalog.
+
+    A step's request is written straight into the kept one (``start``, then ``fill``), or
+    merged into it (``with_required``). Never one that holds answers of its own (bootstrap
+    required resources), nor for extra resources.
     """
 
     def __init__(self) -> None:
         """None kept yet."""
         self._kept: dict[str, tuple[fnv1.RunFunctionRequest, dict[str, Answered | None]]] = {}
 
-    def with_required(
-        self, ref: str, base: fnv1.RunFunctionRequest, store: Store, current: fnv1.Requirements
-    ) -> fnv1.RunFunctionRequest:
-        """What ``with_required`` gives, built in the request kept for ``ref``."""
-        if base.required_resources or current.extra_resources:
-            return with_required(base, store, current)  # answers the step's own request holds: built anew
-        call, held = self._kept.get(ref) or (fnv1.RunFunctionRequest(), {})
+    def start(self, ref: str) -> fnv1.RunFunctionRequest:
+        """The request kept for ``ref``, holding only its answers, for the step's request to be written into.
+
+        Then ``fill`` it (before another ``start`` for ``ref``).
+        """
+        found = self._kept.get(ref)
+        if found is None:
+            found = self._kept[ref] = (fnv1.RunFunctionRequest(), {})
+        call = found[0]
         for name in _ALL_BUT_REQUIRED:
             call.ClearField(name)
-        call.MergeFrom(base)
+        return call
+
+    def fill(self, ref: str, store: Store, current: fnv1.Requirements) -> fnv1.RunFunctionRequest:
+        """The request ``start`` gave for ``ref``, with what ``current`` requires brought up to date in it."""
+        call, held = self._kept[ref]
         for name in [n for n in call.required_resources if n not in current.resources]:
             del call.required_resources[name]
             held.pop(name, None)
@@ -57,8 +75,18 @@ class KeptRequests:
             held[name] = store.refill(rs, call.required_resources[name], held.get(name))
         for name in current.schemas:
             call.required_schemas[name].SetInParent()
-        self._kept[ref] = (call, held)
         return call
 
+    def with_required(
+        self, ref: str, base: fnv1.RunFunctionRequest, store: Store, current: fnv1.Requirements
+    ) -> fnv1.RunFunctionRequest:
+        """What ``with_required`` gives, built in the request kept for ``ref``.
 
-_ALL_BUT_REQUIRED = tuple(f.name for f in fnv1.RunFunctionRequest.DESCRIPTOR.fields if f.name != "required_resources")
+        Not when the step's request holds answers of its own (bootstrap required resources), nor
+        for extra resources: it is then built anew.
+        """
+        if base.required_resources or current.extra_resources:
+            return with_required(base, store, current)  # answers the step's own request holds: built anew
+        call = self.start(ref)
+        call.MergeFrom(base)
+        return self.fill(ref, store, current)

@@ -27,6 +27,7 @@ from google.protobuf import struct_pb2
 
 from modelplane.protojson import copy_json
 from modelplane.render.structs import to_struct, to_wire
+from modelplane.render.wire import FIELD_1, length_delimited
 
 __all__ = ["Answered", "Catalog", "Key", "Query", "Reads", "Store", "View", "key_of"]
 
@@ -307,7 +308,7 @@ def _listed(answer: tuple[tuple[Key, int], ...], hidden: Key | None) -> list[tup
 def _resource(entry: _Entry) -> bytes:
     """The bytes of a ``Resource`` message holding ``entry``'s object. Its functions read it back."""
     if entry.resource is None:
-        entry.resource = _length_delimited(_RESOURCE_STRUCT, to_wire(entry.obj))
+        entry.resource = length_delimited(FIELD_1, to_wire(entry.obj))  # Resource.resource
     return entry.resource
 
 
@@ -318,23 +319,8 @@ def _item(entry: _Entry) -> bytes:
     ``Resources`` holding every one of them, in that order.
     """
     if entry.item is None:
-        entry.item = _length_delimited(_RESOURCES_ITEMS, _resource(entry))
+        entry.item = length_delimited(FIELD_1, _resource(entry))  # Resources.items
     return entry.item
-
-
-# The tags of Resources.items (field 1) and Resource.resource (field 1), both length-delimited messages.
-_RESOURCES_ITEMS = b"\x0a"
-_RESOURCE_STRUCT = b"\x0a"
-
-
-def _length_delimited(tag: bytes, payload: bytes) -> bytes:
-    """A length-delimited protobuf field: its tag, its length as a varint, its bytes."""
-    n, length = len(payload), bytearray()
-    while n >= 0x80:  # seven bits a byte, the high bit says more follow
-        length.append((n & 0x7F) | 0x80)
-        n >>= 7
-    length.append(n)
-    return tag + bytes(length) + payload
 
 
 class Store:
