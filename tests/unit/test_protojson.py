@@ -23,6 +23,22 @@ OBJECTS: list[tuple[str, dict[str, Any]]] = [
         {"items": [[1, 2.5], {"x": [True, None, {"y": 7}]}, (3, "t")], "empty": [], "none": {}},
     ),
     (
+        "keys that prefix others",
+        {"metadata": {"name": "n", "namespace": "ns", "nam": 1, "": 2, "names": {"a": 1, "ab": 2, "b": 3}}},
+    ),
+    ("keys beyond ASCII", {"é": 1, "e": {"\u00ff": 2, "z": 3, "\U0001f600": 4, "\uffff": 5}}),
+    (
+        "objects large enough to be built from their fields",
+        {
+            "spec": {
+                "forProvider": {"manifest": {"metadata": {"name": "x" * 300, "labels": {"a": "1"}}, "data": {}}},
+                "list": [{"k": "v" * 300}],
+                "empty": {},
+            },
+            "status": {"conditions": [{"type": "Ready", "message": "m" * 400}], "n": 2**53 + 1},
+        },
+    ),
+    (
         "manifest",
         {
             "apiVersion": "apps/v1",
@@ -49,7 +65,7 @@ def _converted(wire: bytes, *, integral: bool) -> dict[str, Any]:
 @pytest.mark.parametrize("integral", [False, True], ids=["floats", "integral"])
 @pytest.mark.parametrize("obj", [o for _, o in OBJECTS], ids=[name for name, _ in OBJECTS])
 def test_a_written_object_reads_back_as_its_struct_converts(obj: dict[str, Any], *, integral: bool) -> None:
-    protojson._to_struct.clear()
+    protojson._entries.clear()
     wire = protojson.struct_wire(obj, read_back=integral)
     remembered = protojson.struct_to_dict(struct_pb2.Struct.FromString(wire), integral=integral)
     assert _typed(remembered) == _typed(_converted(wire, integral=integral))
@@ -65,14 +81,14 @@ def test_a_struct_whose_maps_are_reordered_reads_as_the_same_object() -> None:
 
 
 def test_a_number_that_is_no_json_number_still_fails_to_read_back() -> None:
-    protojson._to_struct.clear()
+    protojson._entries.clear()
     wire = protojson.struct_wire({"x": float("inf")}, read_back=False)
     with pytest.raises(ValueError, match="Fail to serialize inf"):
         protojson.struct_to_dict(struct_pb2.Struct.FromString(wire))
 
 
 def test_a_written_object_is_remembered_for_the_reader_named() -> None:
-    protojson._to_struct.clear()
+    protojson._entries.clear()
     protojson._to_dict.clear()
     protojson._to_go_dict.clear()
     protojson.struct_wire({"n": 1}, read_back=True)
@@ -85,5 +101,52 @@ def test_a_struct_built_field_by_field_holds_what_update_puts_in_it(obj: dict[st
     updated = struct_pb2.Struct()
     updated.update(obj)
     for _ in range(2):  # built, then from the fields remembered
-        protojson._to_struct.clear()
+        protojson._entries.clear()
         assert protojson.dict_to_struct(obj) == updated
+
+
+@pytest.mark.parametrize("obj", [o for _, o in OBJECTS], ids=[name for name, _ in OBJECTS])
+def test_the_wire_of_an_object_is_its_structs_content(obj: dict[str, Any]) -> None:
+    """Written bytes key what reading them gives: they are what ``_content`` makes of their Struct."""
+    updated = struct_pb2.Struct()
+    updated.update(obj)
+    for _ in range(2):  # built, then from the entries remembered
+        wire = protojson.struct_wire(obj)
+        assert wire == updated.SerializeToString(deterministic=True)
+        assert protojson._content(struct_pb2.Struct.FromString(wire)) == wire
+    changed = {**obj, "extra": {"name": "y" * 300, "more": obj}}
+    updated.update({"extra": changed["extra"]})
+    assert protojson.struct_wire(changed) == updated.SerializeToString(deterministic=True)
+
+
+def test_an_object_that_does_not_convert_fails_as_update_does() -> None:
+    for bad in ({"x": object()}, {1: "one"}, {"x": {"y": {2: "two"}, "pad": "p" * 300}}):
+        with pytest.raises((TypeError, ValueError, AttributeError)):
+            struct_pb2.Struct().update(bad)
+        with pytest.raises((TypeError, ValueError, AttributeError)):
+            protojson.struct_wire(bad)
+
+
+def test_what_is_remembered_is_bounded_by_its_bytes() -> None:
+    memo = protojson._Memo(3 * (protojson._OVERHEAD + 20))
+    for n in range(5):
+        memo.remember(b"key%d" % n, b"v" * 16)
+    assert len(memo) == 3
+    assert memo.held() <= 3 * (protojson._OVERHEAD + 20)
+    assert memo.recall(b"key0") is None
+    assert memo.recall(b"key4") == b"v" * 16
+    memo.recall(b"key2")  # used: kept over key3
+    memo.remember(b"key5", b"v" * 16)
+    assert b"key2" in memo
+    assert b"key3" not in memo
+
+
+def test_a_handed_out_object_is_the_callers_to_change() -> None:
+    obj = {"spec": {"list": [1, {"a": "b" * 300}]}}
+    wire = protojson.struct_wire(obj, read_back=True)
+    first = protojson.struct_to_dict(struct_pb2.Struct.FromString(wire), integral=True)
+    first["spec"]["list"].append("changed")
+    again = protojson.struct_to_dict(struct_pb2.Struct.FromString(wire), integral=True)
+    assert again == {"spec": {"list": [1, {"a": "b" * 300}]}}
+    obj["spec"]["list"][1]["a"] = "c"
+    assert protojson.struct_to_dict(struct_pb2.Struct.FromString(wire), integral=True) == again
