@@ -30,6 +30,7 @@ from google.protobuf import struct_pb2
 
 __all__ = ["copy_json", "dict_to_struct", "struct_to_dict", "struct_wire"]
 
+
 class _Memo:
     """Conversions remembered, least recently used forgotten first once they hold more than ``budget`` bytes.
 

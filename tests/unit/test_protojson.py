@@ -120,7 +120,8 @@ def test_the_wire_of_an_object_is_its_structs_content(obj: dict[str, Any]) -> No
 
 
 def test_an_object_that_does_not_convert_fails_as_update_does() -> None:
-    for bad in ({"x": object()}, {1: "one"}, {"x": {"y": {2: "two"}, "pad": "p" * 300}}):
+    bads: list[Any] = [{"x": object()}, {1: "one"}, {"x": {"y": {2: "two"}, "pad": "p" * 300}}]
+    for bad in bads:
         with pytest.raises((TypeError, ValueError, AttributeError)):
             struct_pb2.Struct().update(bad)
         with pytest.raises((TypeError, ValueError, AttributeError)):
@@ -142,7 +143,7 @@ def test_what_is_remembered_is_bounded_by_its_bytes() -> None:
 
 
 def test_a_handed_out_object_is_the_callers_to_change() -> None:
-    obj = {"spec": {"list": [1, {"a": "b" * 300}]}}
+    obj: dict[str, Any] = {"spec": {"list": [1, {"a": "b" * 300}]}}
     wire = protojson.struct_wire(obj, read_back=True)
     first = protojson.struct_to_dict(struct_pb2.Struct.FromString(wire), integral=True)
     first["spec"]["list"].append("changed")
