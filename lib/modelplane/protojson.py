@@ -10,6 +10,13 @@ pickle (a dict), which pin its content exactly, and handed out as a private copy
 The results are those of ``crossplane.function.resource``'s ``struct_to_dict``
 (``json_format.MessageToDict``: every number a float) and ``dict_to_struct``.
 
+A Struct's bytes are its map entries one after another, so ``struct_wire`` builds them
+entry by entry, each remembered by the pickle of its field and value: an object that
+changed seldom changed in every field, and a changed field whose value is a large object
+is built from that object's own entries the same way. It writes every map sorted as
+protobuf's deterministic serialization sorts it, so the bytes written are the content
+``struct_to_dict`` keys its conversions by (``_content``).
+
 An object written to a Struct in-process is often read back from one at once: the
 render engine writes an XR and what it observes for a function that reads them, the
 function writes what it desires for the engine that reads it. ``struct_wire(d,
@@ -22,7 +29,6 @@ from __future__ import annotations
 
 import math
 import pickle
-from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any, cast
 
@@ -32,52 +38,60 @@ __all__ = ["copy_json", "dict_to_struct", "struct_to_dict", "struct_wire"]
 
 
 class _Memo:
-    """Conversions remembered, least recently used forgotten first once they hold more than ``budget`` bytes.
+    """Conversions remembered, in two generations of at most half of ``budget`` bytes each.
 
-    A 100-cluster fleet's simulation comes back to an object after more than 16,384 others:
-    a bound by count forgot conversions before they served. Bytes bound what they cost.
+    What is remembered goes in the young generation; once that is full, it becomes the old one
+    (the old one forgotten) and a new one starts. What is recalled from the old one moves to the
+    young one: what is used again stays, as in a least-recently-used cache, without reordering
+    anything on a hit. A 100-cluster fleet's simulation comes back to an object after tens of
+    thousands of others: a bound by bytes, not count, keeps those and bounds what they cost.
     """
 
-    __slots__ = ("_budget", "_held", "_items")
+    __slots__ = ("_budget", "_held", "_old", "young")
 
     def __init__(self, budget: int) -> None:
-        self._items: OrderedDict[bytes, bytes] = OrderedDict()
+        self.young: dict[bytes, bytes] = {}  # read directly on the hot paths: ``young.get(key) or recall(key)``
+        self._old: dict[bytes, bytes] = {}
         self._budget = budget
-        self._held = 0
+        self._held = 0  # by the young generation
 
     def recall(self, key: bytes) -> bytes | None:
-        found = self._items.get(key)
-        if found is not None:
-            self._items.move_to_end(key)
+        found = self.young.get(key)
+        if found is None:
+            found = self._old.pop(key, None)
+            if found is not None:
+                self._add(key, found)
         return found
 
     def remember(self, key: bytes, value: bytes) -> None:
-        items = self._items
-        if key in items:
-            return
-        items[key] = value
+        if key not in self.young:
+            self._old.pop(key, None)
+            self._add(key, value)
+
+    def _add(self, key: bytes, value: bytes) -> None:
+        self.young[key] = value
         self._held += len(key) + len(value) + _OVERHEAD
-        while self._held > self._budget and items:
-            old, was = items.popitem(last=False)
-            self._held -= len(old) + len(was) + _OVERHEAD
+        if self._held > self._budget // 2:
+            self._old, self.young, self._held = self.young, {}, 0
 
     def __contains__(self, key: bytes) -> bool:
-        return key in self._items
+        return key in self.young or key in self._old
 
     def __len__(self) -> int:
-        return len(self._items)
+        return len(self.young) + len(self._old)
 
     def held(self) -> int:
         """The bytes held, as counted against the budget."""
-        return self._held
+        return self._held + sum(len(k) + len(v) + _OVERHEAD for k, v in self._old.items())
 
     def clear(self) -> None:
-        self._items.clear()
+        self.young.clear()
+        self._old.clear()
         self._held = 0
 
 
-# What a remembered conversion costs beyond its bytes: two bytes objects and an ordered dict's node.
-_OVERHEAD = 200
+# What a remembered conversion costs beyond its bytes: two bytes objects and a dict's slot.
+_OVERHEAD = 150
 _MIB = 1 << 20
 # At most 384 MiB in all. A 100-cluster fleet's preview holds about 130, 40 and 180 MiB with no bound.
 _to_dict = _Memo(128 * _MIB)  # Struct content (``_content``) -> pickle of the dict
@@ -130,7 +144,7 @@ def struct_to_dict(s: struct_pb2.Struct, *, integral: bool = False) -> dict[str,
     """
     key = _content(s)
     cache = _to_go_dict if integral else _to_dict
-    found = cache.recall(key)
+    found = cache.young.get(key) or cache.recall(key)
     if found is not None:
         return cast("dict[str, Any]", pickle.loads(found))  # noqa: S301 - our own bytes
     convert = _go_value if integral else _value
@@ -179,20 +193,20 @@ _SPLIT = 256
 
 
 def _fields_wire(d: Mapping[str, Any], depth: int) -> tuple[bytes, bool]:
-    """The bytes of a Struct holding ``d`` (its map entries, sorted by key), and whether each was remembered.
+    """The bytes of a Struct holding ``d`` (its map entries, sorted by key), and whether each could be remembered.
 
     A Struct's bytes are its map entries one after another, each built once per content. A
     nested Struct's are too, so a changed entry whose value is an object is built from its own
     fields' entries (down to ``depth``).
     """
     parts: list[tuple[str, bytes]] = []
-    whole = True  # every entry could be remembered: ``d``'s content is pinned by what keyed them
+    whole = True  # every entry could be remembered: its key pins its content
     for k, v in d.items():
         try:
             key: bytes | None = pickle.dumps((k, v), pickle.HIGHEST_PROTOCOL)
         except (pickle.PicklingError, TypeError, AttributeError):
             key, whole = None, False
-        entry = _entries.recall(key) if key is not None else None
+        entry = (_entries.young.get(key) or _entries.recall(key)) if key is not None else None
         if entry is None:
             entry = _entry(k, v, depth, split=key is not None and len(key) >= _SPLIT)
             if key is not None:

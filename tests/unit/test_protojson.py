@@ -87,6 +87,16 @@ def test_a_number_that_is_no_json_number_still_fails_to_read_back() -> None:
         protojson.struct_to_dict(struct_pb2.Struct.FromString(wire))
 
 
+@pytest.mark.parametrize("obj", [o for _, o in OBJECTS], ids=[name for name, _ in OBJECTS])
+def test_an_object_written_for_one_reader_reads_for_the_other_as_its_struct_converts(obj: dict[str, Any]) -> None:
+    protojson._to_dict.clear()
+    protojson._to_go_dict.clear()
+    wire = protojson.struct_wire(obj, read_back=False)
+    for integral in (True, False):
+        read = protojson.struct_to_dict(struct_pb2.Struct.FromString(wire), integral=integral)
+        assert _typed(read) == _typed(_converted(wire, integral=integral))
+
+
 def test_a_written_object_is_remembered_for_the_reader_named() -> None:
     protojson._entries.clear()
     protojson._to_dict.clear()
