@@ -8,6 +8,7 @@ integral ones as ints), lists for tuples, and an object no conversion reads must
 from __future__ import annotations
 
 import json
+import random
 from typing import Any
 
 import pytest
@@ -161,3 +162,37 @@ def test_a_handed_out_object_is_the_callers_to_change() -> None:
     assert again == {"spec": {"list": [1, {"a": "b" * 300}]}}
     obj["spec"]["list"][1]["a"] = "c"
     assert protojson.struct_to_dict(struct_pb2.Struct.FromString(wire), integral=True) == again
+
+
+def _random_value(rng: random.Random, depth: int) -> Any:
+    pick = rng.randrange(10 if depth < 4 else 7)
+    if pick == 0:
+        return rng.choice(["", "text", "é", "name", "namespace"])
+    if pick == 1:
+        return rng.choice([None, True, False])
+    if pick == 2:
+        return rng.choice([0, 1, -7, 2**53, 2**53 + 1, -(2**53) - 1, 2**63 - 1, 2**63, 2**64 + 3, -(2**63)])
+    if pick == 3:
+        return rng.choice([0.0, -0.0, 0.5, 4.0, 1e300, -2.5e-7, 9.2233720368547758e18, float(2**63)])
+    if pick in (4, 5, 6):
+        return rng.choice(["a", "b", 3])
+    if pick in (7, 8):
+        return {rng.choice(["a", "ab", "b", "ba", "x" * 40]): _random_value(rng, depth + 1) for _ in range(4)}
+    items = [_random_value(rng, depth + 1) for _ in range(rng.randrange(4))]
+    return tuple(items) if rng.random() < 0.3 else items
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_objects_read_back_as_their_structs_convert(seed: int) -> None:
+    rng = random.Random(seed)  # noqa: S311 - a fixed sequence of cases, no secret
+    obj = {f"k{n}": _random_value(rng, 0) for n in range(6)}
+    obj["big"] = {"pad": "p" * 300, "inner": _random_value(rng, 1)}  # built from its fields' entries
+    for integral in (False, True):
+        protojson._to_dict.clear()
+        protojson._to_go_dict.clear()
+        wire = protojson.struct_wire(obj, read_back=integral)
+        updated = struct_pb2.Struct()
+        updated.update(obj)
+        assert wire == updated.SerializeToString(deterministic=True)
+        remembered = protojson.struct_to_dict(struct_pb2.Struct.FromString(wire), integral=integral)
+        assert _typed(remembered) == _typed(_converted(wire, integral=integral))
