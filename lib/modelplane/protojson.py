@@ -265,93 +265,40 @@ def _remember_read_back(key: bytes, d: Mapping[str, Any], *, integral: bool) -> 
 
 def _read_object(d: Mapping[str, Any], *, integral: bool) -> dict[str, Any]:
     """``d`` as ``_value`` (or ``_go_value``) reads it back from a Struct ``update`` built from it."""
-    return _read_go_fields(d) if integral else _read_fields(d)
-
-
-# The reads of an object and a list, as ``_value`` (every number a float) and as ``_go_value`` (integral
-# numbers as ints) give them; the common kinds first, each written out (a call per value is most of a read).
-
-
-def _read_fields(d: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for k, v in d.items():
         t = type(v)
-        if t is str or v is None or t is bool:
-            out[k] = v
-        elif t is dict:
-            out[k] = _read_fields(v)
+        if t is dict:
+            out[k] = _read_object(v, integral=integral)
         elif t is list or t is tuple:
-            out[k] = _read_items(v)
+            out[k] = _read_list(v, integral=integral)
         else:
-            out[k] = _read_number(v)
+            out[k] = _read_scalar(v, integral=integral)
     return out
 
 
-def _read_items(items: list[Any] | tuple[Any, ...]) -> list[Any]:
+def _read_list(items: list[Any] | tuple[Any, ...], *, integral: bool) -> list[Any]:
     out: list[Any] = []
     for v in items:
         t = type(v)
-        if t is str or v is None or t is bool:
-            out.append(v)
-        elif t is dict:
-            out.append(_read_fields(v))
+        if t is dict:
+            out.append(_read_object(v, integral=integral))
         elif t is list or t is tuple:
-            out.append(_read_items(v))
+            out.append(_read_list(v, integral=integral))
         else:
-            out.append(_read_number(v))
+            out.append(_read_scalar(v, integral=integral))
     return out
 
 
-def _read_number(v: Any) -> float:  # noqa: ANN401 - any JSON scalar
+def _read_scalar(v: Any, *, integral: bool) -> Any:  # noqa: ANN401 - any JSON scalar
     t = type(v)
+    if v is None or t is str or t is bool:
+        return v
     if t is not int and t is not float:
         raise _Unread
     n = float(v)
+    if integral:
+        return int(n) if n.is_integer() and abs(n) < 2**63 else n
     if math.isinf(n) or math.isnan(n):
         raise _Unread  # it does not read back: the conversion says why
     return n
-
-
-def _read_go_fields(d: Mapping[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in d.items():
-        t = type(v)
-        if t is str or v is None or t is bool:
-            out[k] = v
-        elif t is dict:
-            out[k] = _read_go_fields(v)
-        elif t is int and -_EXACT <= v <= _EXACT:
-            out[k] = v  # a float holds it exactly: it reads back as itself
-        elif t is list or t is tuple:
-            out[k] = _read_go_items(v)
-        else:
-            out[k] = _read_go_number(v)
-    return out
-
-
-def _read_go_items(items: list[Any] | tuple[Any, ...]) -> list[Any]:
-    out: list[Any] = []
-    for v in items:
-        t = type(v)
-        if t is str or v is None or t is bool:
-            out.append(v)
-        elif t is dict:
-            out.append(_read_go_fields(v))
-        elif t is int and -_EXACT <= v <= _EXACT:
-            out.append(v)
-        elif t is list or t is tuple:
-            out.append(_read_go_items(v))
-        else:
-            out.append(_read_go_number(v))
-    return out
-
-
-_EXACT = 2**53  # integers up to this size are exact as a float
-
-
-def _read_go_number(v: Any) -> Any:  # noqa: ANN401 - an int or a float
-    t = type(v)
-    if t is not int and t is not float:
-        raise _Unread
-    n = float(v)
-    return int(n) if n.is_integer() and abs(n) < 2**63 else n
