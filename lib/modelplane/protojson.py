@@ -93,9 +93,10 @@ class _Memo:
 # What a remembered conversion costs beyond its bytes: two bytes objects and a dict's slot.
 _OVERHEAD = 150
 _MIB = 1 << 20
-# At most 384 MiB in all. A 100-cluster fleet's preview holds about 130, 40 and 180 MiB with no bound.
+# At most 480 MiB in all. A 100-cluster fleet's preview holds about 130, 40, 180 and 140 MiB with no bound.
 _to_dict = _Memo(128 * _MIB)  # Struct content (``_content``) -> pickle of the dict
 _to_go_dict = _Memo(64 * _MIB)  # the same, integral numbers as ints
+_to_struct = _Memo(96 * _MIB)  # pickle of the dict -> Struct wire bytes: an object written again, unchanged
 _entries = _Memo(192 * _MIB)  # pickle of a (field, value) pair -> its map entry's bytes (``_entry``)
 
 
@@ -180,9 +181,17 @@ def struct_wire(d: Mapping[str, Any], *, read_back: bool | None = None) -> bytes
     (False: numbers read back as floats, True: integral ones as ints, as ``struct_to_dict``'s
     ``integral``), what reading those bytes back gives is remembered too.
     """
+    try:
+        key: bytes | None = pickle.dumps(d, pickle.HIGHEST_PROTOCOL)
+    except (pickle.PicklingError, TypeError, AttributeError):
+        key = None
+    if key is not None and (found := _to_struct.young.get(key) or _to_struct.recall(key)) is not None:
+        return found  # what reading it back gives was remembered with it
     wire, whole = _fields_wire(d, _DEPTH)
-    if read_back is not None and whole:
-        _remember_read_back(wire, d, integral=read_back)
+    if key is not None:
+        _to_struct.remember(key, wire)
+        if read_back is not None and whole:
+            _remember_read_back(wire, d, integral=read_back)
     return wire
 
 

@@ -51,6 +51,13 @@ OBJECTS: list[tuple[str, dict[str, Any]]] = [
 ]
 
 
+@pytest.fixture(autouse=True)
+def _forget() -> None:
+    """Each test starts with nothing remembered."""
+    for memo in (protojson._to_struct, protojson._entries, protojson._to_dict, protojson._to_go_dict):
+        memo.clear()
+
+
 def _typed(value: Any) -> str:
     """``value`` with its number types told apart (1 and 1.0 print differently), keys in any order."""
     return json.dumps(value, sort_keys=True)
@@ -66,7 +73,6 @@ def _converted(wire: bytes, *, integral: bool) -> dict[str, Any]:
 @pytest.mark.parametrize("integral", [False, True], ids=["floats", "integral"])
 @pytest.mark.parametrize("obj", [o for _, o in OBJECTS], ids=[name for name, _ in OBJECTS])
 def test_a_written_object_reads_back_as_its_struct_converts(obj: dict[str, Any], *, integral: bool) -> None:
-    protojson._entries.clear()
     wire = protojson.struct_wire(obj, read_back=integral)
     remembered = protojson.struct_to_dict(struct_pb2.Struct.FromString(wire), integral=integral)
     assert _typed(remembered) == _typed(_converted(wire, integral=integral))
@@ -82,7 +88,6 @@ def test_a_struct_whose_maps_are_reordered_reads_as_the_same_object() -> None:
 
 
 def test_a_number_that_is_no_json_number_still_fails_to_read_back() -> None:
-    protojson._entries.clear()
     wire = protojson.struct_wire({"x": float("inf")}, read_back=False)
     with pytest.raises(ValueError, match="Fail to serialize inf"):
         protojson.struct_to_dict(struct_pb2.Struct.FromString(wire))
@@ -99,7 +104,6 @@ def test_an_object_written_for_one_reader_reads_for_the_other_as_its_struct_conv
 
 
 def test_a_written_object_is_remembered_for_the_reader_named() -> None:
-    protojson._entries.clear()
     protojson._to_dict.clear()
     protojson._to_go_dict.clear()
     protojson.struct_wire({"n": 1}, read_back=True)
@@ -112,8 +116,9 @@ def test_a_struct_built_field_by_field_holds_what_update_puts_in_it(obj: dict[st
     updated = struct_pb2.Struct()
     updated.update(obj)
     for _ in range(2):  # built, then from the fields remembered
-        protojson._entries.clear()
+        protojson._to_struct.clear()
         assert protojson.dict_to_struct(obj) == updated
+    assert protojson.dict_to_struct(obj) == updated  # remembered whole
 
 
 @pytest.mark.parametrize("obj", [o for _, o in OBJECTS], ids=[name for name, _ in OBJECTS])
@@ -122,6 +127,7 @@ def test_the_wire_of_an_object_is_its_structs_content(obj: dict[str, Any]) -> No
     updated = struct_pb2.Struct()
     updated.update(obj)
     for _ in range(2):  # built, then from the entries remembered
+        protojson._to_struct.clear()
         wire = protojson.struct_wire(obj)
         assert wire == updated.SerializeToString(deterministic=True)
         assert protojson._content(struct_pb2.Struct.FromString(wire)) == wire
