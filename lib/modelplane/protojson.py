@@ -10,6 +10,13 @@ pickle (a dict), which pin its content exactly, and handed out as a private copy
 The results are those of ``crossplane.function.resource``'s ``struct_to_dict``
 (``json_format.MessageToDict``: every number a float) and ``dict_to_struct``.
 
+A Struct's bytes are its map entries one after another, so ``struct_wire`` builds them
+entry by entry, each remembered by the pickle of its field and value: an object that
+changed seldom changed in every field, and a changed field whose value is a large object
+is built from that object's own entries the same way. It writes every map sorted as
+protobuf's deterministic serialization sorts it, so the bytes written are the content
+``struct_to_dict`` keys its conversions by (``_content``).
+
 An object written to a Struct in-process is often read back from one at once: the
 render engine writes an XR and what it observes for a function that reads them, the
 function writes what it desires for the engine that reads it. ``struct_wire(d,
@@ -22,7 +29,6 @@ from __future__ import annotations
 
 import math
 import pickle
-from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any, cast
 
@@ -30,26 +36,68 @@ from google.protobuf import struct_pb2
 
 __all__ = ["copy_json", "dict_to_struct", "struct_to_dict", "struct_wire"]
 
-# Conversions remembered per direction. A 100-cluster fleet's simulation comes back to an object
-# after more than 4,096 others: with that many, its conversions were forgotten before they served.
-_MAX_ENTRIES = 16384
-_to_dict: OrderedDict[bytes, bytes] = OrderedDict()  # Struct content (``_content``) -> pickle of the dict
-_to_go_dict: OrderedDict[bytes, bytes] = OrderedDict()  # the same, integral numbers as ints
-_to_struct: OrderedDict[bytes, bytes] = OrderedDict()  # pickle of the dict -> Struct wire bytes
-_entries: OrderedDict[bytes, bytes] = OrderedDict()  # pickle of a (field, value) pair -> its map entry's bytes
+
+class _Memo:
+    """Conversions remembered, in two generations of at most half of ``budget`` bytes each.
+
+    What is remembered goes in the young generation; once that is full, it becomes the old one
+    (the old one forgotten) and a new one starts. What is recalled from the old one moves to the
+    young one: what is used again stays, as in a least-recently-used cache, without reordering
+    anything on a hit. A 100-cluster fleet's simulation comes back to an object after tens of
+    thousands of others: a bound by bytes, not count, keeps those and bounds what they cost.
+    """
+
+    __slots__ = ("_budget", "_held", "_old", "young")
+
+    def __init__(self, budget: int) -> None:
+        self.young: dict[bytes, bytes] = {}  # read directly on the hot paths: ``young.get(key) or recall(key)``
+        self._old: dict[bytes, bytes] = {}
+        self._budget = budget
+        self._held = 0  # by the young generation
+
+    def recall(self, key: bytes) -> bytes | None:
+        found = self.young.get(key)
+        if found is None:
+            found = self._old.pop(key, None)
+            if found is not None:
+                self._add(key, found)
+        return found
+
+    def remember(self, key: bytes, value: bytes) -> None:
+        if key not in self.young:
+            self._old.pop(key, None)
+            self._add(key, value)
+
+    def _add(self, key: bytes, value: bytes) -> None:
+        self.young[key] = value
+        self._held += len(key) + len(value) + _OVERHEAD
+        if self._held > self._budget // 2:
+            self._old, self.young, self._held = self.young, {}, 0
+
+    def __contains__(self, key: bytes) -> bool:
+        return key in self.young or key in self._old
+
+    def __len__(self) -> int:
+        return len(self.young) + len(self._old)
+
+    def held(self) -> int:
+        """The bytes held, as counted against the budget."""
+        return self._held + sum(len(k) + len(v) + _OVERHEAD for k, v in self._old.items())
+
+    def clear(self) -> None:
+        self.young.clear()
+        self._old.clear()
+        self._held = 0
 
 
-def _remember(cache: OrderedDict[bytes, bytes], key: bytes, value: bytes) -> None:
-    cache[key] = value
-    if len(cache) > _MAX_ENTRIES:
-        cache.popitem(last=False)
-
-
-def _recall(cache: OrderedDict[bytes, bytes], key: bytes) -> bytes | None:
-    found = cache.get(key)
-    if found is not None:
-        cache.move_to_end(key)
-    return found
+# What a remembered conversion costs beyond its bytes: two bytes objects and a dict's slot.
+_OVERHEAD = 150
+_MIB = 1 << 20
+# At most 480 MiB in all. A 100-cluster fleet's preview holds about 130, 40, 180 and 140 MiB with no bound.
+_to_dict = _Memo(128 * _MIB)  # Struct content (``_content``) -> pickle of the dict
+_to_go_dict = _Memo(64 * _MIB)  # the same, integral numbers as ints
+_to_struct = _Memo(96 * _MIB)  # pickle of the dict -> Struct wire bytes: an object written again, unchanged
+_entries = _Memo(192 * _MIB)  # pickle of a (field, value) pair -> its map entry's bytes (``_entry``)
 
 
 def copy_json(obj: Any) -> Any:  # noqa: ANN401 - any JSON value
@@ -97,12 +145,12 @@ def struct_to_dict(s: struct_pb2.Struct, *, integral: bool = False) -> dict[str,
     """
     key = _content(s)
     cache = _to_go_dict if integral else _to_dict
-    found = _recall(cache, key)
+    found = cache.young.get(key) or cache.recall(key)
     if found is not None:
         return cast("dict[str, Any]", pickle.loads(found))  # noqa: S301 - our own bytes
     convert = _go_value if integral else _value
     out = {k: convert(x) for k, x in s.fields.items()}
-    _remember(cache, key, pickle.dumps(out, pickle.HIGHEST_PROTOCOL))
+    cache.remember(key, pickle.dumps(out, pickle.HIGHEST_PROTOCOL))
     return out
 
 
@@ -129,57 +177,99 @@ class _Unread(Exception):  # noqa: N818 - a signal, not an error: the value read
 def struct_wire(d: Mapping[str, Any], *, read_back: bool | None = None) -> bytes:
     """The wire bytes of a Struct holding ``d``: to merge into a message field, the cheapest way to fill it.
 
-    With ``read_back`` (False: numbers read back as floats, True: integral ones as ints, as
-    ``struct_to_dict``'s ``integral``), what reading those bytes back gives is remembered too.
+    They are the Struct's content (``_content``): every map sorted by key. With ``read_back``
+    (False: numbers read back as floats, True: integral ones as ints, as ``struct_to_dict``'s
+    ``integral``), what reading those bytes back gives is remembered too.
     """
     try:
-        key = pickle.dumps(d, pickle.HIGHEST_PROTOCOL)
+        key: bytes | None = pickle.dumps(d, pickle.HIGHEST_PROTOCOL)
     except (pickle.PicklingError, TypeError, AttributeError):
         key = None
-    if key is not None and (found := _recall(_to_struct, key)) is not None:
-        return found
-    wire = _entries_wire(d)
+    if key is not None and (found := _to_struct.young.get(key) or _to_struct.recall(key)) is not None:
+        return found  # what reading it back gives was remembered with it
+    wire, whole = _fields_wire(d, _DEPTH)
     if key is not None:
-        _remember(_to_struct, key, wire)
-        if read_back is not None:
-            _remember_read_back(struct_pb2.Struct.FromString(wire), d, integral=read_back)
+        _to_struct.remember(key, wire)
+        if read_back is not None and whole:
+            _remember_read_back(wire, d, integral=read_back)
     return wire
 
 
-def _entries_wire(d: Mapping[str, Any]) -> bytes:
-    """The bytes of a Struct holding ``d``: one map entry per field, each built once per content.
+# How deep a changed object is rebuilt from its fields' remembered entries (deeper, it is encoded whole), and
+# the size (of its pickle) from which it is: an object that changed seldom changed in every field.
+_DEPTH = 3
+_SPLIT = 256
 
-    A Struct's bytes are its map entries one after another, and an object that changed
-    seldom changed in every field (an XR's status moves, its spec and metadata stay).
+
+def _fields_wire(d: Mapping[str, Any], depth: int) -> tuple[bytes, bool]:
+    """The bytes of a Struct holding ``d`` (its map entries, sorted by key), and whether each could be remembered.
+
+    A Struct's bytes are its map entries one after another, each built once per content. A
+    nested Struct's are too, so a changed entry whose value is an object is built from its own
+    fields' entries (down to ``depth``).
     """
-    parts = []
+    parts: list[tuple[str, bytes]] = []
+    whole = True  # every entry could be remembered: its key pins its content
     for k, v in d.items():
         try:
             key: bytes | None = pickle.dumps((k, v), pickle.HIGHEST_PROTOCOL)
         except (pickle.PicklingError, TypeError, AttributeError):
-            key = None
-        entry = _recall(_entries, key) if key is not None else None
+            key, whole = None, False
+        entry = (_entries.young.get(key) or _entries.recall(key)) if key is not None else None
         if entry is None:
-            one = struct_pb2.Struct()
-            one.update({k: v})
-            entry = one.SerializeToString()
+            entry = _entry(k, v, depth, split=key is not None and len(key) >= _SPLIT)
             if key is not None:
-                _remember(_entries, key, entry)
-        parts.append(entry)
-    return b"".join(parts)
+                _entries.remember(key, entry)
+        parts.append((k, entry))
+    parts.sort(key=_order)
+    return b"".join([entry for _, entry in parts]), whole
 
 
-def _remember_read_back(s: struct_pb2.Struct, d: Mapping[str, Any], *, integral: bool) -> None:
-    """Remember what ``struct_to_dict`` gives for ``s``, which ``update`` built from ``d``."""
+def _order(part: tuple[str, bytes]) -> bytes:
+    """Where a map entry goes in ``_content``: by its key's UTF-8 bytes, a key before any it is a prefix of.
+
+    So protobuf's deterministic serialization orders string keys (byte 0xFF is in no UTF-8 text).
+    """
+    return part[0].encode() + b"\xff"
+
+
+def _entry(k: str, v: Any, depth: int, *, split: bool) -> bytes:  # noqa: ANN401 - any JSON value
+    """The bytes of the map entry ``k: v`` of a Struct's ``fields`` (as the Struct's own, field 1)."""
+    if split and depth > 0 and type(v) is dict and v and type(k) is str:
+        inner, _ = _fields_wire(v, depth - 1)
+        name = k.encode()
+        # key (field 1) and value (field 2, a Value whose struct_value is field 5); the entry is field 1.
+        value = b"\x2a" + _varint(len(inner)) + inner
+        body = b"\x0a" + _varint(len(name)) + name + b"\x12" + _varint(len(value)) + value
+        return b"\x0a" + _varint(len(body)) + body
+    one = struct_pb2.Struct()
+    one.update({k: v})
+    encoded: bytes = one.SerializeToString(deterministic=True)
+    return encoded
+
+
+def _varint(n: int) -> bytes:
+    """``n`` as a protobuf varint: seven bits a byte, the high bit says more follow."""
+    if n < 0x80:
+        return bytes((n,))
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _remember_read_back(key: bytes, d: Mapping[str, Any], *, integral: bool) -> None:
+    """Remember what ``struct_to_dict`` gives for the Struct of content ``key``, which ``update`` builds from ``d``."""
     cache = _to_go_dict if integral else _to_dict
-    key = _content(s)
     if key in cache:
         return
     try:
         read = _read_object(d, integral=integral)
     except _Unread:
         return
-    _remember(cache, key, pickle.dumps(read, pickle.HIGHEST_PROTOCOL))
+    cache.remember(key, pickle.dumps(read, pickle.HIGHEST_PROTOCOL))
 
 
 def _read_object(d: Mapping[str, Any], *, integral: bool) -> dict[str, Any]:

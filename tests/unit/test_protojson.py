@@ -8,6 +8,7 @@ integral ones as ints), lists for tuples, and an object no conversion reads must
 from __future__ import annotations
 
 import json
+import random
 from typing import Any
 
 import pytest
@@ -23,6 +24,22 @@ OBJECTS: list[tuple[str, dict[str, Any]]] = [
         {"items": [[1, 2.5], {"x": [True, None, {"y": 7}]}, (3, "t")], "empty": [], "none": {}},
     ),
     (
+        "keys that prefix others",
+        {"metadata": {"name": "n", "namespace": "ns", "nam": 1, "": 2, "names": {"a": 1, "ab": 2, "b": 3}}},
+    ),
+    ("keys beyond ASCII", {"é": 1, "e": {"\u00ff": 2, "z": 3, "\U0001f600": 4, "\uffff": 5}}),
+    (
+        "objects large enough to be built from their fields",
+        {
+            "spec": {
+                "forProvider": {"manifest": {"metadata": {"name": "x" * 300, "labels": {"a": "1"}}, "data": {}}},
+                "list": [{"k": "v" * 300}],
+                "empty": {},
+            },
+            "status": {"conditions": [{"type": "Ready", "message": "m" * 400}], "n": 2**53 + 1},
+        },
+    ),
+    (
         "manifest",
         {
             "apiVersion": "apps/v1",
@@ -32,6 +49,13 @@ OBJECTS: list[tuple[str, dict[str, Any]]] = [
         },
     ),
 ]
+
+
+@pytest.fixture(autouse=True)
+def _forget() -> None:
+    """Each test starts with nothing remembered."""
+    for memo in (protojson._to_struct, protojson._entries, protojson._to_dict, protojson._to_go_dict):
+        memo.clear()
 
 
 def _typed(value: Any) -> str:
@@ -49,7 +73,6 @@ def _converted(wire: bytes, *, integral: bool) -> dict[str, Any]:
 @pytest.mark.parametrize("integral", [False, True], ids=["floats", "integral"])
 @pytest.mark.parametrize("obj", [o for _, o in OBJECTS], ids=[name for name, _ in OBJECTS])
 def test_a_written_object_reads_back_as_its_struct_converts(obj: dict[str, Any], *, integral: bool) -> None:
-    protojson._to_struct.clear()
     wire = protojson.struct_wire(obj, read_back=integral)
     remembered = protojson.struct_to_dict(struct_pb2.Struct.FromString(wire), integral=integral)
     assert _typed(remembered) == _typed(_converted(wire, integral=integral))
@@ -65,14 +88,22 @@ def test_a_struct_whose_maps_are_reordered_reads_as_the_same_object() -> None:
 
 
 def test_a_number_that_is_no_json_number_still_fails_to_read_back() -> None:
-    protojson._to_struct.clear()
     wire = protojson.struct_wire({"x": float("inf")}, read_back=False)
     with pytest.raises(ValueError, match="Fail to serialize inf"):
         protojson.struct_to_dict(struct_pb2.Struct.FromString(wire))
 
 
+@pytest.mark.parametrize("obj", [o for _, o in OBJECTS], ids=[name for name, _ in OBJECTS])
+def test_an_object_written_for_one_reader_reads_for_the_other_as_its_struct_converts(obj: dict[str, Any]) -> None:
+    protojson._to_dict.clear()
+    protojson._to_go_dict.clear()
+    wire = protojson.struct_wire(obj, read_back=False)
+    for integral in (True, False):
+        read = protojson.struct_to_dict(struct_pb2.Struct.FromString(wire), integral=integral)
+        assert _typed(read) == _typed(_converted(wire, integral=integral))
+
+
 def test_a_written_object_is_remembered_for_the_reader_named() -> None:
-    protojson._to_struct.clear()
     protojson._to_dict.clear()
     protojson._to_go_dict.clear()
     protojson.struct_wire({"n": 1}, read_back=True)
@@ -87,3 +118,87 @@ def test_a_struct_built_field_by_field_holds_what_update_puts_in_it(obj: dict[st
     for _ in range(2):  # built, then from the fields remembered
         protojson._to_struct.clear()
         assert protojson.dict_to_struct(obj) == updated
+    assert protojson.dict_to_struct(obj) == updated  # remembered whole
+
+
+@pytest.mark.parametrize("obj", [o for _, o in OBJECTS], ids=[name for name, _ in OBJECTS])
+def test_the_wire_of_an_object_is_its_structs_content(obj: dict[str, Any]) -> None:
+    """Written bytes key what reading them gives: they are what ``_content`` makes of their Struct."""
+    updated = struct_pb2.Struct()
+    updated.update(obj)
+    for _ in range(2):  # built, then from the entries remembered
+        protojson._to_struct.clear()
+        wire = protojson.struct_wire(obj)
+        assert wire == updated.SerializeToString(deterministic=True)
+        assert protojson._content(struct_pb2.Struct.FromString(wire)) == wire
+    changed = {**obj, "extra": {"name": "y" * 300, "more": obj}}
+    updated.update({"extra": changed["extra"]})
+    assert protojson.struct_wire(changed) == updated.SerializeToString(deterministic=True)
+
+
+def test_an_object_that_does_not_convert_fails_as_update_does() -> None:
+    bads: list[Any] = [{"x": object()}, {1: "one"}, {"x": {"y": {2: "two"}, "pad": "p" * 300}}]
+    for bad in bads:
+        with pytest.raises((TypeError, ValueError, AttributeError)):
+            struct_pb2.Struct().update(bad)
+        with pytest.raises((TypeError, ValueError, AttributeError)):
+            protojson.struct_wire(bad)
+
+
+def test_what_is_remembered_is_bounded_by_its_bytes() -> None:
+    memo = protojson._Memo(3 * (protojson._OVERHEAD + 20))
+    for n in range(5):
+        memo.remember(b"key%d" % n, b"v" * 16)
+    assert len(memo) == 3
+    assert memo.held() <= 3 * (protojson._OVERHEAD + 20)
+    assert memo.recall(b"key0") is None
+    assert memo.recall(b"key4") == b"v" * 16
+    memo.recall(b"key2")  # used: kept over key3
+    memo.remember(b"key5", b"v" * 16)
+    assert b"key2" in memo
+    assert b"key3" not in memo
+
+
+def test_a_handed_out_object_is_the_callers_to_change() -> None:
+    obj: dict[str, Any] = {"spec": {"list": [1, {"a": "b" * 300}]}}
+    wire = protojson.struct_wire(obj, read_back=True)
+    first = protojson.struct_to_dict(struct_pb2.Struct.FromString(wire), integral=True)
+    first["spec"]["list"].append("changed")
+    again = protojson.struct_to_dict(struct_pb2.Struct.FromString(wire), integral=True)
+    assert again == {"spec": {"list": [1, {"a": "b" * 300}]}}
+    obj["spec"]["list"][1]["a"] = "c"
+    assert protojson.struct_to_dict(struct_pb2.Struct.FromString(wire), integral=True) == again
+
+
+def _random_value(rng: random.Random, depth: int) -> Any:
+    pick = rng.randrange(10 if depth < 4 else 7)
+    if pick == 0:
+        return rng.choice(["", "text", "é", "name", "namespace"])
+    if pick == 1:
+        return rng.choice([None, True, False])
+    if pick == 2:
+        return rng.choice([0, 1, -7, 2**53, 2**53 + 1, -(2**53) - 1, 2**63 - 1, 2**63, 2**64 + 3, -(2**63)])
+    if pick == 3:
+        return rng.choice([0.0, -0.0, 0.5, 4.0, 1e300, -2.5e-7, 9.2233720368547758e18, float(2**63)])
+    if pick in (4, 5, 6):
+        return rng.choice(["a", "b", 3])
+    if pick in (7, 8):
+        return {rng.choice(["a", "ab", "b", "ba", "x" * 40]): _random_value(rng, depth + 1) for _ in range(4)}
+    items = [_random_value(rng, depth + 1) for _ in range(rng.randrange(4))]
+    return tuple(items) if rng.random() < 0.3 else items
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_objects_read_back_as_their_structs_convert(seed: int) -> None:
+    rng = random.Random(seed)  # noqa: S311 - a fixed sequence of cases, no secret
+    obj = {f"k{n}": _random_value(rng, 0) for n in range(6)}
+    obj["big"] = {"pad": "p" * 300, "inner": _random_value(rng, 1)}  # built from its fields' entries
+    for integral in (False, True):
+        protojson._to_dict.clear()
+        protojson._to_go_dict.clear()
+        wire = protojson.struct_wire(obj, read_back=integral)
+        updated = struct_pb2.Struct()
+        updated.update(obj)
+        assert wire == updated.SerializeToString(deterministic=True)
+        remembered = protojson.struct_to_dict(struct_pb2.Struct.FromString(wire), integral=integral)
+        assert _typed(remembered) == _typed(_converted(wire, integral=integral))
