@@ -159,6 +159,32 @@ def test_what_is_remembered_is_bounded_by_its_bytes() -> None:
     assert b"key3" not in memo
 
 
+def test_a_simulation_lets_more_be_remembered_and_never_less() -> None:
+    memo = protojson._Memo(3 * (protojson._OVERHEAD + 20))
+    memo.grow(6 * (protojson._OVERHEAD + 20))
+    for n in range(5):
+        memo.remember(b"key%d" % n, b"v" * 16)
+    assert len(memo) == 5
+    memo.grow(protojson._OVERHEAD)  # less than it holds: no change
+    memo.remember(b"key5", b"v" * 16)
+    assert len(memo) == 6
+
+
+@pytest.mark.parametrize("total", [protojson.SIMULATION_BUDGET, 2 * protojson.SIMULATION_BUDGET], ids=["sim", "twice"])
+def test_remember_up_to_shares_the_total_among_the_caches(total: int) -> None:
+    memos = (protojson._to_dict, protojson._to_go_dict, protojson._to_struct, protojson._entries)
+    before = [m._budget for m in memos]
+    try:
+        protojson.remember_up_to(total)
+        after = [m._budget for m in memos]
+        assert all(a >= b for a, b in zip(after, before, strict=True))
+        assert sum(after) >= total - len(memos)
+        assert max(after) == after[-1]  # the field entries, reused most, get the largest share
+    finally:
+        for m, b in zip(memos, before, strict=True):
+            m._budget = b
+
+
 def test_a_handed_out_object_is_the_callers_to_change() -> None:
     obj: dict[str, Any] = {"spec": {"list": [1, {"a": "b" * 300}]}}
     wire = protojson.struct_wire(obj, read_back=True)

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from modelplane import protojson
 from modelplane.kinds import BY_KIND
 from modelplane.preview.collector import paused
 from modelplane.preview.manifests import Key, Loaded, Manifest, is_modelplane, key_of
@@ -282,6 +283,8 @@ def simulate(  # noqa: PLR0913, PLR0915 - optional keywords; one loop whose step
                 return moved
         return moved
 
+    # The simulation comes back to an object after tens of thousands of others: its conversions are kept.
+    protojson.remember_up_to(protojson.SIMULATION_BUDGET)
     with paused():
         for n in range(1, max_passes + 1):
             before = dict(states.items())
