@@ -297,7 +297,11 @@ CASES = [
 
 @pytest.mark.parametrize("case", CASES)
 def test_render(case: Case) -> None:
-    toy = ToyRunner()
+    _renders_as_wanted(case, ToyRunner())
+
+
+def _renders_as_wanted(case: Case, toy: ToyRunner) -> None:
+    """``case`` rendered with ``toy`` as its function gives what it wants, in the calls it wants."""
     got = render(
         RenderInputs(
             xr=XR,
@@ -512,19 +516,7 @@ _WAITS = [
 def test_a_function_that_waits_renders_as_one_that_does_not(
     case: Case, wait: Callable[[], Coroutine[Any, Any, None]]
 ) -> None:
-    toy = WaitingRunner(wait)
-    got = render(
-        RenderInputs(
-            xr=XR,
-            composition=_comp(*case.scripts),
-            observed=case.observed,
-            required=case.required,
-            context=case.context,
-            functions={"toy": toy},
-        )
-    )
-    assert got == case.want
-    assert toy.calls == case.calls
+    _renders_as_wanted(case, WaitingRunner(wait))
 
 
 @pytest.mark.parametrize(
