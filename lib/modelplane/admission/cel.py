@@ -6,12 +6,14 @@ import functools
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import celpy
+import lark
 from celpy import celtypes
 from celpy.adapter import json_to_cel
+from celpy.celparser import CELParseError
 from celpy.evaluation import CELEvalError
 
 from modelplane.admission.documents import JSON, Schema
@@ -71,11 +73,16 @@ class Rule:
     @property
     def transition(self) -> bool:
         """Whether the rule compares with the old object (on create only with ``optionalOldSelf``)."""
-        return re.search(r"\boldSelf\b", self.rule) is not None
+        return _reads_old_self(self.rule)
 
     def evaluated(self, old: object) -> bool:
         """Whether the API server evaluates the rule given the old value (``ABSENT`` when there is none)."""
         return not self.transition or self.optional_old_self or old is not ABSENT
+
+
+@functools.cache
+def _reads_old_self(rule: str) -> bool:
+    return re.search(r"\boldSelf\b", rule) is not None
 
 
 @dataclass(frozen=True)
@@ -188,75 +195,218 @@ def _to_cel(value: JSON, node: Schema | None) -> Any:  # noqa: ANN401, PLR0911 -
     return json_to_cel(value)
 
 
-# Verdicts by rule, schema node and value: a fleet's manifests repeat the same blocks (topologies,
-# templates, pools) many times over, and evaluating a rule is slow next to serialising its value.
-# The node is kept beside its verdict, so an id reused by another node cannot answer for it.
+# Verdicts by rule, schema node and what of the value the rule reads (``reads``): a fleet's
+# manifests repeat the same blocks (topologies, templates, pools) many times over, and
+# evaluating a rule is slow next to projecting its value. The node is kept beside its verdict,
+# so an id reused by another node cannot answer for it. Only verdicts without an error are
+# remembered: an error's message may quote a part of the value the projection leaves out.
 _VERDICTS: dict[tuple[str, int, str], tuple[Schema, tuple[bool, str | None]]] = {}
 _MAX_VERDICTS = 65536
 
 
-# ``self`` and what follows it: a field (``self.x``), or a macro or method on the whole (``self.all(``).
-_SELF = re.compile(r"\bself\b(\s*\.\s*([A-Za-z_][A-Za-z0-9_]*)(\s*\()?)?")
+@dataclass
+class Reads:
+    """What a rule reads of one value it reaches from ``self``.
+
+    A value reached but not read at all (``has(self.f)`` only asks whether ``f`` is there) has
+    every flag off and no fields.
+    """
+
+    whole: bool = False  # compared, computed with, passed to a function: all of it
+    size: bool = False  # size(v) or v.size(): its length
+    each: Reads | None = None  # iterated by a macro: each item of a list, each key of a map
+    fields: dict[str, Reads] = field(default_factory=dict)  # v.f: fields selected
 
 
-# How a rule reads a field of ``self``, least to most: only whether it is there, only its size, its value.
-_HAS, _SIZE, _VALUE = 0, 1, 2
-_WRAPPED = {_HAS: re.compile(r"(?<![\w.])has\s*\(\s*$"), _SIZE: re.compile(r"(?<![\w.])size\s*\(\s*$")}
+_Tree = lark.Tree[Any]
+_MACROS = frozenset({"all", "exists", "exists_one", "map", "filter"})
+# cel-python's two other macros bind differently (reduce: two variables; min: none).
+_OTHER_MACROS = frozenset({"reduce", "min"})
+# Nodes of cel-python's grammar that wrap one sub-expression unchanged.
+_WRAPPERS = frozenset(
+    {"expr", "conditionalor", "conditionaland", "relation", "addition", "multiplication", "unary", "member", "primary"}
+)
+
+
+class _Unknown(Exception):  # noqa: N818 - a signal, caught in reads()
+    """A construct whose reads of ``self`` are not modelled: the rule reads all of it."""
+
+
+def _unwrap(tree: _Tree) -> _Tree:
+    """The expression a chain of one-child grammar nodes (and parentheses) wraps."""
+    while (tree.data in _WRAPPERS or tree.data == "paren_expr") and len(tree.children) == 1:
+        (child,) = tree.children
+        if not isinstance(child, lark.Tree):
+            break
+        tree = child
+    return tree
+
+
+def _ident(tree: _Tree) -> str | None:
+    tree = _unwrap(tree)
+    if tree.data == "ident" and len(tree.children) == 1:
+        return str(tree.children[0])
+    return None
+
+
+class _Reader:
+    """Walks a rule's syntax tree, recording what each path from ``self`` reads (``Reads``)."""
+
+    def __init__(self) -> None:
+        self.root = Reads()
+
+    def path(self, tree: _Tree, env: dict[str, Reads | None]) -> Reads | None:
+        """The value ``tree`` denotes, when it is ``self``, a macro variable or a field of either."""
+        tree = _unwrap(tree)
+        if tree.data == "ident":
+            name = _ident(tree)
+            if name in env:
+                return env[name]
+            return self.root if name == "self" else None
+        if tree.data == "member_dot":
+            target, name_token = tree.children
+            found = self.path(target, env)
+            if found is None:
+                self.use(target, env)
+                return None
+            return found.fields.setdefault(str(name_token), Reads())
+        return None
+
+    def use(self, tree: _Tree, env: dict[str, Reads | None]) -> None:
+        """Record that the value of ``tree`` is used whole."""
+        found = self.path(tree, env)
+        if found is not None:
+            found.whole = True
+            return
+        tree = _unwrap(tree)
+        if tree.data in {"dot_ident", "dot_ident_arg"}:
+            raise _Unknown  # a name resolved from the root (.self)
+        if tree.data == "ident_arg":
+            self.call(str(tree.children[0]), tree.children[1:], env)
+        elif tree.data == "member_dot_arg":
+            self.method(tree.children[0], str(tree.children[1]), tree.children[2:], env)
+        elif tree.data != "member_dot":  # member_dot: path() has used its target
+            for child in tree.children:
+                if isinstance(child, lark.Tree):
+                    self.use(child, env)
+
+    def call(self, name: str, rest: list[Any], env: dict[str, Reads | None]) -> None:
+        args = _args(rest)
+        if name == "has" and len(args) == 1:
+            arg = _unwrap(args[0])
+            if arg.data == "member_dot":
+                target = self.path(arg.children[0], env)
+                if target is not None:
+                    target.fields.setdefault(str(arg.children[1]), Reads())
+                    return
+        if name == "size" and len(args) == 1 and (found := self.path(args[0], env)) is not None:
+            found.size = True
+            return
+        for arg in args:
+            self.use(arg, env)
+
+    def method(self, target: _Tree, name: str, rest: list[Any], env: dict[str, Reads | None]) -> None:
+        args = _args(rest)
+        if name in _OTHER_MACROS:
+            raise _Unknown
+        if name in _MACROS:
+            var = _ident(args[0]) if len(args) == 2 else None  # a variable and an expression
+            if var is None:
+                raise _Unknown
+            found = self.path(target, env)
+            if found is None:
+                self.use(target, env)
+                self.use(args[1], {**env, var: None})
+                return
+            found.each = found.each or Reads()
+            self.use(args[1], {**env, var: found.each})
+            return
+        if name == "size" and not args and (found := self.path(target, env)) is not None:
+            found.size = True
+            return
+        self.use(target, env)
+        for arg in args:
+            self.use(arg, env)
+
+
+def _args(rest: list[Any]) -> list[_Tree]:
+    """The arguments of a call: its ``exprlist``, if any."""
+    if not rest or not isinstance(rest[0], lark.Tree):
+        return []
+    return [c for c in rest[0].children if isinstance(c, lark.Tree)]
 
 
 @functools.cache
-def field_uses(rule: str) -> dict[str, int] | None:
-    """How a rule reads each field of ``self``: in ``has(self.f)``, in ``size(self.f)``, or more.
+def reads(rule: str) -> Reads | None:
+    """What a rule reads of ``self``; None when it does not parse or reads it in a way not modelled.
 
-    None unless the rule reads ``self`` only as ``self.<field>``. Such a rule's verdict depends on
-    those fields alone, as it reads them, so two objects that agree on them get the same verdict.
+    The reads are by field selection (``self.a.b``), presence (``has(self.a)``), size and macro
+    iteration (``self.a.all(x, ...)``, ``x`` then reading each item); any other use of a value
+    reads all of it. Two values that agree on what a rule reads get the same verdict.
     """
-    text = STRING_LITERAL.sub("''", rule)
-    uses: dict[str, int] = {}
-    for match in _SELF.finditer(text):
-        if match.group(2) is None or match.group(3) is not None:
-            return None
-        closed = text[match.end() :].lstrip().startswith(")")
-        before = text[: match.start()]
-        how = next((h for h, p in _WRAPPED.items() if closed and p.search(before)), _VALUE)
-        uses[match.group(2)] = max(how, uses.get(match.group(2), _HAS))
-    return uses
+    try:
+        tree = compile_rule(rule).ast
+        reader = _Reader()
+        reader.use(tree, {})
+    except (_Unknown, CELParseError, ValueError, TypeError, AttributeError, IndexError, RecursionError):
+        return None
+    return reader.root
 
 
-def _read_part(rule: str, value: JSON) -> JSON:
-    """What of ``value`` the verdict of ``rule`` depends on."""
-    uses = field_uses(rule)
-    if uses is None or not isinstance(value, dict):
+_WHOLE = Reads(whole=True)
+_NOTHING = Reads()
+
+
+def _projection(value: JSON, read: Reads) -> JSON:
+    """``value`` as far as ``read`` sees it: equal projections, equal verdicts (JSON, order kept).
+
+    Raises:
+        TypeError: a map has a key that is not a string (CEL reads ``True`` as ``"True"``, JSON as ``"true"``).
+    """
+    if read.whole:
+        if not _string_keys(value):
+            msg = "a map key is not a string"
+            raise TypeError(msg)
         return value
-    part: dict[str, JSON] = {}
-    for name, how in sorted(uses.items()):
-        if name not in value:
-            continue
-        found = value[name]
-        if how == _HAS:
-            part[name] = ["present", found is None]
-        elif how == _SIZE and isinstance(found, (str, list, dict)):
-            part[name] = ["size", len(found)]
-        else:
-            part[name] = found
-    return part
+    if read == _NOTHING:  # only whether it is there, which the map holding it tells
+        return 0
+    if isinstance(value, dict):
+        if not all(isinstance(k, str) for k in value):
+            msg = "a map key is not a string"
+            raise TypeError(msg)
+        keys = list(value) if read.each is not None or read.size else None
+        return ["map", keys, {k: _projection(value[k], r) for k, r in read.fields.items() if k in value}]
+    if isinstance(value, list):
+        if read.each is None:
+            return ["list", len(value)]
+        return ["list", [_projection(v, read.each) for v in value]]
+    return value  # a scalar: all of it
+
+
+def _string_keys(value: JSON) -> bool:
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _string_keys(v) for k, v in value.items())
+    if isinstance(value, list):
+        return all(_string_keys(v) for v in value)
+    return True
 
 
 def _evaluate(rule: Rule, value: JSON, node: Schema, old: JSON = ABSENT) -> tuple[bool, str | None]:
-    if rule.transition:  # verdicts are cached by the new value alone
+    if rule.transition:  # verdicts are remembered by the new value alone
         return _evaluate_now(rule, value, node, old)
+    read = reads(rule.rule) or _WHOLE
     try:
-        part = _read_part(rule.rule, value)
-        key = (rule.rule, id(node), json.dumps(part, sort_keys=True, separators=(",", ":")))
-    except (TypeError, ValueError):  # not JSON (a YAML timestamp, say): evaluate it every time
+        key = (rule.rule, id(node), json.dumps(_projection(value, read), separators=(",", ":")))
+    except (TypeError, ValueError, RecursionError):  # not JSON (a map key not a string, say): evaluate every time
         return _evaluate_now(rule, value, node)
     found = _VERDICTS.get(key)
     if found is not None and found[0] is node:
         return found[1]
     verdict = _evaluate_now(rule, value, node)
-    if len(_VERDICTS) >= _MAX_VERDICTS:
-        _VERDICTS.clear()
-    _VERDICTS[key] = (node, verdict)
+    if verdict[1] is None:
+        if len(_VERDICTS) >= _MAX_VERDICTS:
+            _VERDICTS.clear()
+        _VERDICTS[key] = (node, verdict)
     return verdict
 
 
