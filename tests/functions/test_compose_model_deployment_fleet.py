@@ -16,6 +16,7 @@ import pytest
 from crossplane.function import resource
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
+from compose_model_deployment import clusters
 from compose_model_deployment.clusters import cluster_facts, model_facts
 from compose_model_deployment.fleet import FleetReader
 from compose_model_deployment.replicas import occupancy_of
@@ -330,6 +331,30 @@ def test_a_cluster_is_remembered_from_the_previous_call_only() -> None:
     again = reader.read(clusters(east), LLM).view.clusters["east"]
     assert again == first
     assert again is not first  # every call reads every cluster: only the previous call's are kept
+
+
+_SCHEDULER_LACKING = {"name": "scheduler", "mode": "Existing", "ready": False, "neededBy": "All", "message": "gone"}
+_GATEWAY_READY = {"name": "gateway", "mode": "Managed", "ready": True, "neededBy": "All"}
+
+
+@pytest.mark.parametrize(
+    "components",
+    [
+        pytest.param([[_SCHEDULER_LACKING], [_SCHEDULER_LACKING]], id="unchanged"),
+        pytest.param([[_SCHEDULER_LACKING], [_GATEWAY_READY]], id="installed"),
+        pytest.param([[_GATEWAY_READY], [_SCHEDULER_LACKING, _GATEWAY_READY], None], id="lacking-then-none"),
+        pytest.param([[_GATEWAY_READY], [{**_GATEWAY_READY, "mode": "Sideways"}]], id="then-unclear"),
+    ],
+)
+def test_a_cluster_read_after_others_reads_as_read_afresh(components: list[list[dict[str, Any]] | None]) -> None:
+    # A cluster's parts are remembered by their bytes: each reads as a first read does.
+    for listed in components:
+        body = _mutated(CLUSTER, ("status", "components"), listed)
+        got = read_one("InferenceCluster", resource.dict_to_struct(body), cluster_facts, InferenceCluster, model_facts)
+        clusters.forget()
+        assert got == read_one(
+            "InferenceCluster", resource.dict_to_struct(body), cluster_facts, InferenceCluster, model_facts
+        )
 
 
 def test_only_its_own_replicas_in_its_namespace_are_listed() -> None:
