@@ -16,6 +16,7 @@ import pytest
 from crossplane.function import resource
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
+from compose_model_deployment import clusters
 from compose_model_deployment.clusters import cluster_facts, model_facts
 from compose_model_deployment.fleet import FleetReader
 from compose_model_deployment.replicas import occupancy_of
@@ -272,6 +273,88 @@ def test_a_changed_object_is_read_again() -> None:
     after = _mutated(_mutated(before, ("metadata", "resourceVersion"), "8"), ("spec", "poolName"), "h200")
     assert reader.read(_request(before), LLM).listed[0].roles[0].pool == "h100"
     assert reader.read(_request(after), LLM).listed[0].roles[0].pool == "h200"
+
+
+def _versioned(body: dict[str, Any], uid: str, version: str) -> dict[str, Any]:
+    return _mutated(_mutated(body, ("metadata", "uid"), uid), ("metadata", "resourceVersion"), version)
+
+
+LLM_0 = _versioned(REPLICA, "u-llm", "7")
+PD_0 = _versioned(PD_REPLICA, "u-pd", "3")
+
+
+@pytest.mark.parametrize(
+    ("remembered", "between", "reused"),
+    [
+        pytest.param(8, [PD_0], True, id="another-deployments-call-between"),
+        pytest.param(8, [PD_0, PD_0, PD_0], True, id="several-calls-between"),
+        pytest.param(2, [PD_0], True, id="kept-in-the-older-generation"),
+        pytest.param(
+            1, [PD_0, _versioned(PD_REPLICA, "u-pd", "4"), _versioned(PD_REPLICA, "u-pd", "5")], False, id="forgotten"
+        ),
+    ],
+)
+def test_a_replica_read_in_an_earlier_call_is_reused_while_remembered(
+    remembered: int, between: list[dict[str, Any]], reused: bool
+) -> None:
+    # Each call lists one deployment's replicas: the previous call's are mostly another deployment's.
+    reader = FleetReader(replicas=remembered)
+    first = reader.read(_request(LLM_0), LLM).listed
+    for body in between:
+        reader.read(_request(body), PD)
+    again = reader.read(_request(LLM_0), LLM).listed
+    assert again == first
+    assert (again[0] is first[0]) is reused
+
+
+def test_the_replicas_remembered_are_bounded() -> None:
+    reader = FleetReader(replicas=2)
+    for version in range(20):
+        reader.read(_request(_versioned(REPLICA, "u-llm", str(version))), LLM)
+        remembered = len(reader._previous["replicas"]) + len(reader._older)
+        assert remembered <= 2 * 2
+
+
+def test_a_cluster_is_remembered_from_the_previous_call_only() -> None:
+    reader = FleetReader()
+    east = _versioned(CLUSTER, "u-east", "1")
+    west = _versioned(_mutated(CLUSTER, ("metadata", "name"), "west"), "u-west", "1")
+
+    def clusters(body: dict[str, Any]) -> fnv1.RunFunctionRequest:
+        req = _request()
+        req.required_resources["clusters"].items.add().resource.update(body)
+        return req
+
+    first = reader.read(clusters(east), LLM).view.clusters["east"]
+    assert reader.read(clusters(east), LLM).view.clusters["east"] is first
+    reader.read(clusters(west), LLM)
+    again = reader.read(clusters(east), LLM).view.clusters["east"]
+    assert again == first
+    assert again is not first  # every call reads every cluster: only the previous call's are kept
+
+
+_SCHEDULER_LACKING = {"name": "scheduler", "mode": "Existing", "ready": False, "neededBy": "All", "message": "gone"}
+_GATEWAY_READY = {"name": "gateway", "mode": "Managed", "ready": True, "neededBy": "All"}
+
+
+@pytest.mark.parametrize(
+    "components",
+    [
+        pytest.param([[_SCHEDULER_LACKING], [_SCHEDULER_LACKING]], id="unchanged"),
+        pytest.param([[_SCHEDULER_LACKING], [_GATEWAY_READY]], id="installed"),
+        pytest.param([[_GATEWAY_READY], [_SCHEDULER_LACKING, _GATEWAY_READY], None], id="lacking-then-none"),
+        pytest.param([[_GATEWAY_READY], [{**_GATEWAY_READY, "mode": "Sideways"}]], id="then-unclear"),
+    ],
+)
+def test_a_cluster_read_after_others_reads_as_read_afresh(components: list[list[dict[str, Any]] | None]) -> None:
+    # A cluster's parts are remembered by their bytes: each reads as a first read does.
+    for listed in components:
+        body = _mutated(CLUSTER, ("status", "components"), listed)
+        got = read_one("InferenceCluster", resource.dict_to_struct(body), cluster_facts, InferenceCluster, model_facts)
+        clusters.forget()
+        assert got == read_one(
+            "InferenceCluster", resource.dict_to_struct(body), cluster_facts, InferenceCluster, model_facts
+        )
 
 
 def test_only_its_own_replicas_in_its_namespace_are_listed() -> None:

@@ -481,6 +481,39 @@ def test_reads_only_the_classes_its_pools_name() -> None:
     assert _resources(out)
 
 
+def _unreadable_class() -> dict[str, Any]:
+    body = gpu_class()
+    body["spec"]["devices"] = "not a list"
+    return body
+
+
+def _other_accelerator() -> dict[str, Any]:
+    body = gpu_class()
+    body["spec"]["devices"][0]["deviceClassName"] = "other.example.com"
+    return body
+
+
+@pytest.mark.parametrize(
+    ("first", "then"),
+    [
+        pytest.param(gpu_class(), gpu_class(), id="unchanged"),
+        pytest.param(_unreadable_class(), _unreadable_class(), id="unreadable-each-time"),
+        pytest.param(_unreadable_class(), gpu_class(), id="fixed"),
+        pytest.param(gpu_class(), _unreadable_class(), id="broken"),
+        pytest.param(gpu_class(), _other_accelerator(), id="changed"),
+    ],
+)
+def test_a_class_read_before_reads_as_read_afresh(first: dict[str, Any], then: dict[str, Any]) -> None:
+    # Classes are remembered by their exact bytes: a call after another reads as a first call does.
+    def call(body: dict[str, Any]) -> dict[str, Any]:
+        return _run(request(replica("tp4"), cluster_body=cluster(backend="Native"), classes=(body,)))
+
+    call(first)
+    again = call(then)
+    replica_fn._CLASSES.clear()
+    assert again == call(then)
+
+
 def test_extra_dra_devices_join_the_claim_and_synthetic_ones_do_not() -> None:
     xr = replica("tp8-pp2")
     xr["spec"]["nodeSelector"]["devices"] = [

@@ -85,7 +85,7 @@ def cluster_facts(fields: Fields) -> ClusterFacts | None:
     capacity = obj(status.get("capacity")) if status is not None else None
     overcommitted = strings(capacity.get("overcommitted")) if capacity is not None else frozenset()
     preempted = _preempted(capacity.get("preempted")) if capacity is not None else {}
-    lacking = _lacking(status.get("components")) if status is not None else ()
+    lacking = _lacking_once(status.get("components")) if status is not None else ()
     if not name or spec is None:
         return None
     info = ClusterInfo(
@@ -145,6 +145,7 @@ _Pools = list[tuple[str, str, int]]
 # once per distinct content, keyed by its bytes. The results are shared, read-only.
 _ENTRIES: dict[tuple[bytes, tuple[tuple[str, str, int], ...]], _Entry] = {}
 _POOLS: dict[bytes, _Pools] = {}
+_LACKING: dict[bytes, tuple[Lacking, ...]] = {}
 _ALIKE_LIMIT = 8192
 
 
@@ -152,6 +153,7 @@ def forget() -> None:
     """Forget the clusters' parts read so far (a cold read, for the bench)."""
     _ENTRIES.clear()
     _POOLS.clear()
+    _LACKING.clear()
 
 
 def _pools_once(value: Value) -> _Pools:
@@ -244,6 +246,13 @@ def _preemptible(per_node: int | None, value: Value) -> tuple[tuple[int, tuple[i
 
 _MODES = frozenset(Mode)
 _NEEDED_BY = frozenset(NeededBy)
+
+
+def _lacking_once(value: Value) -> tuple[Lacking, ...]:
+    """``status.components`` read once per distinct list (a cluster's status changes mostly in its capacity)."""
+    if value is None:
+        return _lacking(value)
+    return _once(_LACKING, value.SerializeToString(), partial(_lacking, value))
 
 
 def _lacking(value: Value) -> tuple[Lacking, ...]:

@@ -9,7 +9,9 @@ turns the clusters and classes into the ``FleetView`` the scheduler reads.
 
 Objects are read in place from their protobuf Structs (``clusters``, ``replicas``) and
 remembered by ``uid`` and ``resourceVersion``: in steady state a call reads only what
-changed, and reuses the view itself when no cluster or class changed.
+changed, and reuses the view itself when no cluster or class changed. The clusters and
+classes of the previous call are remembered (every call reads them all); the replicas of
+earlier calls too, up to a bound (each call reads another deployment's).
 """
 
 from __future__ import annotations
@@ -44,6 +46,10 @@ REQUIREMENTS = (CLUSTERS, CLASSES, OWN_REPLICAS)
 T = TypeVar("T")
 M = TypeVar("M", bound=pydantic.BaseModel)
 _Identity = tuple[str, str]
+_Reads = dict[_Identity, Read[Any]]
+# The deployments' replicas remembered across calls, per generation (two are kept): each entry is one
+# replica's ``Occupancy``, under 1 KiB, so a served function holds at most a few MiB of them.
+REMEMBERED_REPLICAS = 4096
 
 
 def request_requirements(rsp: fnv1.RunFunctionResponse, key: DeploymentKey) -> None:
@@ -76,35 +82,40 @@ class Fleet:
 
 
 class FleetReader:
-    """Reads the fleet of each call, reusing what it read from objects it saw unchanged in the previous one.
+    """Reads the fleet of each call, reusing what it read from objects it saw unchanged before.
 
     The API server gives an object a new ``resourceVersion`` whenever it changes,
     so an object with the ``uid`` and ``resourceVersion`` of one already read
     reads the same. Objects without both (rendered from files) are read every time.
-    Only the objects of the previous call are kept, so memory follows the fleet's size.
+    Of the clusters and classes, only those of the previous call are kept (every call
+    reads them all), so memory follows the fleet's size. The replicas are the calling
+    deployment's own: the previous call's are mostly another deployment's, so those of
+    earlier calls are kept too, in two generations of at most ``replicas`` each.
     """
 
-    def __init__(self) -> None:
-        """Start with nothing read."""
-        self._previous: dict[str, dict[_Identity, Read[Any]]] = {}
+    def __init__(self, replicas: int = REMEMBERED_REPLICAS) -> None:
+        """Start with nothing read; remember up to twice ``replicas`` replicas read."""
+        self._previous: dict[str, _Reads] = {}
+        self._older: _Reads = {}  # the replicas' older generation
+        self._replicas = replicas
         self._view: tuple[tuple[_Identity, ...], FleetView] | None = None
 
     def read(self, req: fnv1.RunFunctionRequest, key: DeploymentKey) -> Fleet:
         """Read the fetched InferenceClusters, InferenceClasses and the ModelReplicas of deployment ``key``."""
         clusters, cluster_ids, structs = self._read_each(CLUSTERS, req, cluster_facts, InferenceCluster, model_facts)
         classes, class_ids, _ = self._read_each(CLASSES, req, None, InferenceClass, _same)
-        replicas, _, _ = self._read_each(OWN_REPLICAS, req, occupancy_of, ModelReplica, replica_occupancy)
+        replicas, _, listed = self._read_each(OWN_REPLICAS, req, occupancy_of, ModelReplica, replica_occupancy)
         skipped = [r.skipped for reads in (clusters, classes, replicas) for r in reads if r.skipped is not None]
         ids = [*cluster_ids, *class_ids]
         identities = tuple(i for i in ids if i is not None) if None not in ids else None
         view = self._view[1] if self._view is not None and identities == self._view[0] else None
         if view is None:
-            view = _view(req, clusters, classes)
+            view = _view(structs, clusters, classes)
             if identities is not None:
                 self._view = (identities, view)
         # Only its own, in its namespace: a label selector is no proof of ownership.
         mine = [h for h in _values(replicas) if h.deployment == key and h.namespace == key.namespace]
-        deleting = {name for name, gone in map(name_and_deleting, _fields(OWN_REPLICAS, req)) if gone}
+        deleting = {name for name, gone in (name_and_deleting(s.fields) for s in listed) if gone}
         going = [h for h in mine if h.name in deleting]
         # The name a cluster read with (remembered by uid and resourceVersion), else read in place: every
         # cluster of the fleet is named at every call, so not by reading its struct again.
@@ -123,30 +134,35 @@ class FleetReader:
         of_model: Callable[[M], T | None],
     ) -> tuple[list[Read[T]], list[_Identity | None], list[structpb.Struct]]:
         previous = self._previous.get(requirement.name, {})
-        current: dict[_Identity, Read[Any]] = {}
+        # The replicas' reads go on into the same generation (the older one is looked up too); the others' start anew.
+        across = requirement is OWN_REPLICAS
+        older = self._older if across else {}
+        current: _Reads = previous if across else {}
         reads: list[Read[T]] = []
         identities: list[_Identity | None] = []
         structs = list(requirement.structs(req))
         for struct in structs:
             found = identity(struct.fields)
-            read = previous.get(found) if found is not None else None
+            read = (previous.get(found) or older.get(found)) if found is not None else None
             if read is None:
                 read = read_one(requirement.kind, struct, fast, model, of_model)
             if found is not None:
                 current[found] = read
             reads.append(read)
             identities.append(found)
+        if across and len(current) >= self._replicas:
+            self._older, current = current, {}
         self._previous[requirement.name] = current
         return reads, identities, structs
 
 
 def _view(
-    req: fnv1.RunFunctionRequest, clusters: list[Read[ClusterFacts]], classes: list[Read[InferenceClass]]
+    structs: Sequence[structpb.Struct], clusters: list[Read[ClusterFacts]], classes: list[Read[InferenceClass]]
 ) -> FleetView:
     """Build the view; a cluster that exists but does not read is unreadable, or leaving when being deleted."""
     facts: list[ClusterFacts] = []
     unreadable: dict[str, str] = {}
-    for struct, read in zip(CLUSTERS.structs(req), clusters, strict=True):
+    for struct, read in zip(structs, clusters, strict=True):
         if read.value is not None:
             facts.append(read.value)
             continue
@@ -163,10 +179,6 @@ def _view(
 
 def _leaving(name: str) -> ClusterInfo:
     return ClusterInfo(name, {}, cordoned=False, ready=False, not_ready="it cannot be read", pools=(), deleting=True)
-
-
-def _fields(requirement: Requirement, req: fnv1.RunFunctionRequest) -> Iterable[Fields]:
-    return (struct.fields for struct in requirement.structs(req))
 
 
 def _same(klass: InferenceClass) -> InferenceClass:

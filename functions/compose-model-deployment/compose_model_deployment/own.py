@@ -133,27 +133,47 @@ def spec_revision(spec: Mapping[str, Any]) -> str:
     return found
 
 
-# What each composed replica reads as, by its exact bytes: a deployment reads its replicas at every call,
-# mostly unchanged since the last.
-_REPLICAS: dict[bytes, tuple[Occupancy | None, str]] = {}
-_MAX_REPLICAS = 8192
+@dataclass(frozen=True)
+class _Reading:
+    """What one composed replica reads as for one deployment: everything ``read_own`` takes of it but its spec.
+
+    ``going``: it is being deleted (with what it holds, or None when that does not read);
+    ``unreadable``: why it cannot be read; else ``occupancy``, ``unsure`` and what its status and
+    annotations say (``OwnReplica``).
+    """
+
+    going: bool = False
+    held: Occupancy | None = None
+    unreadable: str | None = None
+    unsure: bool = False
+    url: str | None = None
+    host: str | None = None
+    tls: UpstreamTLS | None = None
+    placed_by: str | None = None
 
 
-def _read_replica(struct: structpb.Struct) -> tuple[Occupancy | None, str]:
-    """``read_replica``, once per distinct replica (the results are shared, read-only)."""
-    exact = struct.SerializeToString()
-    found = _REPLICAS.get(exact)
+# What each composed replica reads as, by its exact bytes and the deployment reading it: a deployment reads
+# its replicas at every call, mostly unchanged since the last. The bytes pin everything read (the replica
+# alone); the results are shared, read-only (frozen).
+_READINGS: dict[tuple[bytes, DeploymentKey], _Reading] = {}
+_MAX_READINGS = 8192
+
+
+def _reading(struct: structpb.Struct, key: DeploymentKey) -> _Reading:
+    """``_read``, once per distinct replica and deployment."""
+    exact = (struct.SerializeToString(), key)
+    found = _READINGS.get(exact)
     if found is None:
-        if len(_REPLICAS) >= _MAX_REPLICAS:
-            _REPLICAS.clear()
-        found = _REPLICAS[exact] = read_replica(struct)
+        if len(_READINGS) >= _MAX_READINGS:
+            _READINGS.clear()
+        found = _READINGS[exact] = _read(struct, key)
     return found
 
 
 def forget() -> None:
     """Forget the revisions already hashed and the replicas already read (a cold read, for the bench)."""
     _REVISIONS.clear()
-    _REPLICAS.clear()
+    _READINGS.clear()
     read_placed_by.cache_clear()
 
 
@@ -165,43 +185,52 @@ def read_own(req: fnv1.RunFunctionRequest, key: DeploymentKey) -> Own:
         if ordinal is None:
             continue
         struct = req.observed.resources[name].resource
-        occupancy, why = _read_replica(struct)
-        metadata = _object_of(struct.fields.get("metadata"))
-        if _deleting(metadata):
-            # Its GPUs are held as it reads; one that does not read still keeps its ordinal.
-            own.going[ordinal] = (
-                replace(occupancy, deployment=key, ready=False) if occupancy and occupancy.roles else None
+        read = _reading(struct, key)
+        if read.going:
+            own.going[ordinal] = read.held
+        elif read.unreadable is not None:
+            own.unreadable[ordinal] = read.unreadable
+        elif read.held is not None:
+            if read.unsure:
+                own.unsure.add(ordinal)
+            own.replicas[ordinal] = OwnReplica(
+                read.held, struct.fields["spec"].struct_value, read.url, read.host, read.tls, read.placed_by
             )
-            continue
-        if occupancy is not None and not occupancy.roles:
-            why = "its spec names no pool"
-        if occupancy is None or why:
-            own.unreadable[ordinal] = why
-            continue
-        spec = struct.fields["spec"].struct_value
-        endpoint = _object(struct.fields.get("status"), "endpoint")
-        revision = spec_revision(spec.fields)  # a deployment's replicas share a shape or two: hashed once
-        # The revision label is written with the spec: a spec that does not hash to it was changed (or
-        # corrupted) behind the deployment's back, so what it runs is not known: keep it as it is.
-        why = _revision_problem(metadata, revision)
-        if why:
-            own.unreadable[ordinal] = why
-            continue
-        # Which replica to retire hangs on it: a Ready condition about an older spec says nothing.
-        ready = readiness_at(struct.fields).settled
-        if ready is None or not _labelled(metadata):
-            own.unsure.add(ordinal)
-        annotations = _object(metadata.fields.get("annotations"), "") if metadata else None
-        replaces = _text(annotations, REPLACES_ANNOTATION)
-        own.replicas[ordinal] = OwnReplica(
-            occupancy=replace(occupancy, deployment=key, revision=revision, replaces=replaces or "", ready=bool(ready)),
-            spec=spec,
-            url=_text(endpoint, "url"),
-            host=_text(endpoint, "host"),
-            tls=_tls(endpoint),
-            placed_by=_string(annotations, PLACED_BY_ANNOTATION),
-        )
     return own
+
+
+def _read(struct: structpb.Struct, key: DeploymentKey) -> _Reading:
+    """What one composed replica of the deployment ``key`` reads as."""
+    occupancy, why = read_replica(struct)
+    metadata = _object_of(struct.fields.get("metadata"))
+    if _deleting(metadata):
+        # Its GPUs are held as it reads; one that does not read still keeps its ordinal.
+        held = replace(occupancy, deployment=key, ready=False) if occupancy and occupancy.roles else None
+        return _Reading(going=True, held=held)
+    if occupancy is not None and not occupancy.roles:
+        why = "its spec names no pool"
+    if occupancy is None or why:
+        return _Reading(unreadable=why)
+    spec = struct.fields["spec"].struct_value
+    endpoint = _object(struct.fields.get("status"), "endpoint")
+    revision = spec_revision(spec.fields)  # a deployment's replicas share a shape or two: hashed once
+    # The revision label is written with the spec: a spec that does not hash to it was changed (or
+    # corrupted) behind the deployment's back, so what it runs is not known: keep it as it is.
+    why = _revision_problem(metadata, revision)
+    if why:
+        return _Reading(unreadable=why)
+    # Which replica to retire hangs on it: a Ready condition about an older spec says nothing.
+    ready = readiness_at(struct.fields).settled
+    annotations = _object(metadata.fields.get("annotations"), "") if metadata else None
+    replaces = _text(annotations, REPLACES_ANNOTATION)
+    return _Reading(
+        held=replace(occupancy, deployment=key, revision=revision, replaces=replaces or "", ready=bool(ready)),
+        unsure=ready is None or not _labelled(metadata),
+        url=_text(endpoint, "url"),
+        host=_text(endpoint, "host"),
+        tls=_tls(endpoint),
+        placed_by=_string(annotations, PLACED_BY_ANNOTATION),
+    )
 
 
 def _revision_problem(metadata: structpb.Struct | None, revision: str) -> str:

@@ -11,9 +11,9 @@ When the cluster or a class cannot be read it keeps what it composed before.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 import pydantic
 import structlog
@@ -263,11 +263,18 @@ def _classes(req: fnv1.RunFunctionRequest, names: set[str]) -> dict[str, Inferen
         name = struct.fields["metadata"].struct_value.fields["name"].string_value if "metadata" in struct.fields else ""
         if name not in names or name in out:
             continue
-        try:
-            out[name] = InferenceClass.model_validate(protojson.struct_to_dict(struct))
-        except pydantic.ValidationError:
-            continue
+        klass = _once(_CLASSES, struct, _read_class)
+        if klass is not None:
+            out[name] = klass
     return dict(sorted(out.items()))
+
+
+def _read_class(struct: Struct) -> InferenceClass | None:
+    """The class's model; None when it does not validate."""
+    try:
+        return InferenceClass.model_validate(protojson.struct_to_dict(struct))
+    except pydantic.ValidationError:
+        return None
 
 
 def _cluster(
@@ -295,25 +302,36 @@ def _cluster(
     return cluster
 
 
-# Each cluster as read, by its exact bytes: a cluster's replicas read it at every call, mostly unchanged.
-# The models are shared: read, never changed.
+# Each cluster and class as read, by its exact bytes (which pin all that is read): a cluster's replicas read
+# it at every call, mostly unchanged, and every replica reads the fleet's few classes. The models are
+# shared: read, never changed. Each cache starts again past ``_MAX_READ`` entries.
 _CLUSTERS: dict[bytes, InferenceCluster | str] = {}
-_MAX_CLUSTERS = 1024
+_CLASSES: dict[bytes, InferenceClass | None] = {}
+_MAX_READ = 1024
+R = TypeVar("R")
+
+
+def _once(cache: dict[bytes, R], struct: Struct, read: Callable[[Struct], R]) -> R:
+    """``read(struct)``, once per distinct ``struct`` (while ``cache`` remembers it)."""
+    exact = struct.SerializeToString()
+    if exact in cache:
+        return cache[exact]
+    if len(cache) >= _MAX_READ:
+        cache.clear()
+    found = cache[exact] = read(struct)
+    return found
 
 
 def _read_cluster(struct: Struct) -> InferenceCluster | str:
     """The cluster's model, or what makes it invalid; once per distinct cluster."""
-    exact = struct.SerializeToString()
-    found = _CLUSTERS.get(exact)
-    if found is None:
-        try:
-            found = InferenceCluster.model_validate(protojson.struct_to_dict(struct))
-        except pydantic.ValidationError as err:
-            found = describe(invalid(err))
-        if len(_CLUSTERS) >= _MAX_CLUSTERS:
-            _CLUSTERS.clear()
-        _CLUSTERS[exact] = found
-    return found
+    return _once(_CLUSTERS, struct, _validate_cluster)
+
+
+def _validate_cluster(struct: Struct) -> InferenceCluster | str:
+    try:
+        return InferenceCluster.model_validate(protojson.struct_to_dict(struct))
+    except pydantic.ValidationError as err:
+        return describe(invalid(err))
 
 
 def _pools(spec: Mapping[str, Any]) -> list[str]:

@@ -26,7 +26,16 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol, TypeVar, cast
 
-from modelplane.capacity import ClusterInfo, DeploymentKey, NodeFree, Occupancy, PoolInfo, PoolKey, cluster_info
+from modelplane.capacity import (
+    ClusterInfo,
+    DeploymentKey,
+    NodeFree,
+    Observed,
+    Occupancy,
+    PoolInfo,
+    PoolKey,
+    cluster_info,
+)
 from modelplane.capacity.pools import as_cluster_info, as_occupancy
 from modelplane.capacity.summary import ClusterSummary, Listed, summarize
 from modelplane.scheduling.celmatch import match_cel
@@ -278,7 +287,6 @@ def build_view(
         facts.setdefault(fact.info.name, fact)
     views = class_views(classes)
     pools: dict[PoolKey, PoolState] = {}
-    alike: dict[object, PoolState] = {}  # a fleet's pools are mostly alike: one state for each kind
     for name, fact in facts.items():
         for pool in fact.info.pools:
             per_node = views[pool.class_name].accelerator_per_node if pool.class_name in views else None
@@ -286,13 +294,25 @@ def build_view(
                 continue
             published = fact.published.get(pool.name)
             kind = (pool.nodes, per_node, pool.observed, published)
-            if kind not in alike:
-                alike[kind] = _pool_state(pool, per_node, published)
-            pools[name, pool.name] = alike[kind]
+            state = _STATES.get(kind)
+            if state is None:
+                if len(_STATES) >= _STATES_LIMIT:
+                    _STATES.clear()
+                state = _STATES[kind] = _pool_state(pool, per_node, published)
+            pools[name, pool.name] = state
     overcommitted = {n: f.overcommitted for n, f in facts.items() if f.overcommitted}
     preempted = {n: dict(f.preempted) for n, f in facts.items() if f.preempted}
     infos = {n: f.info for n, f in facts.items()}
     return FleetView(infos, views, pools, dict(unreadable or {}), overcommitted, matcher, preempted)
+
+
+# Each pool's state by all that decides it (``_pool_state`` reads the pool's nodes and observed usage, the
+# accelerators per node and the published summary, all frozen): a fleet's pools are mostly alike, and a
+# view built again after one cluster changed finds the others' states here. Shared, read-only; the memo
+# starts again past ``_STATES_LIMIT`` entries.
+_PoolKind = tuple[int, int, Observed | None, Published | None]
+_STATES: dict[_PoolKind, PoolState] = {}
+_STATES_LIMIT = 4096
 
 
 def _pool_state(pool: PoolInfo, per_node: int, published: Published | None) -> PoolState:
