@@ -5,7 +5,7 @@ writes to one, and a control plane (or the preview's simulation) sends it the sa
 objects call after call: the fleet's clusters, the XR's observed resources, the
 desired state of the step before. Converting a Struct field by field from Python is
 slow, so each conversion is remembered by the object's wire bytes (a Struct) or its
-fields' pickles (a dict), which pin its content exactly, and handed out as a private copy.
+pickle (a dict), which pin its content exactly, and handed out as a private copy.
 
 The results are those of ``crossplane.function.resource``'s ``struct_to_dict``
 (``json_format.MessageToDict``: every number a float) and ``dict_to_struct``.
@@ -13,8 +13,7 @@ The results are those of ``crossplane.function.resource``'s ``struct_to_dict``
 A Struct's bytes are its map entries one after another, so ``struct_wire`` builds them
 entry by entry, each remembered by the pickle of its field and value: an object that
 changed seldom changed in every field, and a changed field whose value is a large object
-is built from that object's own entries the same way. Those pickles, one after another,
-are the object's own key: it is pickled once, hit or miss. It writes every map sorted as
+is built from that object's own entries the same way. It writes every map sorted as
 protobuf's deterministic serialization sorts it, so the bytes written are the content
 ``struct_to_dict`` keys its conversions by (``_content``).
 
@@ -24,13 +23,12 @@ function writes what it desires for the engine that reads it. ``struct_wire(d,
 read_back=...)`` then remembers, beside the Struct's bytes, the object that reading
 them gives: ``d`` with its numbers as they read back (``_content`` says why its key
 order is as good as the Struct's). For an object seldom read whole (an observed composed
-resource: a function reads a field or two of it), ``defer`` remembers its fields' pickles
-instead, and the first read works it out from them.
+resource: a function reads a field or two of it), ``defer`` remembers its pickle
+instead, and the first read works it out from that.
 """
 
 from __future__ import annotations
 
-import io
 import math
 import pickle
 from collections.abc import Mapping
@@ -215,17 +213,16 @@ def struct_wire(d: Mapping[str, Any], *, read_back: bool | None = None, defer: b
     ``integral``), what reading those bytes back gives is remembered too; with ``defer``, it is
     worked out the first time they are read (for an object seldom read: most never are).
     """
-    fields = _keyed(d)
-    # The fields' pickles, one after another, pin ``d``'s content as its own pickle would (a pickle ends
-    # itself): pickled once, they key both ``d`` and its fields' entries.
-    pickles = [k for _, _, k in fields if k is not None]
-    key = b"".join(pickles) if len(pickles) == len(fields) else None
+    try:
+        key: bytes | None = pickle.dumps(d, pickle.HIGHEST_PROTOCOL)
+    except (pickle.PicklingError, TypeError, AttributeError):
+        key = None
     if key is not None and (found := _to_struct.young.get(key) or _to_struct.recall(key)) is not None:
         return found  # what reading it back gives was remembered with it
-    wire = _joined(fields, _DEPTH)
+    wire, whole = _fields_wire(d, _DEPTH)
     if key is not None:
         _to_struct.remember(key, wire)
-        if read_back is not None:
+        if read_back is not None and whole:
             _remember_read_back(wire, d, key, integral=read_back, defer=defer)
     return wire
 
@@ -236,32 +233,20 @@ _DEPTH = 3
 _SPLIT = 256
 
 
-def _keyed(d: Mapping[str, Any]) -> list[tuple[str, Any, bytes | None]]:
-    """``d``'s fields, each with the pickle of its field and value (None: it has none)."""
-    out: list[tuple[str, Any, bytes | None]] = []
+def _fields_wire(d: Mapping[str, Any], depth: int) -> tuple[bytes, bool]:
+    """The bytes of a Struct holding ``d`` (its map entries, sorted by key), and whether each could be remembered.
+
+    A Struct's bytes are its map entries one after another, each built once per content. A
+    nested Struct's are too, so a changed entry whose value is an object is built from its own
+    fields' entries (down to ``depth``).
+    """
+    parts: list[tuple[str, bytes]] = []
+    whole = True  # every entry could be remembered: its key pins its content
     for k, v in d.items():
         try:
             key: bytes | None = pickle.dumps((k, v), pickle.HIGHEST_PROTOCOL)
         except (pickle.PicklingError, TypeError, AttributeError):
-            key = None
-        out.append((k, v, key))
-    return out
-
-
-def _fields_wire(d: Mapping[str, Any], depth: int) -> bytes:
-    """The bytes of a Struct holding ``d``: its map entries, sorted by key."""
-    return _joined(_keyed(d), depth)
-
-
-def _joined(fields: list[tuple[str, Any, bytes | None]], depth: int) -> bytes:
-    """The bytes of a Struct holding ``fields`` (as ``_keyed`` gives them): their map entries, sorted by key.
-
-    A Struct's bytes are its map entries one after another, each built once per content (its
-    key pins it). A nested Struct's are too, so a changed entry whose value is an object is
-    built from its own fields' entries (down to ``depth``).
-    """
-    parts: list[tuple[str, bytes]] = []
-    for k, v, key in fields:
+            key, whole = None, False
         entry = (_entries.young.get(key) or _entries.recall(key)) if key is not None else None
         if entry is None:
             entry = _entry(k, v, depth, split=key is not None and len(key) >= _SPLIT)
@@ -269,7 +254,7 @@ def _joined(fields: list[tuple[str, Any, bytes | None]], depth: int) -> bytes:
                 _entries.remember(key, entry)
         parts.append((k, entry))
     parts.sort(key=_order)
-    return b"".join([entry for _, entry in parts])
+    return b"".join([entry for _, entry in parts]), whole
 
 
 def _order(part: tuple[str, bytes]) -> bytes:
@@ -283,7 +268,7 @@ def _order(part: tuple[str, bytes]) -> bytes:
 def _entry(k: str, v: Any, depth: int, *, split: bool) -> bytes:  # noqa: ANN401 - any JSON value
     """The bytes of the map entry ``k: v`` of a Struct's ``fields`` (as the Struct's own, field 1)."""
     if split and depth > 0 and type(v) is dict and v and type(k) is str:
-        inner = _fields_wire(v, depth - 1)
+        inner, _ = _fields_wire(v, depth - 1)
         name = k.encode()
         # key (field 1) and value (field 2, a Value whose struct_value is field 5); the entry is field 1.
         value = b"\x2a" + _varint(len(inner)) + inner
@@ -307,17 +292,17 @@ def _varint(n: int) -> bytes:
     return bytes(out)
 
 
-def _remember_read_back(wire: bytes, d: Mapping[str, Any], fields: bytes, *, integral: bool, defer: bool) -> None:
+def _remember_read_back(wire: bytes, d: Mapping[str, Any], pickled: bytes, *, integral: bool, defer: bool) -> None:
     """Remember what ``struct_to_dict`` gives for the Struct of content ``wire``, which ``update`` builds from ``d``.
 
-    ``fields`` are the pickles of ``d``'s fields (``struct_wire``'s key); with ``defer``, they are
-    remembered instead, for ``struct_to_dict`` to work it out from the first time it is read.
+    ``pickled`` is ``d``'s pickle; with ``defer``, it is remembered instead, for ``struct_to_dict``
+    to work out what it reads from the first time it is read.
     """
     cache = _to_go_dict if integral else _to_dict
     if wire in cache:
         return
     if defer:
-        cache.remember(wire, _DEFERRED + fields)
+        cache.remember(wire, _DEFERRED + pickled)
         return
     try:
         read = _read_object(d, integral=integral)
@@ -326,22 +311,17 @@ def _remember_read_back(wire: bytes, d: Mapping[str, Any], fields: bytes, *, int
     cache.remember(wire, pickle.dumps(read, pickle.HIGHEST_PROTOCOL))
 
 
-# What a read-back remembered as its object's field pickles (``_remember_read_back``) starts with: a pickle of
-# ours never does, it starts with its protocol.
+# What a read-back remembered as its object's pickle (``_remember_read_back``) starts with: a pickle of ours
+# never does, it starts with its protocol.
 _DEFERRED = b"D"
 
 
 def _read_deferred(remembered: bytes, *, integral: bool) -> dict[str, Any] | None:
-    """What ``_remember_read_back`` deferred: the object its field pickles pin, as reading it back gives it.
+    """What ``_remember_read_back`` deferred: the object its pickle holds, as reading its Struct back gives it.
 
     None when it does not read back so (the conversion says how it reads).
     """
-    source = io.BytesIO(remembered)
-    source.seek(len(_DEFERRED))
-    obj: dict[str, Any] = {}
-    while source.tell() < len(remembered):
-        k, v = pickle.load(source)  # noqa: S301 - our own bytes; one pickle each, as a file of them is read
-        obj[k] = v
+    obj = pickle.loads(memoryview(remembered)[len(_DEFERRED) :])  # noqa: S301 - our own bytes
     try:
         return _read_object(obj, integral=integral)
     except _Unread:

@@ -285,7 +285,7 @@ def test_a_deferred_read_back_of_what_does_not_read_back_as_written_is_converted
     assert all(type(v) is not _Text for v in read.values())
 
 
-# Objects whose fields' pickles, one after another, could be taken for another's if a pickle did not end itself.
+# Objects a little different from each other: each is given its own wire and read-back, whichever came first.
 NEIGHBOURS: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
     ("a value moved to the next field", {"a": "bc", "d": "e"}, {"a": "b", "cd": "e"}),
     ("fields swapped", {"a": 1, "b": 2}, {"b": 1, "a": 2}),
