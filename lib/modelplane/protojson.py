@@ -22,7 +22,9 @@ render engine writes an XR and what it observes for a function that reads them, 
 function writes what it desires for the engine that reads it. ``struct_wire(d,
 read_back=...)`` then remembers, beside the Struct's bytes, the object that reading
 them gives: ``d`` with its numbers as they read back (``_content`` says why its key
-order is as good as the Struct's).
+order is as good as the Struct's). For an object seldom read whole (an observed composed
+resource: a function reads a field or two of it), ``defer`` remembers its pickle
+instead, and the first read works it out from that.
 """
 
 from __future__ import annotations
@@ -67,6 +69,14 @@ class _Memo:
         if key not in self.young:
             self._old.pop(key, None)
             self._add(key, value)
+
+    def replace(self, key: bytes, value: bytes) -> None:
+        """Remember ``value`` for ``key``, over what was remembered for it."""
+        was = self.young.pop(key, None)
+        if was is not None:
+            self._held -= len(key) + len(was) + _OVERHEAD
+        self._old.pop(key, None)
+        self._add(key, value)
 
     def _add(self, key: bytes, value: bytes) -> None:
         self.young[key] = value
@@ -165,11 +175,13 @@ def struct_to_dict(s: struct_pb2.Struct, *, integral: bool = False) -> dict[str,
     key = _content(s)
     cache = _to_go_dict if integral else _to_dict
     found = cache.young.get(key) or cache.recall(key)
-    if found is not None:
+    if found is not None and not found.startswith(_DEFERRED):
         return cast("dict[str, Any]", pickle.loads(found))  # noqa: S301 - our own bytes
-    convert = _go_value if integral else _value
-    out = {k: convert(x) for k, x in s.fields.items()}
-    cache.remember(key, pickle.dumps(out, pickle.HIGHEST_PROTOCOL))
+    out = _read_deferred(found, integral=integral) if found is not None else None
+    if out is None:
+        convert = _go_value if integral else _value
+        out = {k: convert(x) for k, x in s.fields.items()}
+    cache.replace(key, pickle.dumps(out, pickle.HIGHEST_PROTOCOL))
     return out
 
 
@@ -193,12 +205,13 @@ class _Unread(Exception):  # noqa: N818 - a signal, not an error: the value read
     """A value whose read-back is left to the conversion (an unusual type, or no JSON number)."""
 
 
-def struct_wire(d: Mapping[str, Any], *, read_back: bool | None = None) -> bytes:
+def struct_wire(d: Mapping[str, Any], *, read_back: bool | None = None, defer: bool = False) -> bytes:
     """The wire bytes of a Struct holding ``d``: to merge into a message field, the cheapest way to fill it.
 
     They are the Struct's content (``_content``): every map sorted by key. With ``read_back``
     (False: numbers read back as floats, True: integral ones as ints, as ``struct_to_dict``'s
-    ``integral``), what reading those bytes back gives is remembered too.
+    ``integral``), what reading those bytes back gives is remembered too; with ``defer``, it is
+    worked out the first time they are read (for an object seldom read: most never are).
     """
     try:
         key: bytes | None = pickle.dumps(d, pickle.HIGHEST_PROTOCOL)
@@ -210,7 +223,7 @@ def struct_wire(d: Mapping[str, Any], *, read_back: bool | None = None) -> bytes
     if key is not None:
         _to_struct.remember(key, wire)
         if read_back is not None and whole:
-            _remember_read_back(wire, d, integral=read_back)
+            _remember_read_back(wire, d, key, integral=read_back, defer=defer)
     return wire
 
 
@@ -279,16 +292,40 @@ def _varint(n: int) -> bytes:
     return bytes(out)
 
 
-def _remember_read_back(key: bytes, d: Mapping[str, Any], *, integral: bool) -> None:
-    """Remember what ``struct_to_dict`` gives for the Struct of content ``key``, which ``update`` builds from ``d``."""
+def _remember_read_back(wire: bytes, d: Mapping[str, Any], pickled: bytes, *, integral: bool, defer: bool) -> None:
+    """Remember what ``struct_to_dict`` gives for the Struct of content ``wire``, which ``update`` builds from ``d``.
+
+    ``pickled`` is ``d``'s pickle; with ``defer``, it is remembered instead, for ``struct_to_dict``
+    to work out what it reads from the first time it is read.
+    """
     cache = _to_go_dict if integral else _to_dict
-    if key in cache:
+    if wire in cache:
+        return
+    if defer:
+        cache.remember(wire, _DEFERRED + pickled)
         return
     try:
         read = _read_object(d, integral=integral)
     except _Unread:
         return
-    cache.remember(key, pickle.dumps(read, pickle.HIGHEST_PROTOCOL))
+    cache.remember(wire, pickle.dumps(read, pickle.HIGHEST_PROTOCOL))
+
+
+# What a read-back remembered as its object's pickle (``_remember_read_back``) starts with: a pickle of ours
+# never does, it starts with its protocol.
+_DEFERRED = b"D"
+
+
+def _read_deferred(remembered: bytes, *, integral: bool) -> dict[str, Any] | None:
+    """What ``_remember_read_back`` deferred: the object its pickle holds, as reading its Struct back gives it.
+
+    None when it does not read back so (the conversion says how it reads).
+    """
+    obj = pickle.loads(memoryview(remembered)[len(_DEFERRED) :])  # noqa: S301 - our own bytes
+    try:
+        return _read_object(obj, integral=integral)
+    except _Unread:
+        return None
 
 
 def _read_object(d: Mapping[str, Any], *, integral: bool) -> dict[str, Any]:

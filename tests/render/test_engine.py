@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import copy
+import json
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -10,7 +12,9 @@ from typing import Any
 import grpc
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from google.protobuf import json_format
 
+from modelplane import protojson
 from modelplane.render import RenderError, RenderInputs, RenderOutput, render
 from modelplane.render.composed import child_name
 from modelplane.render.model import CONDITION_TIME
@@ -563,3 +567,42 @@ async def _in_a_loop() -> str:
 
 def test_render_inside_a_running_loop_is_refused_as_ever() -> None:
     assert asyncio.run(_in_a_loop()) == "Cannot run the event loop while another loop is running"
+
+
+class ReadingRunner(ToyRunner):
+    """Reads its XR and every observed resource whole, as Modelplane's functions read them, and changes what it read."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.read: list[tuple[dict[str, Any], dict[str, Any]]] = []  # as read, and as the SDK converts the Struct
+
+    async def RunFunction(
+        self, req: fnv1.RunFunctionRequest, context: grpc.aio.ServicerContext | None
+    ) -> fnv1.RunFunctionResponse:
+        """Read, then run the script."""
+        structs = [req.observed.composite.resource] + [r.resource for _, r in sorted(req.observed.resources.items())]
+        for struct in structs:
+            read = protojson.struct_to_dict(struct)
+            self.read.append((copy.deepcopy(read), json_format.MessageToDict(struct)))
+            read.setdefault("metadata", {})["name"] = "changed by the function"  # its own to change
+        return await super().RunFunction(req, context)
+
+
+_READ_OBSERVED: list[Any] = [
+    pytest.param({"data": {"a": "1"}}, id="strings"),
+    pytest.param({"spec": {"replicas": 3, "ratio": 0.5, "big": 2**60}}, id="numbers"),
+    pytest.param({"spec": {"items": [[1, {"x": None}], True], "pad": "p" * 300}}, id="nested and large"),
+]
+
+
+@pytest.mark.parametrize("extra", _READ_OBSERVED)
+def test_a_function_reads_its_xr_and_observed_resources_as_their_structs_convert(extra: dict[str, Any]) -> None:
+    observed = [{**_composed("a"), **extra}, {**_composed("b"), "data": {"b": "2"}}]
+    xr = {**XR, "spec": {**XR["spec"], **extra.get("spec", {})}}
+    runner = ReadingRunner()
+    for _ in range(2):  # then from what the first render remembered
+        render(RenderInputs(xr=xr, composition=_comp({}), observed=observed, functions={"toy": runner}))
+    assert len(runner.read) == 6
+    for read, converted in runner.read:
+        assert json.dumps(read, sort_keys=True) == json.dumps(converted, sort_keys=True)
+    assert runner.read[:3] == runner.read[3:]

@@ -7,6 +7,7 @@ integral ones as ints), lists for tuples, and an object no conversion reads must
 
 from __future__ import annotations
 
+import copy
 import json
 import random
 from typing import Any
@@ -228,3 +229,96 @@ def test_random_objects_read_back_as_their_structs_convert(seed: int) -> None:
         assert wire == updated.SerializeToString(deterministic=True)
         remembered = protojson.struct_to_dict(struct_pb2.Struct.FromString(wire), integral=integral)
         assert _typed(remembered) == _typed(_converted(wire, integral=integral))
+
+
+@pytest.mark.parametrize("integral", [False, True], ids=["floats", "integral"])
+@pytest.mark.parametrize("obj", [o for _, o in OBJECTS], ids=[name for name, _ in OBJECTS])
+def test_a_read_back_deferred_reads_as_its_struct_converts_and_is_the_callers(
+    obj: dict[str, Any], *, integral: bool
+) -> None:
+    source = copy.deepcopy(obj)
+    wire = protojson.struct_wire(source, read_back=integral, defer=True)
+    _change_everywhere(source)  # after writing: what is read back is what was written
+    first = protojson.struct_to_dict(struct_pb2.Struct.FromString(wire), integral=integral)
+    want = _typed(_converted(protojson.struct_wire(obj), integral=integral))
+    assert _typed(first) == want
+    _change_everywhere(first)  # the caller's to change
+    again = protojson.struct_to_dict(struct_pb2.Struct.FromString(wire), integral=integral)
+    assert _typed(again) == want
+
+
+def _change_everywhere(value: Any) -> None:
+    """Change every object and list inside ``value`` in place."""
+    if isinstance(value, dict):
+        for v in value.values():
+            _change_everywhere(v)
+        value["changed"] = True
+    elif isinstance(value, list):
+        for v in value:
+            _change_everywhere(v)
+        value.append("changed")
+
+
+class _Text(str):
+    """A string of another type: ``update`` writes it, but no conversion reads it back as such."""
+
+
+@pytest.mark.parametrize(
+    ("obj", "fails"),
+    [
+        pytest.param({"x": float("inf")}, True, id="no JSON number"),
+        pytest.param({"x": _Text("t"), "n": 1}, False, id="a string of another type"),
+        pytest.param({"x": ("a", 2)}, False, id="a tuple"),
+    ],
+)
+def test_a_deferred_read_back_of_what_does_not_read_back_as_written_is_converted(
+    obj: dict[str, Any], *, fails: bool
+) -> None:
+    wire = protojson.struct_wire(obj, read_back=False, defer=True)
+    struct = struct_pb2.Struct.FromString(wire)
+    if fails:
+        with pytest.raises(ValueError, match="Fail to serialize"):
+            protojson.struct_to_dict(struct)
+        return
+    read = protojson.struct_to_dict(struct)
+    assert _typed(read) == _typed(_converted(wire, integral=False))
+    assert all(type(v) is not _Text for v in read.values())
+
+
+# Objects a little different from each other: each is given its own wire and read-back, whichever came first.
+NEIGHBOURS: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
+    ("a value moved to the next field", {"a": "bc", "d": "e"}, {"a": "b", "cd": "e"}),
+    ("fields swapped", {"a": 1, "b": 2}, {"b": 1, "a": 2}),
+    ("one field or two", {"a": {"b": 1, "c": 2}}, {"a": {"b": 1}, "c": 2}),
+    ("an int or a float", {"a": 1, "b": [1]}, {"a": 1.0, "b": [1]}),
+    ("a list or a tuple", {"a": [1, "x"]}, {"a": (1, "x")}),
+    ("a nested change", {"spec": {"big": "p" * 300, "n": 1}}, {"spec": {"big": "p" * 300, "n": 2}}),
+    ("a field added", {"a": 1}, {"a": 1, "b": None}),
+    ("a field dropped", {"a": 1, "b": None}, {"a": 1}),
+]
+
+
+@pytest.mark.parametrize(("one", "other"), [(a, b) for _, a, b in NEIGHBOURS], ids=[n for n, _, _ in NEIGHBOURS])
+def test_a_changed_object_is_never_given_the_wire_or_read_back_of_another(
+    one: dict[str, Any], other: dict[str, Any]
+) -> None:
+    for obj in (one, other, one, other):  # each one written, then remembered
+        wire = protojson.struct_wire(obj, read_back=False, defer=obj is other)
+        updated = struct_pb2.Struct()
+        updated.update(obj)
+        assert wire == updated.SerializeToString(deterministic=True)
+        read = protojson.struct_to_dict(struct_pb2.Struct.FromString(wire))
+        assert _typed(read) == _typed(_converted(wire, integral=False))
+        protojson._to_dict.clear()
+
+
+@pytest.mark.parametrize("times", [1, 2, 50], ids=["once", "twice", "many"])
+def test_what_is_remembered_anew_for_a_key_stays_within_the_bound(times: int) -> None:
+    budget = 4 * (protojson._OVERHEAD + 40)
+    memo = protojson._Memo(budget)
+    memo.remember(b"other", b"o" * 16)
+    for n in range(times):
+        memo.replace(b"key", b"%d" % n * 8)
+        assert memo.held() <= budget
+        assert memo.recall(b"key") == b"%d" % n * 8
+    assert len(memo) <= 2

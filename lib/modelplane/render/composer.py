@@ -90,8 +90,11 @@ def _observe(xr: Mapping[str, Any], store: Store) -> dict[str, Mapping[str, Any]
 
 
 def _observed_state(xr: Mapping[str, Any], observed: Mapping[str, Mapping[str, Any]]) -> bytes:
-    """The observed state's wire bytes: each step's request parses them, never a copy of a parsed one."""
-    return wire.state(to_wire(xr), ((name, to_wire(o)) for name, o in observed.items()))
+    """The observed state's wire bytes: each step's request parses them, never a copy of a parsed one.
+
+    A function reads its XR whole, but seldom an observed resource (it reads a field or two of one).
+    """
+    return wire.state(to_wire(xr), ((name, to_wire(o, seldom_read=True)) for name, o in observed.items()))
 
 
 def _desired(

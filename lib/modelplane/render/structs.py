@@ -17,12 +17,13 @@ def to_struct(d: Mapping[str, Any]) -> struct_pb2.Struct:
     return protojson.dict_to_struct(d)
 
 
-def to_wire(d: Mapping[str, Any]) -> bytes:
+def to_wire(d: Mapping[str, Any], *, seldom_read: bool = False) -> bytes:
     """The wire bytes of a Struct holding ``d``, for a function that reads it back (merged into a message field).
 
-    What the function reads back (``protojson.struct_to_dict``) is remembered with them.
+    What the function reads back (``protojson.struct_to_dict``) is remembered with them, worked out
+    only once it reads it when ``seldom_read`` (most observed composed resources are never read whole).
     """
-    return protojson.struct_wire(d, read_back=False)
+    return protojson.struct_wire(d, read_back=False, defer=seldom_read)
 
 
 def from_struct(s: struct_pb2.Struct) -> dict[str, Any]:
