@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import gc
 import json
+import warnings
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -467,6 +469,47 @@ def test_a_step_given_what_it_required_last_renders_as_without(
     assert hinted_calls == calls
 
 
+class RecordingRunner(ToyRunner):
+    """A toy that records the required resources each call was given, by requirement name."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.given: list[list[str]] = []
+
+    async def RunFunction(
+        self, req: fnv1.RunFunctionRequest, ctx: grpc.aio.ServicerContext | None
+    ) -> fnv1.RunFunctionResponse:
+        self.given.append(sorted(req.required_resources))
+        return await super().RunFunction(req, ctx)
+
+
+def test_a_step_with_bootstrap_resources_keeps_them_in_every_call_given_what_it_required() -> None:
+    # A kept request is refilled with only what the hint requires: one holding answers of the step's own
+    # (bootstrap required resources) is built anew each time, so the function never loses them.
+    composition = _comp(_REQUIRE_A)
+    step = composition["spec"]["pipeline"][0]
+    step["requirements"] = {
+        "requiredResources": [{"requirementName": "boot", "apiVersion": "v1", "kind": "ConfigMap", "name": "b"}]
+    }
+    required, requests = [_cm("a"), _cm("b")], KeptRequests()
+    hints: Mapping[str, Any] = {}
+    for _ in range(3):
+        toy = RecordingRunner()
+        out = render(
+            RenderInputs(
+                xr=XR,
+                composition=composition,
+                required=required,
+                functions={"toy": toy},
+                requirements=hints,
+                requests=requests,
+            )
+        )
+        assert toy.given[-1] == ["a", "boot"]
+        assert all("boot" in given for given in toy.given)
+        hints = out.requirements
+
+
 async def _sleep() -> None:
     await asyncio.sleep(0)
 
@@ -566,7 +609,12 @@ async def _in_a_loop() -> str:
 
 
 def test_render_inside_a_running_loop_is_refused_as_ever() -> None:
-    assert asyncio.run(_in_a_loop()) == "Cannot run the event loop while another loop is running"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert asyncio.run(_in_a_loop()) == "Cannot run the event loop while another loop is running"
+        gc.collect()
+    # The refused render is closed, not left to warn that it was never awaited.
+    assert [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)] == []
 
 
 class ReadingRunner(ToyRunner):

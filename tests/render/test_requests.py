@@ -68,23 +68,27 @@ CASES = [
 ]
 
 
+def _kept(
+    kept: KeptRequests, base: fnv1.RunFunctionRequest, store: Store, requirements: fnv1.Requirements
+) -> fnv1.RunFunctionRequest:
+    """The step's request ``base`` written into the kept one, as ``run_pipeline`` writes it, then refilled."""
+    kept.start("fn").MergeFrom(base)
+    return kept.fill("fn", store, requirements)
+
+
 @pytest.mark.parametrize("calls", CASES)
 def test_a_kept_request_is_the_request_built_anew(calls: list[Call]) -> None:
     catalog = Catalog(OBJECTS)
     kept = KeptRequests()
     for base, change, requirements in calls:
         change(catalog)
-        got = kept.with_required("fn", base, Store([], catalog=catalog), requirements)
+        got = _kept(kept, base, Store([], catalog=catalog), requirements)
         want = with_required(base, Store([], catalog=catalog), requirements)
         assert got == want
         assert got.HasField("context") == want.HasField("context")
 
 
-def test_a_step_request_holding_required_resources_is_built_anew() -> None:
-    base = _base("x", context=False)
-    base.required_resources["bootstrap"].items.add().resource.update({"kind": "ConfigMap"})
-    store = Store([], catalog=Catalog(OBJECTS))
-    kept = KeptRequests()
-    got = kept.with_required("fn", base, store, _requirements(gpu=_GPU))
-    assert got == with_required(base, store, _requirements(gpu=_GPU))
-    assert got is not kept.with_required("fn", base, store, _requirements(gpu=_GPU))
+def test_a_kept_request_is_the_same_request_call_after_call() -> None:
+    store, kept = Store([], catalog=Catalog(OBJECTS)), KeptRequests()
+    first = _kept(kept, _base("x", context=False), store, _requirements(gpu=_GPU))
+    assert _kept(kept, _base("y", context=False), store, _requirements(gpu=_GPU)) is first

@@ -211,9 +211,12 @@ def render(inputs: RenderInputs) -> RenderOutput:
             step returns a fatal result or its requirements never stabilise.
     """
     loop = _loop()
-    if asyncio.events._get_running_loop() is not None:  # as run_until_complete checks it
-        return loop.run_until_complete(_render(inputs))  # refused as ever
     coro = _render(inputs)
+    if asyncio.events._get_running_loop() is not None:  # as run_until_complete checks it
+        try:
+            return loop.run_until_complete(coro)  # refused as ever
+        finally:
+            coro.close()  # refused, it never started: closed, not left to warn that it was never awaited
     asyncio.events._set_running_loop(loop)  # what run_until_complete sets
     try:
         waiting = coro.send(None)

@@ -43,9 +43,9 @@ class KeptRequests:
     functions that never write their request (Modelplane's), rendered one at a time against
     one catalog.
 
-    A step's request is written straight into the kept one (``start``, then ``fill``), or
-    merged into it (``with_required``). Never one that holds answers of its own (bootstrap
-    required resources), nor for extra resources.
+    A step's request is written straight into the kept one (``start``, then ``fill``). Never
+    one that holds answers of its own (bootstrap required resources), nor for extra resources:
+    ``run_pipeline`` builds those anew.
     """
 
     def __init__(self) -> None:
@@ -76,17 +76,3 @@ class KeptRequests:
         for name in current.schemas:
             call.required_schemas[name].SetInParent()
         return call
-
-    def with_required(
-        self, ref: str, base: fnv1.RunFunctionRequest, store: Store, current: fnv1.Requirements
-    ) -> fnv1.RunFunctionRequest:
-        """What ``with_required`` gives, built in the request kept for ``ref``.
-
-        Not when the step's request holds answers of its own (bootstrap required resources), nor
-        for extra resources: it is then built anew.
-        """
-        if base.required_resources or current.extra_resources:
-            return with_required(base, store, current)  # answers the step's own request holds: built anew
-        call = self.start(ref)
-        call.MergeFrom(base)
-        return self.fill(ref, store, current)
