@@ -58,7 +58,8 @@ class Ledger:
         # As ``resource.update`` does (each top-level field replaced whole), from a Struct built once per
         # content: a function writes the same objects call after call. Crossplane reads it back as Go
         # does (integral numbers as ints); in-process, the render engine finds that read remembered.
-        self.rsp.desired.resources[key].resource.MergeFromString(protojson.struct_wire(dict(obj), read_back=True))
+        written = obj if type(obj) is dict else dict(obj)  # a plain dict: what equal content is remembered by
+        self.rsp.desired.resources[key].resource.MergeFromString(protojson.struct_wire(written, read_back=True))
         if ready is not None:
             self.mark(key, ready=ready)
 

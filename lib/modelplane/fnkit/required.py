@@ -6,7 +6,6 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from crossplane.function import response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2 as structpb
 
@@ -37,16 +36,21 @@ class Requirement:
             labels: Otherwise only the resources with these labels (every one when None or empty).
             namespace: Only those in this namespace (every namespace when "").
         """
-        where = namespace or None
+        # As ``response.require_resources`` does (the selector replaced whole), written in place.
+        selector = rsp.requirements.resources[self.name]
+        selector.Clear()
+        selector.api_version = self.api_version
+        selector.kind = self.kind
         if name:
-            response.require_resources(rsp, self.name, self.api_version, self.kind, match_name=name, namespace=where)
-            return
-        response.require_resources(
-            rsp, self.name, self.api_version, self.kind, match_labels=dict(labels or {}), namespace=where
-        )
-        # An empty matchLabels selects every object of the kind. The SDK sets none for an empty map,
-        # and a selector with no match at all is not a valid requirement: set it explicitly.
-        rsp.requirements.resources[self.name].match_labels.SetInParent()
+            selector.match_name = name
+        else:
+            if labels:
+                selector.match_labels.labels.update(labels)
+            # An empty matchLabels selects every object of the kind. The SDK sets none for an empty map,
+            # and a selector with no match at all is not a valid requirement: set it explicitly.
+            selector.match_labels.SetInParent()
+        if namespace:
+            selector.namespace = namespace
 
     def fetched(self, req: fnv1.RunFunctionRequest) -> bool:
         """Whether Crossplane has answered this requirement (possibly with nothing)."""

@@ -12,6 +12,7 @@ import structlog
 from crossplane.function import logging, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
+from google.protobuf import duration_pb2 as durationpb
 
 from modelplane.fnkit.ledger import Ledger
 
@@ -37,8 +38,9 @@ class ComposeRunner(grpcv1.FunctionRunnerServiceServicer):
         """Run ``compose`` for every request."""
         self._compose = compose
         self._log = logging.get_logger()
-        # The logger of the last call, the tag it was bound to and the logging configuration then.
-        self._bound: tuple[str, tuple[object, ...], structlog.stdlib.BoundLogger] | None = None
+        # The logger of the last call, the tag it was bound to, and the logging configuration then: the
+        # ids of its parts, which the parts themselves (kept beside them, alive) keep meaning them.
+        self._bound: tuple[str, tuple[int, ...], structlog.stdlib.BoundLogger, tuple[object, ...]] | None = None
 
     def _logger(self, tag: str) -> structlog.stdlib.BoundLogger:
         """The logger bound to ``tag``: the last call's while neither the tag nor the configuration changed.
@@ -48,16 +50,12 @@ class ComposeRunner(grpcv1.FunctionRunnerServiceServicer):
         """
         # A logger prints to the stream it found when built: a redirected one is a new configuration too.
         config = (*structlog.get_config().values(), sys.stdout, sys.stderr)
+        ids = tuple(map(id, config))
         found = self._bound
-        if (
-            found is not None
-            and found[0] == tag
-            and len(found[1]) == len(config)
-            and all(a is b for a, b in zip(found[1], config, strict=True))
-        ):
+        if found is not None and found[0] == tag and found[1] == ids:
             return found[2]
         log: structlog.stdlib.BoundLogger = self._log.bind(tag=tag)
-        self._bound = (tag, config, log)
+        self._bound = (tag, ids, log, config)
         return log
 
     @property
@@ -74,7 +72,7 @@ class ComposeRunner(grpcv1.FunctionRunnerServiceServicer):
         (``Ledger.guard``): the last guard of "never drop what runs".
         """
         log = self._logger(req.meta.tag)
-        rsp = response.to(req)
+        rsp = respond(req)
         ledger = Ledger(req, rsp)
         try:
             self._compose(req, rsp, ledger, log)
@@ -85,6 +83,20 @@ class ComposeRunner(grpcv1.FunctionRunnerServiceServicer):
         if forgotten:
             log.warning("kept composed resources no writer accounted for", kept=forgotten)
         return rsp
+
+
+def respond(req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
+    """``response.to(req)``: the request's tag, desired state and context, cached for the SDK's default TTL.
+
+    Its TTL built once: building a Duration from a timedelta every call costs as much as the rest.
+    """
+    return fnv1.RunFunctionResponse(
+        meta=fnv1.ResponseMeta(tag=req.meta.tag, ttl=_TTL), desired=req.desired, context=req.context
+    )
+
+
+_TTL = durationpb.Duration()
+_TTL.FromTimedelta(response.DEFAULT_TTL)
 
 
 def fatal(req: fnv1.RunFunctionRequest, err: Exception) -> fnv1.RunFunctionResponse:
@@ -102,6 +114,6 @@ def fatal(req: fnv1.RunFunctionRequest, err: Exception) -> fnv1.RunFunctionRespo
     message = str(err)
     if len(message) > _MESSAGE_LIMIT:
         message = f"{message[:_MESSAGE_LIMIT]}... ({len(message)} characters)"
-    rsp = response.to(req)
+    rsp = respond(req)
     response.fatal(rsp, f"internal error, nothing was changed: {type(err).__name__}{where}: {message}")
     return rsp

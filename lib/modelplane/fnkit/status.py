@@ -2,22 +2,28 @@
 
 from __future__ import annotations
 
-from crossplane.function import resource, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
-from modelplane.conditions import Condition
+from modelplane.conditions import Condition, Status
 from modelplane.readiness import VERDICT_FIELD
 
 
 def set_conditions(rsp: fnv1.RunFunctionResponse, *conditions: Condition) -> None:
-    """Report ``conditions`` on the XR."""
-    response.set_conditions(
-        rsp,
-        *(
-            resource.Condition(typ=c.type, status=c.status, reason=c.reason, message=c.message or None)
-            for c in conditions
-        ),
-    )
+    """Report ``conditions`` on the XR, as ``response.set_conditions`` does (without building its Conditions first)."""
+    for c in conditions:
+        written = fnv1.Condition(
+            type=c.type, status=_STATUS.get(c.status, fnv1.STATUS_CONDITION_UNKNOWN), reason=c.reason or ""
+        )
+        if c.message:
+            written.message = c.message
+        rsp.conditions.append(written)
+
+
+_STATUS = {
+    Status.TRUE: fnv1.STATUS_CONDITION_TRUE,
+    Status.FALSE: fnv1.STATUS_CONDITION_FALSE,
+    Status.UNKNOWN: fnv1.STATUS_CONDITION_UNKNOWN,
+}
 
 
 def set_ready(rsp: fnv1.RunFunctionResponse, *, ready: bool) -> None:

@@ -180,8 +180,9 @@ def labels(value: Value) -> dict[str, str]:
 
 
 def forget() -> None:
-    """Forget the strings already checked (a cold read, for the bench)."""
+    """Forget the strings already checked and the conditions read (a cold read, for the bench)."""
     _fits.cache_clear()
+    _CONDITIONS.clear()
 
 
 # Lenient readers: a path read for a selection or a name.
@@ -240,9 +241,10 @@ def identity(fields: Fields) -> tuple[str, str] | None:
         return None
     meta = metadata.struct_value.fields
     uid, version = meta.get("uid"), meta.get("resourceVersion")
-    if uid is None or version is None or not uid.string_value or not version.string_value:
+    if uid is None or version is None:
         return None
-    return uid.string_value, version.string_value
+    found = uid.string_value, version.string_value
+    return found if found[0] and found[1] else None
 
 
 def described(struct: structpb.Struct, name: str, index: int) -> str:
@@ -298,9 +300,26 @@ _STRICT_KEYS = (*_KEYS, "lastTransitionTime")
 _REQUIRED = frozenset({"type", "status"})
 
 
+class _Conditions(dict[tuple[bytes, str, bool, bool], tuple[tuple[Entry, ...], tuple[Problem, ...]]]):
+    """Lists of conditions read: by their bytes and how they were read, what they read as (``_entries``)."""
+
+    held = 0  # bytes counted against the budget
+
+    def clear(self) -> None:
+        super().clear()
+        self.held = 0
+
+
+_CONDITIONS = _Conditions()
+# What a remembered list costs beyond its bytes: the key, its entries and a dict slot. A few MiB
+# hold a fleet's worth: objects in the same state share their lists.
+_CONDITION_OVERHEAD = 400
+_CONDITIONS_BUDGET = 4 << 20
+
+
 def _entries(
     fields: Fields, typ: str, out: list[Problem], *, strict: bool, check: bool
-) -> tuple[list[Entry], int | None]:
+) -> tuple[Sequence[Entry], int | None]:
     """The entries of type ``typ`` (each entry checked when ``check``), and ``metadata.generation``."""
     generation = _integer_in(fields.get("metadata"), "generation", out, "metadata.generation")
     status = fields.get("status")
@@ -315,8 +334,27 @@ def _entries(
     if not listed.HasField("list_value"):
         out.append(Problem("status.conditions", f"expected a list, got {_kind(listed)}"))
         return [], generation
+    # A list of conditions reads as any list of the same bytes did (they pin its content): objects share
+    # conditions, and a function reads the same objects call after call.
+    values = listed.list_value
+    key = (values.SerializeToString(), typ, strict, check)
+    found = _CONDITIONS.get(key)
+    if found is None:
+        said: list[Problem] = []
+        found = _CONDITIONS[key] = (_read_entries(values.values, typ, said, strict=strict, check=check), tuple(said))
+        _CONDITIONS.held += len(key[0]) + _CONDITION_OVERHEAD
+        if _CONDITIONS.held > _CONDITIONS_BUDGET:  # forget them all: the next calls remember what they read
+            _CONDITIONS.clear()
+    out.extend(found[1])
+    return found[0], generation
+
+
+def _read_entries(
+    values: Sequence[Value], typ: str, out: list[Problem], *, strict: bool, check: bool
+) -> tuple[Entry, ...]:
+    """The entries of type ``typ`` of a list of conditions (each entry checked when ``check``)."""
     entries = []
-    for index, item in enumerate(listed.list_value.values):
+    for index, item in enumerate(values):
         if not item.HasField("struct_value"):
             out.append(Problem(f"status.conditions[{index}]", f"expected an object, got {_kind(item)}"))
             continue
@@ -344,7 +382,7 @@ def _entries(
                 _integer_in(item, "observedGeneration", out, "status.conditions", index),
             )
         )
-    return entries, generation
+    return tuple(entries)
 
 
 def _check_entry(got: Fields, where: str, out: list[Problem], *, strict: bool) -> None:
