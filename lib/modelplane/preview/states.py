@@ -6,7 +6,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar, cast, overload
 
 from modelplane.preview.manifests import Key, Manifest
 from modelplane.preview.views import VIEWS
@@ -63,8 +63,15 @@ class States(Mapping[Key, XRState]):
         self._states: dict[Key, XRState] = {}
         self.catalog = Catalog(others, stamp=True, views=VIEWS)
         self._children: dict[Key, set[Key]] = {}
+        # Each parent's children, sorted, as last asked for: dropped when its set changes.
+        self._sorted_children: dict[Key, list[Key]] = {}
         self._on_cluster: dict[str, set[Key]] = {}
-        self._kinds: dict[str, set[Key]] = {}
+        # By kind, in the order the keys were added (the order of the fleet's own iteration).
+        self._kinds: dict[str, dict[Key, None]] = {}
+        # Each state's XR as the catalog holds it (``with_uid``), worked out once per state.
+        self._stored: dict[Key, Manifest] = {}
+        # What each key was before its first change since ``mark`` (None: it was not there).
+        self._journal: dict[Key, XRState | None] = {}
         self._memo: dict[tuple[str, int], tuple[object, object]] = {}
         self._memo_by: dict[tuple[str, int], tuple[object, tuple[object, ...], object]] = {}
 
@@ -77,19 +84,33 @@ class States(Mapping[Key, XRState]):
     def __len__(self) -> int:  # noqa: D105
         return len(self._states)
 
+    def __contains__(self, key: object) -> bool:  # noqa: D105 - the dict's own, not Mapping's through __getitem__
+        return key in self._states
+
+    @overload
+    def get(self, key: Key, /) -> XRState | None: ...
+    @overload
+    def get(self, key: Key, /, default: XRState | T) -> XRState | T: ...
+    def get(self, key: Key, /, default: object = None) -> object:
+        """``key``'s state, or ``default``: the dict's own, not Mapping's through ``__getitem__``."""
+        return self._states.get(key, default)
+
     def put(self, key: Key, state: XRState) -> None:
         """Set ``key``'s state (and index it)."""
         old = self._states.get(key)
         if old is state:
             return
+        self._journal.setdefault(key, old)
         self._states[key] = state
         if old is None or old.xr is not state.xr:
-            self.catalog.put(with_uid(state.xr))
+            self._stored[key] = with_uid(state.xr)
+            self.catalog.put(self._stored[key])
         if old is not None and old.parent != state.parent and old.parent is not None:
-            self._children.get(old.parent, set()).discard(key)
-        if state.parent is not None:
-            self._children.setdefault(state.parent, set()).add(key)
-        self._kinds.setdefault(key[0], set()).add(key)
+            self._unparent(key, old.parent)
+        if state.parent is not None and key not in self._children.setdefault(state.parent, set()):
+            self._children[state.parent].add(key)
+            self._sorted_children.pop(state.parent, None)
+        self._kinds.setdefault(key[0], {})[key] = None
         if key[0] == "ModelReplica":
             if old is not None:
                 self._on_cluster.get(cluster_of(old.xr), set()).discard(key)
@@ -100,20 +121,48 @@ class States(Mapping[Key, XRState]):
         old = self._states.pop(key, None)
         if old is None:
             return
+        self._journal.setdefault(key, old)
+        del self._stored[key]
         self.catalog.delete(render_key(old.xr))
         if old.parent is not None:
-            self._children.get(old.parent, set()).discard(key)
-        self._kinds.get(key[0], set()).discard(key)
+            self._unparent(key, old.parent)
+        self._kinds.get(key[0], {}).pop(key, None)
         if key[0] == "ModelReplica":
             self._on_cluster.get(cluster_of(old.xr), set()).discard(key)
 
+    def _unparent(self, key: Key, parent: Key) -> None:
+        found = self._children.get(parent)
+        if found is not None and key in found:
+            found.discard(key)
+            self._sorted_children.pop(parent, None)
+
+    def stored(self, key: Key) -> Manifest:
+        """``key``'s XR as the catalog holds it (``with_uid``): the same object while its state's XR stays."""
+        return self._stored[key]
+
     def children(self, key: Key) -> list[Key]:
-        """The XRs ``key`` composed."""
-        return sorted(k for k in self._children.get(key, ()) if self._states[k].parent == key)
+        """The XRs ``key`` composed, by key (a list the caller must not change)."""
+        found = self._sorted_children.get(key)
+        if found is None:
+            # Every key in the set has ``key`` as its parent: ``put`` and ``drop`` move it when that changes.
+            found = self._sorted_children[key] = sorted(self._children.get(key, ()))
+        return found
 
     def of_kind(self, kind: str) -> list[tuple[Key, XRState]]:
         """The XRs of ``kind``, by key."""
         return [(k, self._states[k]) for k in sorted(self._kinds.get(kind, ()))]
+
+    def keys_of(self, kind: str) -> list[Key]:
+        """The keys of the XRs of ``kind``, in the order they were added (that of iterating the fleet)."""
+        return list(self._kinds.get(kind, ()))
+
+    def mark(self) -> None:
+        """Start a new ``changes``: what changes from now on."""
+        self._journal = {}
+
+    def changes(self) -> dict[Key, XRState | None]:
+        """Every key put or dropped since ``mark``, with its state then (None: it was not there)."""
+        return dict(self._journal)
 
     def replicas_on(self, cluster: str) -> list[tuple[Key, XRState]]:
         """The ModelReplicas whose spec names InferenceCluster ``cluster``, by key."""
