@@ -117,3 +117,54 @@ def test_get_and_in_answer_as_the_mapping_does() -> None:
     _put(R1)(states)
     assert (R1 in states, R2 in states) == (True, False)
     assert (states.get(R1), states.get(R2), states.get(R2, states[R1])) == (states[R1], None, states[R1])
+
+
+def _on(cluster: str) -> dict[str, str]:
+    return {"name": cluster}
+
+
+# (ops, the ModelReplicas then on cluster "a", and the ModelReplicas of the fleet)
+ON_CLUSTER = [
+    (
+        "sorted, whatever the order put",
+        [_put(R3, inferenceClusterRef=_on("a")), _put(R1, inferenceClusterRef=_on("a"))],
+        [R1, R3],
+        [R1, R3],
+    ),
+    (
+        "moved to another cluster",
+        [_put(R1, inferenceClusterRef=_on("a")), _put(R1, inferenceClusterRef=_on("b"))],
+        [],
+        [R1],
+    ),
+    (
+        "moved back",
+        [
+            _put(R1, inferenceClusterRef=_on("a")),
+            _put(R1, inferenceClusterRef=_on("b")),
+            _put(R1, inferenceClusterRef=_on("a")),
+        ],
+        [R1],
+        [R1],
+    ),
+    (
+        "dropped",
+        [_put(R1, inferenceClusterRef=_on("a")), _put(R2, inferenceClusterRef=_on("a")), _drop(R1)],
+        [R2],
+        [R2],
+    ),
+]
+
+
+@pytest.mark.parametrize(("ops", "on_a", "replicas"), [c[1:] for c in ON_CLUSTER], ids=[c[0] for c in ON_CLUSTER])
+def test_replicas_on_a_cluster_and_of_a_kind_follow_every_change(
+    ops: list[Op], on_a: list[Key], replicas: list[Key]
+) -> None:
+    states = States(())
+    for op in ops:
+        op(states)
+        # Asked between changes, as the simulation does.
+        states.replicas_on("a")
+        states.of_kind("ModelReplica")
+    assert [k for k, _ in states.replicas_on("a")] == on_a
+    assert [(k, s) for k, s in states.of_kind("ModelReplica")] == [(k, states[k]) for k in replicas]

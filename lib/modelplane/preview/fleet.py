@@ -196,21 +196,22 @@ def simulate(  # noqa: PLR0913, PLR0915 - optional keywords; one loop whose step
     def seen_as(watched: tuple[Manifest, ...], xr: Manifest, previous: _Rendered | None) -> list[Manifest]:
         """``watched`` as ``xr`` observes them: through ``world`` unless an XR, owned by ``xr``.
 
-        An object ``previous`` saw is seen as it saw it: the simulation replaces an object it changes,
-        and ``world`` observes the same object the same way. An object observed unchanged is then
-        observed as the very same object, whose render stands at a glance.
+        What ``previous`` saw is seen as it saw it: the same object, or an equal one in its place (the
+        render composed it again the same). ``world`` is a function of the manifest, so it would observe
+        it the same again; seen as the very same object, it makes ``_stands`` a glance.
         """
-        uid = str(xr["metadata"]["uid"])
-        if previous is not None and previous.xr["metadata"]["uid"] == uid:
-            if len(previous.watched) == len(watched) and all(map(operator.is_, previous.watched, watched)):
-                return previous.observed
-            # ``previous`` holds the objects, so their ids are not reused while it is looked up.
-            before = {id(obj): seen for obj, seen in zip(previous.watched, previous.observed, strict=True)}
-        else:
-            before = {}
+        if previous is None or previous.xr["metadata"]["uid"] != xr["metadata"]["uid"]:
+            return [_owned(obj if is_modelplane(obj) or world is None else world(obj), xr) for obj in watched]
+        was = previous.watched
+        if len(was) == len(watched) and all(map(operator.is_, was, watched)):
+            return previous.observed
+        # ``previous`` holds the objects, so their ids are not reused while it is looked up.
+        before = {id(obj): seen for obj, seen in zip(was, previous.observed, strict=True)}
         out = []
-        for obj in watched:
+        for i, obj in enumerate(watched):
             found = before.get(id(obj))
+            if found is None and i < len(was) and not is_modelplane(obj) and _equal(was[i], obj):
+                found = previous.observed[i]
             if found is None:
                 found = _owned(obj if is_modelplane(obj) or world is None else world(obj), xr)
             out.append(found)
@@ -346,10 +347,13 @@ def _stands(previous: _Rendered, xr: Manifest, observed: list[Manifest], catalog
 
 
 def _same(before: list[Manifest], now: list[Manifest]) -> bool:
-    """``before == now``, the status of each object first: what a change to a composed resource changes."""
-    return len(before) == len(now) and all(
-        b is n or (b.get("status") == n.get("status") and b == n) for b, n in zip(before, now, strict=True)
-    )
+    """``before == now``, element by element (``_equal``)."""
+    return len(before) == len(now) and all(b is n or _equal(b, n) for b, n in zip(before, now, strict=True))
+
+
+def _equal(one: Manifest, other: Manifest) -> bool:
+    """``one == other``, the status first: what a change to a composed resource changes."""
+    return one.get("status") == other.get("status") and one == other
 
 
 def _echoed(previous: _Rendered, xr: Manifest) -> bool:
