@@ -1,4 +1,4 @@
-"""The simulation observes each composed resource through ``world`` once, however often its XR is visited again."""
+"""The simulation observes each composed resource through ``world`` once, however often its XR renders it again."""
 
 from __future__ import annotations
 
@@ -35,7 +35,9 @@ def test_each_composed_resource_is_observed_through_world_once(example: str) -> 
     loaded = load_dir(EXAMPLES / example)
     counted = simulate(loaded, compositions, world=world, observe=live_status)
     again = [obj for i, obj in enumerate(seen) if any(obj is o for o in seen[:i])]
+    # A resource its XR composed again the same (an equal object in its place) is seen as it was.
+    equal = [obj for i, obj in enumerate(seen) if any(obj == o for o in seen[:i])]
     assert seen
-    assert again == []
+    assert (again, equal) == ([], [])
     # And the fleet settles as it does observed through ``healthy`` itself.
     assert counted == simulate(loaded, compositions, world=healthy, observe=live_status)

@@ -30,6 +30,7 @@ from modelplane.preview.manifests import Key, Loaded, Manifest, is_modelplane, k
 from modelplane.preview.states import Functions, States, XRState, cluster_of
 from modelplane.readiness import READY, TRUE, VERDICT_FIELD
 from modelplane.render import RenderInputs, RenderOutput, render
+from modelplane.render.model import ANNOTATION_RESOURCE_NAME
 from modelplane.render.requests import KeptRequests
 from modelplane.render.store import Catalog
 
@@ -89,9 +90,14 @@ def _named(child: Manifest, parent: Key) -> Manifest:
     meta = child.get("metadata", {})
     if meta.get("name"):
         return child
-    resource_name = meta.get("annotations", {}).get("crossplane.io/composition-resource-name", "")
+    resource_name = meta.get("annotations", {}).get(ANNOTATION_RESOURCE_NAME, "")
     digest = hashlib.sha256(f"{parent}/{resource_name}".encode()).hexdigest()[:5]
     return {**child, "metadata": {**meta, "name": f"{meta.get('generateName', 'x-')}{digest}"}}
+
+
+def _resource_name(obj: Manifest) -> str:
+    """The name of a composed resource in its XR's composition (``crossplane.io/composition-resource-name``)."""
+    return str(((obj.get("metadata") or {}).get("annotations") or {}).get(ANNOTATION_RESOURCE_NAME, ""))
 
 
 def _owned(obj: Manifest, xr: Manifest) -> Manifest:
@@ -207,11 +213,18 @@ def simulate(  # noqa: PLR0913, PLR0915 - optional keywords; one loop whose step
             return previous.observed
         # ``previous`` holds the objects, so their ids are not reused while it is looked up.
         before = {id(obj): seen for obj, seen in zip(was, previous.observed, strict=True)}
+        placed: dict[str, int] | None = None  # where each was, by its name in the composition: when asked
         out = []
         for i, obj in enumerate(watched):
             found = before.get(id(obj))
-            if found is None and i < len(was) and not is_modelplane(obj) and _equal(was[i], obj):
-                found = previous.observed[i]
+            if found is None and not is_modelplane(obj):
+                name = _resource_name(obj)
+                j: int | None = i
+                if i >= len(was) or _resource_name(was[i]) != name:  # the render composed more, or fewer, before it
+                    placed = placed if placed is not None else {_resource_name(o): n for n, o in enumerate(was)}
+                    j = placed.get(name)
+                if j is not None and _equal(was[j], obj):
+                    found = previous.observed[j]
             if found is None:
                 found = _owned(obj if is_modelplane(obj) or world is None else world(obj), xr)
             out.append(found)
