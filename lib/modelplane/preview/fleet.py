@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import operator
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -26,9 +27,10 @@ from modelplane import protojson
 from modelplane.kinds import BY_KIND
 from modelplane.preview.collector import paused
 from modelplane.preview.manifests import Key, Loaded, Manifest, is_modelplane, key_of
-from modelplane.preview.states import Functions, States, XRState, cluster_of, with_uid
+from modelplane.preview.states import Functions, States, XRState, cluster_of
 from modelplane.readiness import READY, TRUE, VERDICT_FIELD
 from modelplane.render import RenderInputs, RenderOutput, render
+from modelplane.render.model import ANNOTATION_RESOURCE_NAME
 from modelplane.render.requests import KeptRequests
 from modelplane.render.store import Catalog
 
@@ -88,9 +90,14 @@ def _named(child: Manifest, parent: Key) -> Manifest:
     meta = child.get("metadata", {})
     if meta.get("name"):
         return child
-    resource_name = meta.get("annotations", {}).get("crossplane.io/composition-resource-name", "")
+    resource_name = meta.get("annotations", {}).get(ANNOTATION_RESOURCE_NAME, "")
     digest = hashlib.sha256(f"{parent}/{resource_name}".encode()).hexdigest()[:5]
     return {**child, "metadata": {**meta, "name": f"{meta.get('generateName', 'x-')}{digest}"}}
+
+
+def _resource_name(obj: Manifest) -> str:
+    """The name of a composed resource in its XR's composition (``crossplane.io/composition-resource-name``)."""
+    return str(((obj.get("metadata") or {}).get("annotations") or {}).get(ANNOTATION_RESOURCE_NAME, ""))
 
 
 def _owned(obj: Manifest, xr: Manifest) -> Manifest:
@@ -132,6 +139,10 @@ class _Rendered:
     xr: Manifest
     observed: list[Manifest]
     out: RenderOutput
+    # What ``observed`` was seen from (``_observing``), by identity: the same objects are seen the same.
+    watched: tuple[Manifest, ...] = ()
+    # The state a step found up to date and left as it was (``simulate``'s ``step``); None if it changed it.
+    left: XRState | None = None
 
 
 def simulate(  # noqa: PLR0913, PLR0915 - optional keywords; one loop whose steps are closures
@@ -188,23 +199,35 @@ def simulate(  # noqa: PLR0913, PLR0915 - optional keywords; one loop whose step
     # Only Modelplane's own render is known to compose the same from the status it wrote (``_echoed``).
     skips_echoes = renderer is render
 
-    # What each composed resource (or composed XR) was last observed as, by the object's identity: the
-    # simulation replaces an object it changes, and ``world`` observes the same object the same way.
-    # Those of the pass under way, and of the pass before (moved up when observed again): an object
-    # observed unchanged is observed as the very same object, whose render then stands at a glance.
-    observed_as: dict[int, tuple[Manifest, str, Manifest]] = {}
-    observed_before: dict[int, tuple[Manifest, str, Manifest]] = {}
+    def seen_as(watched: tuple[Manifest, ...], xr: Manifest, previous: _Rendered | None) -> list[Manifest]:
+        """``watched`` as ``xr`` observes them: through ``world`` unless an XR, owned by ``xr``.
 
-    def seen_as(obj: Manifest, xr: Manifest) -> Manifest:
-        """``obj`` as ``xr`` observes it: through ``world`` unless it is an XR, owned by ``xr``."""
-        uid = str(xr["metadata"]["uid"])
-        found = observed_as.get(id(obj)) or observed_before.get(id(obj))
-        if found is not None and found[0] is obj and found[1] == uid:
-            observed_as[id(obj)] = found
-            return found[2]
-        seen = obj if is_modelplane(obj) or world is None else world(obj)
-        out = _owned(seen, xr)
-        observed_as[id(obj)] = (obj, uid, out)  # holding obj keeps its id from being reused
+        What ``previous`` saw is seen as it saw it: the same object, or an equal one in its place (the
+        render composed it again the same). ``world`` is a function of the manifest, so it would observe
+        it the same again; seen as the very same object, it makes ``_stands`` a glance.
+        """
+        if previous is None or previous.xr["metadata"]["uid"] != xr["metadata"]["uid"]:
+            return [_owned(obj if is_modelplane(obj) or world is None else world(obj), xr) for obj in watched]
+        was = previous.watched
+        if len(was) == len(watched) and all(map(operator.is_, was, watched)):
+            return previous.observed
+        # ``previous`` holds the objects, so their ids are not reused while it is looked up.
+        before = {id(obj): seen for obj, seen in zip(was, previous.observed, strict=True)}
+        placed: dict[str, int] | None = None  # where each was, by its name in the composition: when asked
+        out = []
+        for i, obj in enumerate(watched):
+            found = before.get(id(obj))
+            if found is None and not is_modelplane(obj):
+                name = _resource_name(obj)
+                j: int | None = i
+                if i >= len(was) or _resource_name(was[i]) != name:  # the render composed more, or fewer, before it
+                    placed = placed if placed is not None else {_resource_name(o): n for n, o in enumerate(was)}
+                    j = placed.get(name)
+                if j is not None and _equal(was[j], obj):
+                    found = previous.observed[j]
+            if found is None:
+                found = _owned(obj if is_modelplane(obj) or world is None else world(obj), xr)
+            out.append(found)
         return out
 
     def step(key: Key) -> bool:
@@ -212,16 +235,30 @@ def simulate(  # noqa: PLR0913, PLR0915 - optional keywords; one loop whose step
         state = states.get(key)
         if state is None:  # its parent stopped composing it earlier in this pass
             return False
-        xr = with_uid(state.xr)
-        observed = [seen_as(o, xr) for o in _observing(state, states)]
+        watched = _observing(state, states)
         previous = last.get(key)
+        if (
+            previous is not None
+            and previous.left is state
+            and applied.get(key) is state
+            and len(previous.watched) == len(watched)
+            and all(map(operator.is_, previous.watched, watched))
+            and previous.out.reads.current(states.catalog)
+        ):
+            # Up to date, as the step that left it so found it: itself, what it observes (the same objects)
+            # and what it read of the fleet are as they were, so this step would find the same again.
+            return False
+        xr = states.stored(key)
+        observed = seen_as(watched, xr, previous)
         if previous is not None and _stands(previous, xr, observed, states.catalog, echoes=skips_echoes):
             # Its last render stands. One rendered again only to read back its own status still counts
             # as rendered, so the pass goes as it would.
             out, rendered = previous.out, previous.xr != xr
-            last[key] = _Rendered(xr, observed, out)
             if not rendered and key not in sources and applied.get(key) is state:
-                return False  # applying the same render to the state it left would leave it as it is
+                # Applying the same render to the state it left would leave it as it is.
+                last[key] = _Rendered(xr, observed, out, watched, left=state)
+                return False
+            last[key] = _Rendered(xr, observed, out, watched)
         else:
             try:
                 # The rest of the fleet is read through the catalog; never the XR itself: the render
@@ -241,13 +278,13 @@ def simulate(  # noqa: PLR0913, PLR0915 - optional keywords; one loop whose step
                 last.pop(key, None)
                 errors[key] = str(err)
                 return False
-            last[key] = _Rendered(xr, observed, out)
+            last[key] = _Rendered(xr, observed, out, watched)
             errors.pop(key, None)
             rendered = True
         # Whether a deployment's placements changed (its replicas as composed): worked out once a step.
         placed = key[0] == "ModelDeployment" and _placed(out.composed, state.composed)
         if key[0] == "ModelDeployment" and (placed or key not in decided):
-            decided[key] = _read(out, states.catalog)
+            decided[key] = _read(out, states.catalog)  # put in order once, as the fleet settles (``_in_order``)
         _apply(sources, states, key, out, observe)
         applied[key] = states[key]
         if observe is not None and key[0] == "ModelDeployment":
@@ -255,7 +292,7 @@ def simulate(  # noqa: PLR0913, PLR0915 - optional keywords; one loop whose step
             _refresh(sources, states, _hosts(state.composed) | _hosts(out.composed), observe)
         if placed:
             # So do the FleetQuotas that count them: each quota reconciles on its replicas' changes.
-            for quota in [k for k in states if k[0] == "FleetQuota"]:
+            for quota in states.keys_of("FleetQuota"):
                 step(quota)
         return rendered
 
@@ -287,21 +324,24 @@ def simulate(  # noqa: PLR0913, PLR0915 - optional keywords; one loop whose step
     protojson.remember_up_to(protojson.SIMULATION_BUDGET)
     with paused():
         for n in range(1, max_passes + 1):
-            before = dict(states.items())
+            states.mark()  # what the pass changes is what it puts or drops
             errors.clear()
-            observed_before, observed_as = observed_as, {}  # what the last pass observed, and no more, is held
             # One XR at a time, each seeing what the ones before it composed, as a
             # control plane that reconciles them one by one would.
-            for key in sorted(before):
+            for key in sorted(states):
                 visit(key, composed=states.get(key) is not None and states[key].parent is not None)
             if observe is not None:
                 _observe(sources, states, observe)
             if on_pass is not None:
                 on_pass(n, states)
-            changed = sorted(k for k in set(before) | set(states) if _settled(before.get(k)) != _settled(states.get(k)))
+            changed = sorted(k for k, was in states.changes().items() if _settled(was) != _settled(states.get(k)))
             if not changed:
                 return Fleet(
-                    states=states.snapshot(), others=loaded.others, passes=n, errors=dict(errors), decided=decided
+                    states=states.snapshot(),
+                    others=loaded.others,
+                    passes=n,
+                    errors=dict(errors),
+                    decided=_in_order(decided),
                 )
     names = ", ".join(f"{k[0]} {'/'.join(filter(None, k[1:]))}" for k in changed[:10])
     msg = f"the fleet did not settle after {max_passes} passes; still changing: {names}"
@@ -314,9 +354,19 @@ def _stands(previous: _Rendered, xr: Manifest, observed: list[Manifest], catalog
     So it would when nothing it reads changed: itself, what it observes, what it read of the
     fleet; and, with ``echoes``, when only its status changed, to what ``previous`` wrote.
     """
-    if previous.observed != observed or not previous.out.reads.current(catalog):
+    if not _same(previous.observed, observed) or not previous.out.reads.current(catalog):
         return False
     return previous.xr == xr or (echoes and _echoed(previous, xr))
+
+
+def _same(before: list[Manifest], now: list[Manifest]) -> bool:
+    """``before == now``, element by element (``_equal``)."""
+    return len(before) == len(now) and all(b is n or _equal(b, n) for b, n in zip(before, now, strict=True))
+
+
+def _equal(one: Manifest, other: Manifest) -> bool:
+    """``one == other``, the status first: what a change to a composed resource changes."""
+    return one.get("status") == other.get("status") and one == other
 
 
 def _echoed(previous: _Rendered, xr: Manifest) -> bool:
@@ -371,13 +421,17 @@ def _settled(state: XRState | None) -> tuple[Manifest, tuple[Manifest, ...]] | N
 
 
 def _read(out: RenderOutput, catalog: Catalog) -> tuple[Manifest, ...]:
-    """The objects a render read from the fleet, by kind, namespace and name."""
+    """The objects a render read from the fleet (``_in_order`` sorts them by kind, namespace and name)."""
     keys = {k for answer in out.reads.seen.values() for k, _ in answer}
-    found = (e.obj for e in map(catalog.entry, keys) if e is not None)
-    return tuple(sorted(found, key=key_of))
+    return tuple(e.obj for e in map(catalog.entry, keys) if e is not None)
 
 
-def _observing(state: XRState, states: Mapping[Key, XRState]) -> list[Manifest]:
+def _in_order(decided: Mapping[Key, tuple[Manifest, ...]]) -> dict[Key, tuple[Manifest, ...]]:
+    """``decided`` with what each XR read sorted by kind, namespace and name: once, not at every decision."""
+    return {key: tuple(sorted(read, key=key_of)) for key, read in decided.items()}
+
+
+def _observing(state: XRState, states: Mapping[Key, XRState]) -> tuple[Manifest, ...]:
     """What an XR observes its composed resources through: composed XRs as they are now, with their status.
 
     Other composed resources are observed as ``world`` reports them, or as composed without one
@@ -387,7 +441,7 @@ def _observing(state: XRState, states: Mapping[Key, XRState]) -> list[Manifest]:
     for composed in state.composed:
         child = states.get(key_of(composed)) if is_modelplane(composed) else None
         observed.append(child.xr if child is not None else composed)
-    return observed
+    return tuple(observed)
 
 
 def _simulated(key: Key, sources: Mapping[Key, Manifest], states: States, observe: Observer | None) -> Any:  # noqa: ANN401 - a status or None

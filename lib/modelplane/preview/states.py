@@ -6,7 +6,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, TypeVar, cast
+from typing import Any, Generic, TypeVar, cast, overload
 
 from modelplane.preview.manifests import Key, Manifest
 from modelplane.preview.views import VIEWS
@@ -19,6 +19,7 @@ __all__ = ["Functions", "States", "XRState", "cluster_of", "with_uid"]
 
 T = TypeVar("T")
 R = TypeVar("R")
+G = TypeVar("G", Key, str)  # what a ``_Groups`` groups keys by
 
 
 @dataclass(frozen=True)
@@ -62,9 +63,13 @@ class States(Mapping[Key, XRState]):
         """An empty fleet in a world of ``others``."""
         self._states: dict[Key, XRState] = {}
         self.catalog = Catalog(others, stamp=True, views=VIEWS)
-        self._children: dict[Key, set[Key]] = {}
-        self._on_cluster: dict[str, set[Key]] = {}
-        self._kinds: dict[str, set[Key]] = {}
+        self._children: _Groups[Key] = _Groups()  # by parent
+        self._on_cluster: _Groups[str] = _Groups()  # ModelReplicas, by the cluster their spec names
+        self._kinds: _Groups[str] = _Groups()
+        # Each state's XR as the catalog holds it (``with_uid``), worked out once per state.
+        self._stored: dict[Key, Manifest] = {}
+        # What each key was before its first change since ``mark`` (None: it was not there).
+        self._journal: dict[Key, XRState | None] = {}
         self._memo: dict[tuple[str, int], tuple[object, object]] = {}
         self._memo_by: dict[tuple[str, int], tuple[object, tuple[object, ...], object]] = {}
 
@@ -77,47 +82,79 @@ class States(Mapping[Key, XRState]):
     def __len__(self) -> int:  # noqa: D105
         return len(self._states)
 
+    def __contains__(self, key: object) -> bool:  # noqa: D105 - the dict's own, not Mapping's through __getitem__
+        return key in self._states
+
+    @overload
+    def get(self, key: Key, /) -> XRState | None: ...
+    @overload
+    def get(self, key: Key, /, default: XRState | T) -> XRState | T: ...
+    def get(self, key: Key, /, default: object = None) -> object:
+        """``key``'s state, or ``default``: the dict's own, not Mapping's through ``__getitem__``."""
+        return self._states.get(key, default)
+
     def put(self, key: Key, state: XRState) -> None:
         """Set ``key``'s state (and index it)."""
         old = self._states.get(key)
         if old is state:
             return
+        self._journal.setdefault(key, old)
         self._states[key] = state
         if old is None or old.xr is not state.xr:
-            self.catalog.put(with_uid(state.xr))
+            self._stored[key] = with_uid(state.xr)
+            self.catalog.put(self._stored[key])
         if old is not None and old.parent != state.parent and old.parent is not None:
-            self._children.get(old.parent, set()).discard(key)
+            self._children.discard(old.parent, key)
         if state.parent is not None:
-            self._children.setdefault(state.parent, set()).add(key)
-        self._kinds.setdefault(key[0], set()).add(key)
+            self._children.add(state.parent, key)
+        self._kinds.add(key[0], key)
         if key[0] == "ModelReplica":
             if old is not None:
-                self._on_cluster.get(cluster_of(old.xr), set()).discard(key)
-            self._on_cluster.setdefault(cluster_of(state.xr), set()).add(key)
+                self._on_cluster.discard(cluster_of(old.xr), key)
+            self._on_cluster.add(cluster_of(state.xr), key)
 
     def drop(self, key: Key) -> None:
         """Remove ``key`` (and its index entries)."""
         old = self._states.pop(key, None)
         if old is None:
             return
+        self._journal.setdefault(key, old)
+        del self._stored[key]
         self.catalog.delete(render_key(old.xr))
         if old.parent is not None:
-            self._children.get(old.parent, set()).discard(key)
-        self._kinds.get(key[0], set()).discard(key)
+            self._children.discard(old.parent, key)
+        self._kinds.discard(key[0], key)
         if key[0] == "ModelReplica":
-            self._on_cluster.get(cluster_of(old.xr), set()).discard(key)
+            self._on_cluster.discard(cluster_of(old.xr), key)
+
+    def stored(self, key: Key) -> Manifest:
+        """``key``'s XR as the catalog holds it (``with_uid``): the same object while its state's XR stays."""
+        return self._stored[key]
 
     def children(self, key: Key) -> list[Key]:
-        """The XRs ``key`` composed."""
-        return sorted(k for k in self._children.get(key, ()) if self._states[k].parent == key)
+        """The XRs ``key`` composed, by key (a list the caller must not change)."""
+        # Every key in the group has ``key`` as its parent: ``put`` and ``drop`` move it when that changes.
+        return self._children.ordered(key)
 
     def of_kind(self, kind: str) -> list[tuple[Key, XRState]]:
         """The XRs of ``kind``, by key."""
-        return [(k, self._states[k]) for k in sorted(self._kinds.get(kind, ()))]
+        return [(k, self._states[k]) for k in self._kinds.ordered(kind)]
+
+    def keys_of(self, kind: str) -> list[Key]:
+        """The keys of the XRs of ``kind``, in the order they were added (that of iterating the fleet)."""
+        return self._kinds.added(kind)
+
+    def mark(self) -> None:
+        """Start a new ``changes``: what changes from now on."""
+        self._journal = {}
+
+    def changes(self) -> dict[Key, XRState | None]:
+        """Every key put or dropped since ``mark``, with its state then (None: it was not there)."""
+        return dict(self._journal)
 
     def replicas_on(self, cluster: str) -> list[tuple[Key, XRState]]:
         """The ModelReplicas whose spec names InferenceCluster ``cluster``, by key."""
-        return [(k, self._states[k]) for k in sorted(self._on_cluster.get(cluster, ()))]
+        return [(k, self._states[k]) for k in self._on_cluster.ordered(cluster)]
 
     def memo(self, name: str, obj: T, derive: Callable[[T], R]) -> R:
         """``derive(obj)``, worked out once per object: the simulation replaces an object it changes."""
@@ -150,6 +187,35 @@ class States(Mapping[Key, XRState]):
     def snapshot(self) -> dict[Key, XRState]:
         """The states now, by key."""
         return dict(sorted(self._states.items()))
+
+
+class _Groups(Generic[G]):
+    """Keys by group, in the order added, and sorted as last asked for (worked out again once a group changes)."""
+
+    def __init__(self) -> None:
+        self._groups: dict[G, dict[Key, None]] = {}
+        self._sorted: dict[G, list[Key]] = {}
+
+    def add(self, group: G, key: Key) -> None:
+        found = self._groups.setdefault(group, {})
+        if key not in found:
+            found[key] = None
+            self._sorted.pop(group, None)
+
+    def discard(self, group: G, key: Key) -> None:
+        found = self._groups.get(group)
+        if found is not None and key in found:
+            del found[key]
+            self._sorted.pop(group, None)
+
+    def added(self, group: G) -> list[Key]:
+        return list(self._groups.get(group, ()))
+
+    def ordered(self, group: G) -> list[Key]:
+        found = self._sorted.get(group)
+        if found is None:
+            found = self._sorted[group] = sorted(self._groups.get(group, ()))
+        return found
 
 
 def cluster_of(xr: Manifest) -> str:
