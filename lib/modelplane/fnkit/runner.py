@@ -27,7 +27,7 @@ class ComposeRunner(grpcv1.FunctionRunnerServiceServicer):
     """A FunctionRunner whose behaviour is one ``compose(req, rsp, ledger, log)`` function.
 
     ``compose`` reads the request and writes the desired state, status and
-    conditions into the response that ``response.to`` started, accounting for
+    conditions into the response that ``respond`` started, accounting for
     every observed composed resource in ``ledger``; it reports bad input as
     conditions and results, never by raising. A function's ``fn.py`` names its
     runner ``FunctionRunner = functools.partial(ComposeRunner, compose)``: what
