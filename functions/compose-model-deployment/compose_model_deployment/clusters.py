@@ -36,6 +36,7 @@ from modelplane.fnkit.structs import (
     text,
     whole,
 )
+from modelplane.memo import once
 from modelplane.pricing import cluster_price
 from modelplane.scheduling.view import ClusterFacts, Published, published_pool
 from modelplane.scheduling.view import cluster_facts as cluster_facts_of
@@ -169,11 +170,7 @@ V = TypeVar("V")
 
 def _once(cache: dict[K, V], key: K, read: Callable[[], V]) -> V:
     """``read()``, or what it gave for ``key`` before (the cache starts again past ``_ALIKE_LIMIT``)."""
-    if key not in cache:
-        if len(cache) >= _ALIKE_LIMIT:
-            cache.clear()
-        cache[key] = read()
-    return cache[key]
+    return once(cache, key, read, _ALIKE_LIMIT)
 
 
 def _capacity(value: Value, pools: _Pools) -> _Capacity:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
@@ -24,6 +24,7 @@ from compose_model_deployment.replicas import read_replica
 from modelplane import protojson
 from modelplane.capacity import DeploymentKey, Occupancy
 from modelplane.fnkit.structs import bounds, readiness_at
+from modelplane.memo import once
 from modelplane.names import (
     PLACED_BY_ANNOTATION,
     REPLACES_ANNOTATION,
@@ -161,13 +162,7 @@ _MAX_READINGS = 8192
 
 def _reading(struct: structpb.Struct, key: DeploymentKey) -> _Reading:
     """``_read``, once per distinct replica and deployment."""
-    exact = (struct.SerializeToString(), key)
-    found = _READINGS.get(exact)
-    if found is None:
-        if len(_READINGS) >= _MAX_READINGS:
-            _READINGS.clear()
-        found = _READINGS[exact] = _read(struct, key)
-    return found
+    return once(_READINGS, (struct.SerializeToString(), key), partial(_read, struct, key), _MAX_READINGS)
 
 
 def forget() -> None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
@@ -35,6 +36,7 @@ from modelplane.fnkit import inputs
 from modelplane.fnkit.ledger import Ledger
 from modelplane.fnkit.structs import labels_at, readiness_at, string_at
 from modelplane.kinds import API_VERSION
+from modelplane.memo import once
 from modelplane.monitoring import prometheus_of
 from modelplane.names import (
     CLUSTER_LABEL,
@@ -290,12 +292,7 @@ def _serving_shape(spec: Mapping[str, Any]) -> _Shape:
     role = "decode" if "decode" in spec else "unified"
     block = spec["decode"] if role == "decode" else spec.get("workers")
     key = (role, block.SerializeToString() if block is not None else None)
-    found = _SHAPES.get(key)
-    if found is None:
-        if len(_SHAPES) >= _SHAPES_LIMIT:
-            _SHAPES.clear()
-        found = _SHAPES[key] = _read_shape(spec, role)
-    return found
+    return once(_SHAPES, key, partial(_read_shape, spec, role), _SHAPES_LIMIT)
 
 
 def _read_shape(spec: Mapping[str, Any], role: str) -> _Shape:

@@ -47,6 +47,7 @@ from modelplane.fnkit.runner import ComposeRunner
 from modelplane.fnkit.status import set_conditions, set_ready
 from modelplane.fnkit.xr import name_of, namespace_of
 from modelplane.kinds import API_VERSION
+from modelplane.memo import once
 from modelplane.modelcache.use import KSERVE, CacheUse
 from modelplane.names import (
     DEPLOYMENT_LABEL,
@@ -313,13 +314,7 @@ R = TypeVar("R")
 
 def _once(cache: dict[bytes, R], struct: Struct, read: Callable[[Struct], R]) -> R:
     """``read(struct)``, once per distinct ``struct`` (while ``cache`` remembers it)."""
-    exact = struct.SerializeToString()
-    if exact in cache:
-        return cache[exact]
-    if len(cache) >= _MAX_READ:
-        cache.clear()
-    found = cache[exact] = read(struct)
-    return found
+    return once(cache, struct.SerializeToString(), functools.partial(read, struct), _MAX_READ)
 
 
 def _read_cluster(struct: Struct) -> InferenceCluster | str:
